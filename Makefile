@@ -1,0 +1,28 @@
+# The README's two commands: `make demo` and `make test`. Both set up .venv/ first when needed.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# A CPU build of PyTorch on CPU machines; on a GPU server: make setup TORCH_SPEC=torch (or your CUDA pin).
+TORCH_SPEC ?= torch==2.13.0
+STAMP := $(VENV)/.opforge-setup
+
+.PHONY: setup demo test clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml Makefile
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q "$(TORCH_SPEC)"
+	$(BIN)/pip install -q -e ".[dev]"
+	touch $(STAMP)
+
+# The main job on the offline default: verify the suite's known-good kernels and list the registry.
+demo: setup
+	$(BIN)/python scripts/demo.py
+
+test: setup
+	$(BIN)/python -m pytest -n 2 -q
+
+clean:
+	rm -rf $(VENV) .opforge build *.egg-info

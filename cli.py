@@ -1,0 +1,159 @@
+"""`opforge` command line: parse, call the library, render. Exit codes are a contract:
+verify: 0 correct, 1 incorrect, 2 bad input; other commands: 0 ok, 2 bad input."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from rich.console import Console
+from rich.syntax import Syntax
+from rich.table import Table
+
+from harness.errors import OpforgeError
+from registry import Registry, RegistryError, resolve_db_path
+
+out = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="opforge", description="Verified, profiled, versioned kernels from PyTorch op specs.")
+    p.add_argument("--db", help="registry path (default: $OPFORGE_DB, else ./.opforge/opforge.db)")
+    sub = p.add_subparsers(dest="command", required=True)
+    v = sub.add_parser("verify", help="verify a candidate kernel against an op spec")
+    v.add_argument("spec")
+    v.add_argument("kernel")
+    v.add_argument("--backend", default="triton")
+    v.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    v.add_argument("--device", choices=["auto", "cpu"], default="auto", help="cpu forces Triton's interpreter")
+    v.add_argument("--sandbox", help="isolation runtime (default: $OPFORGE_SANDBOX, else none)")
+    v.add_argument("--trials", type=int, default=5, help="seeded trials per input variant (default 5)")
+    v.add_argument("--seed", type=int, help="base seed (default: a fresh random one)")
+    v.add_argument("--timeout", type=float, default=600.0, help="seconds per sandbox job")
+    v.add_argument("--arch", type=int, help="AOT compile target, e.g. 90 for sm_90")
+    k = sub.add_parser("kernels", help="list recorded candidates and their latest verdicts")
+    k.add_argument("op", nargs="?")
+    k.add_argument("--limit", type=int, default=50)
+    s = sub.add_parser("show", help="show one candidate: source and every evaluation")
+    s.add_argument("id", type=int)
+    s.add_argument("--json", action="store_true")
+    pr = sub.add_parser("promote", help="make a verified candidate the active version of its op")
+    pr.add_argument("id", type=int)
+    pr.add_argument("--note")
+    return p
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from harness.verify import VerifyOptions, prepare, read_candidate, verify_source
+    from registry.recording import record_verification
+
+    options = VerifyOptions(backend=args.backend, device=None if args.device == "auto" else "cpu",
+                            trials=args.trials, seed=args.seed, timeout_s=args.timeout,
+                            sandbox=args.sandbox, arch=args.arch)
+    if args.trials < 1:
+        raise OpforgeError("--trials must be at least 1")
+    spec, hardware = prepare(args.spec, options)
+    source = read_candidate(args.kernel)
+    with Registry(resolve_db_path(args.db)) as reg:
+        verdict = verify_source(spec, hardware, source, options)
+        ids = record_verification(reg, spec, source, verdict, hardware, drafter="user")
+    verdict_out = verdict | {"candidate_id": ids[0], "evaluation_id": ids[1]}
+    if args.json:
+        print(json.dumps(verdict_out, indent=2, default=str))
+    else:
+        render_verdict(verdict_out)
+    return 0 if verdict["correct"] else 1
+
+
+def render_verdict(v: dict) -> None:
+    status = "[bold green]CORRECT[/]" if v["correct"] else f"[bold red]INCORRECT[/] at stage {v['stage']}"
+    out.print(f"{v['op']} ({v['backend']}, {v['hardware']}): {status}  "
+              f"candidate #{v['candidate_id']}, evaluation #{v['evaluation_id']}")
+    for reason in v["reasons"]:
+        out.print(f"  [red]✗[/] {reason}", markup=True)
+    if v["variants"]:
+        table = Table("variant", "shapes", "trials", "max abs err", "max rel err", "atol", "rtol", "ok")
+        for var in v["variants"]:
+            table.add_row(str(var["index"]), " ".join(str(s) for s in var["shapes"]), str(var["trials"]),
+                          f"{var['max_abs_err']:.2e}", f"{var['max_rel_err']:.2e}", f"{var['atol']:g}",
+                          f"{var['rtol']:g}", "✓" if var["passed"] else "✗")
+        out.print(table)
+    for kern in (v.get("build") or {}).get("kernels", []):
+        out.print(f"  {kern['kernel']} on {kern['arch']}: {kern['registers']} registers, "
+                  f"{kern['spill_stores']} B spilled, {kern['shared_bytes']} B shared, {kern['num_warps']} warps")
+    used = v["sizes"]["used"]
+    if used != v["sizes"]["declared"]:
+        out.print(f"  sizes shrunk for the CPU: {used} (declared {v['sizes']['declared']})")
+    timings = v.get("timings")
+    if timings:
+        out.print(f"  {timings['kernel_ms']:.4f} ms; {timings['speedup_eager']:.2f}x eager"
+                  + (f", {timings['speedup_compile']:.2f}x torch.compile" if timings.get("speedup_compile") else ""))
+    else:
+        out.print(f"  timings: {v.get('timings_note')}")
+    for warning in v.get("warnings", []):
+        out.print(f"  [yellow]warning:[/] {warning}")
+
+
+def cmd_kernels(args: argparse.Namespace) -> int:
+    with Registry(resolve_db_path(args.db)) as reg:
+        rows = reg.list_kernels(args.op, limit=args.limit)
+    if not rows:
+        out.print("no kernels recorded yet" + (f" for '{args.op}'" if args.op else "") +
+                  " — try: opforge verify ops/softmax.py knowledge/triton/softmax.py")
+        return 0
+    table = Table("id", "op", "backend", "drafter", "verdict", "hardware", "ms", "speedup", "active", "created")
+    for r in rows:
+        verdict = "—" if r.correct is None else ("[green]correct[/]" if r.correct else f"[red]{r.stage}[/]")
+        table.add_row(str(r.candidate_id), r.op, r.backend, r.drafter, verdict, r.hardware or "—",
+                      f"{r.kernel_ms:.4f}" if r.kernel_ms else "—",
+                      f"{r.speedup_eager:.2f}x" if r.speedup_eager else "—", "★" if r.active else "",
+                      r.created_at.strftime("%Y-%m-%d %H:%M"))
+    out.print(table)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    with Registry(resolve_db_path(args.db)) as reg:
+        cand = reg.get_candidate(args.id)
+    if cand is None:
+        raise OpforgeError(f"no candidate with id {args.id}")
+    if args.json:
+        print(json.dumps({"id": cand.id, "op": cand.op, "backend": cand.backend, "drafter": cand.drafter,
+                          "source": cand.source, "evaluations": [e.verdict for e in cand.evaluations]},
+                         indent=2, default=str))
+        return 0
+    out.print(f"candidate #{cand.id}: {cand.op} ({cand.backend}, drafted by {cand.drafter}), spec {cand.spec_path}")
+    out.print(Syntax(cand.source, "python", line_numbers=True))
+    for ev in cand.evaluations:
+        mark = "[green]correct[/]" if ev.correct else f"[red]incorrect at {ev.stage}[/]"
+        out.print(f"evaluation #{ev.id} on {ev.hardware} ({ev.created_at:%Y-%m-%d %H:%M}): {mark}")
+        for reason in ev.reasons:
+            out.print(f"  ✗ {reason}")
+    return 0
+
+
+def cmd_promote(args: argparse.Namespace) -> int:
+    with Registry(resolve_db_path(args.db)) as reg:
+        version = reg.promote(args.id, note=args.note)
+    out.print(f"{version.op} v{version.number} ({version.backend}, {version.hardware}) is now candidate #{version.candidate_id}")
+    return 0
+
+
+COMMANDS = {"verify": cmd_verify, "kernels": cmd_kernels, "show": cmd_show, "promote": cmd_promote}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except (OpforgeError, RegistryError) as exc:
+        err.print(f"opforge: error: {exc}", markup=False)
+        return 2
+    except KeyboardInterrupt:
+        err.print("opforge: interrupted", markup=False)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

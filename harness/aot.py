@@ -1,0 +1,135 @@
+"""Ahead-of-time compilation of the launches a candidate makes, for a real GPU target.
+
+The interpreter accepts code the GPU compiler rejects (non-power-of-two aranges, small tl.dot
+tiles...), so every launch signature seen while the candidate runs is compiled for the target
+(default sm_90) and its registers, spills and shared memory are read back with ptxas / cuobjdump.
+Runs in the worker with TRITON_INTERPRET unset; no GPU is needed.
+"""
+from __future__ import annotations
+
+import inspect
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import torch
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+from triton.runtime.autotuner import Autotuner, Heuristics
+from triton.runtime.jit import JITFunction
+
+from harness.guards import Launch
+
+TYPE_NAMES = {
+    torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16", torch.float64: "fp64",
+    torch.int8: "i8", torch.int16: "i16", torch.int32: "i32", torch.int64: "i64", torch.uint8: "u8",
+    torch.bool: "i1", torch.float8_e4m3fn: "fp8e4nv", torch.float8_e5m2: "fp8e5",
+}
+OPTION_KEYS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+
+
+def _type_of(value: Any) -> str:
+    if isinstance(value, torch.Tensor):
+        return "*" + TYPE_NAMES.get(value.dtype, "fp32")
+    if isinstance(value, bool):
+        return "i1"
+    if isinstance(value, int):
+        return "i32" if -(2**31) <= value < 2**31 else "i64"
+    if isinstance(value, float):
+        return "fp32"
+    return "constexpr"
+
+
+def _unwrap(kernel: Any, kwargs: dict) -> tuple[JITFunction, dict]:
+    """Peel autotune/heuristics wrappers; their first config and computed values become kwargs."""
+    kwargs = dict(kwargs)
+    while not isinstance(kernel, JITFunction):
+        if isinstance(kernel, Autotuner):
+            config = kernel.configs[0]
+            kwargs.update(config.all_kwargs() if hasattr(config, "all_kwargs") else config.kwargs)
+        elif isinstance(kernel, Heuristics):
+            kwargs.update({k: fn({**kwargs}) for k, fn in kernel.values.items()})
+        else:
+            raise TypeError(f"cannot compile a {type(kernel).__name__}")
+        kernel = kernel.fn
+    return kernel, kwargs
+
+
+def signature_of(launch: Launch) -> tuple[JITFunction, dict, dict, dict]:
+    """(jit function, signature, constexprs, compile options) for one recorded launch."""
+    fn, kwargs = _unwrap(launch.kernel, launch.kwargs)
+    params = inspect.signature(fn.fn).parameters
+    bound = dict(zip(params, launch.args))
+    bound.update({k: v for k, v in kwargs.items() if k in params})
+    options = {k: v for k, v in kwargs.items() if k in OPTION_KEYS and v is not None}
+    signature, constexprs = {}, {}
+    for p in fn.params:
+        default = params[p.name].default
+        value = bound.get(p.name, None if default is inspect.Parameter.empty else default)
+        if p.is_constexpr or _type_of(value) == "constexpr":
+            signature[p.name] = "constexpr"
+            constexprs[p.name] = value
+        else:
+            signature[p.name] = _type_of(value)
+    return fn, signature, constexprs, options
+
+
+def _resource_usage(compiled: Any, arch: int) -> dict:
+    """Registers and spills from `ptxas -v`, as Triton's own ptxas reports them."""
+    metrics = {"registers": None, "spill_stores": None, "spill_loads": None,
+               "shared_bytes": compiled.metadata.shared}
+    try:
+        from triton.backends.nvidia.compiler import get_ptxas
+        ptxas = get_ptxas(arch).path
+        with tempfile.TemporaryDirectory() as tmp:
+            ptx = Path(tmp) / "k.ptx"
+            ptx.write_text(compiled.asm["ptx"])
+            arch_name = f"sm_{arch}a" if arch >= 90 else f"sm_{arch}"
+            out = subprocess.run([ptxas, "-v", "--gpu-name", arch_name, str(ptx), "-o", str(Path(tmp) / "k.o")],
+                                 capture_output=True, text=True, timeout=120).stderr
+    except (ImportError, OSError, subprocess.SubprocessError, KeyError) as exc:
+        metrics["note"] = f"ptxas unavailable: {exc}"
+        return metrics
+    if m := re.search(r"Used (\d+) registers", out):
+        metrics["registers"] = int(m.group(1))
+    if m := re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", out):
+        metrics["spill_stores"], metrics["spill_loads"] = int(m.group(1)), int(m.group(2))
+    return metrics
+
+
+def compile_launches(launches: list[Launch], arch: int = 90) -> tuple[list[dict], list[str]]:
+    """Compile each distinct launch signature; return (per-kernel metrics, build-error reasons)."""
+    results, reasons, seen = [], [], set()
+    target = GPUTarget("cuda", arch, 32)
+    for launch in launches:
+        try:
+            fn, signature, constexprs, options = signature_of(launch)
+        except Exception as exc:
+            reasons.append(f"build-error: {launch.name}: cannot derive its signature: {exc}")
+            continue
+        key = (fn.fn.__qualname__, tuple(signature.items()), repr(sorted(constexprs.items())), repr(options))
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            compiled = triton.compile(ASTSource(fn=fn, signature=signature, constexprs=constexprs),
+                                      target=target, options=options)
+        except Exception as exc:  # the GPU compiler's message is the feedback the drafter needs
+            reasons.append(f"build-error: {launch.name} does not compile for sm_{arch}: {_first_line(exc)}")
+            continue
+        entry = {"kernel": launch.name, "arch": f"sm_{arch}", "num_warps": compiled.metadata.num_warps,
+                 "num_stages": compiled.metadata.num_stages,
+                 "constexprs": {k: repr(v) for k, v in constexprs.items()}}
+        entry.update(_resource_usage(compiled, arch))
+        results.append(entry)
+    return results, reasons
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    # Triton's CompilationError puts the source excerpt first and the cause last
+    return (lines[-1] if lines else type(exc).__name__)[:300]

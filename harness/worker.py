@@ -1,0 +1,61 @@
+"""The evaluation worker: `python -m harness.worker JOB.json` runs one job on candidate code.
+
+This is the only process that imports a candidate. It is started by a sandbox runtime (sandbox/) with
+a time limit, a scrubbed environment and a scratch directory; it writes its result as JSON to the
+path named in the job. Only the standard library is imported before the job says whether Triton
+must run under its interpreter (TRITON_INTERPRET has to be set before Triton is imported).
+
+Job fields: mode ("build" | "run" | "verify"), spec_path, candidate_path, result_path, sizes, seed, trials,
+device ("cpu" | "cuda"), atol, rtol, mutates, arch, profile.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+
+
+def run_job(job: dict) -> dict:
+    """mode "build": AOT-compile the launches; "run": the trials; "verify": both in one process,
+    only where no interpreter is involved (Triton reads TRITON_INTERPRET when it is first imported,
+    for its own library functions too, so a CPU run needs a process of its own)."""
+    interpret = job["mode"] == "run" and job.get("device", "cpu") == "cpu"
+    if interpret:
+        os.environ["TRITON_INTERPRET"] = "1"
+    else:
+        os.environ.pop("TRITON_INTERPRET", None)
+    # Triton 3.9 warns in every process that this is unset; keep its current default explicitly.
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    from harness import checker
+
+    result: dict = {"build": None, "run": None}
+    if job["mode"] == "build":
+        result["build"] = checker.build_job(job)
+        return result
+    snapshot = checker.take_snapshot()  # before any candidate code runs, so import-time patches show
+    if job["mode"] == "verify":
+        result["build"] = checker.build_job(job)
+        if result["build"]["reasons"]:
+            return result
+    result["run"] = checker.run_job(job, snapshot)
+    return result
+
+
+def main(argv: list[str]) -> int:
+    with open(argv[1], encoding="utf-8") as fh:
+        job = json.load(fh)
+    try:
+        result = run_job(job)
+    except BaseException as exc:  # a worker must always leave a result for the parent to read
+        result = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-4000:]}
+    with open(job["result_path"] + ".tmp", "w", encoding="utf-8") as fh:
+        json.dump(result, fh, default=str)
+    os.replace(job["result_path"] + ".tmp", job["result_path"])
+    sys.stdout.flush()
+    # Skip interpreter teardown: candidate objects' finalizers have no business running after the verdict.
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
