@@ -1,0 +1,156 @@
+"""SQLAlchemy 2 models of the kernel registry.
+
+The schema here must always match `alembic upgrade head`; tests compare the
+two, and any change needs a new file under migrations/versions/.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Stores naive UTC, returns aware UTC.
+
+    SQLite has no timezone-aware timestamp type, so values are normalised to
+    UTC on the way in and re-tagged on the way out; callers never see naive
+    datetimes whose zone they would have to guess.
+    """
+
+    impl = DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to a UTC column")
+        return value.astimezone(timezone.utc).replace(tzinfo=None)
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        return None if value is None else value.replace(tzinfo=timezone.utc)
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+# Named constraints: SQLite batch migrations recreate tables and can only
+# drop or alter constraints that they can refer to by name.
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    # none_as_null: a missing `meta` or `timings` is SQL NULL, not the JSON
+    # text 'null', so "IS NULL" and json_type() behave as readers expect.
+    type_annotation_map = {
+        datetime: UTCDateTime(),
+        dict[str, Any]: JSON(none_as_null=True),
+        list[str]: JSON(none_as_null=True),
+    }
+
+
+class Spec(Base):
+    __tablename__ = "specs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), index=True)
+    path: Mapped[str] = mapped_column(String(1000))
+    sha256: Mapped[str] = mapped_column(String(64), unique=True)
+    source: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Candidate(Base):
+    __tablename__ = "candidates"
+    __table_args__ = (
+        # Also serves "candidates of a spec": spec_id is its leading column.
+        UniqueConstraint("spec_id", "sha256", "backend", name="uq_candidates_spec_sha_backend"),
+        Index("ix_candidates_parent_id", "parent_id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    spec_id: Mapped[int] = mapped_column(ForeignKey("specs.id"))
+    source: Mapped[str] = mapped_column(Text)
+    sha256: Mapped[str] = mapped_column(String(64))
+    backend: Mapped[str] = mapped_column(String(50))
+    drafter: Mapped[str] = mapped_column(String(50))
+    parent_id: Mapped[int | None] = mapped_column(ForeignKey("candidates.id"))
+    meta: Mapped[dict[str, Any] | None]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Evaluation(Base):
+    __tablename__ = "evaluations"
+    __table_args__ = (
+        # "Latest evaluation of each candidate" is max(id) per candidate_id:
+        # answered from this index alone, without touching the verdict blobs.
+        Index("ix_evaluations_candidate_id_id", "candidate_id", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    candidate_id: Mapped[int] = mapped_column(ForeignKey("candidates.id"))
+    hardware: Mapped[str] = mapped_column(String(200))
+    hardware_info: Mapped[dict[str, Any]]
+    correct: Mapped[bool] = mapped_column(Boolean)
+    stage: Mapped[str] = mapped_column(String(50))
+    reasons: Mapped[list[str]]
+    verdict: Mapped[dict[str, Any]]
+    timings: Mapped[dict[str, Any] | None]
+    # Copied out of `timings` so listings can sort and filter without JSON parsing.
+    kernel_ms: Mapped[float | None] = mapped_column(Float)
+    speedup_eager: Mapped[float | None] = mapped_column(Float)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Version(Base):
+    __tablename__ = "versions"
+    __table_args__ = (
+        UniqueConstraint("op", "backend", "hardware", "number", name="uq_versions_key_number"),
+        # Partial unique index: the database itself refuses a second active
+        # version for a key, even if two promoters race.
+        Index(
+            "uq_versions_one_active",
+            "op",
+            "backend",
+            "hardware",
+            unique=True,
+            sqlite_where=text("active = 1"),
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    op: Mapped[str] = mapped_column(String(200))
+    backend: Mapped[str] = mapped_column(String(50))
+    hardware: Mapped[str] = mapped_column(String(200))
+    number: Mapped[int] = mapped_column(Integer)
+    candidate_id: Mapped[int] = mapped_column(ForeignKey("candidates.id"), index=True)
+    evaluation_id: Mapped[int] = mapped_column(ForeignKey("evaluations.id"))
+    promoted_at: Mapped[datetime] = mapped_column(default=utcnow)
+    active: Mapped[bool] = mapped_column(Boolean)
+    note: Mapped[str | None] = mapped_column(String(2000))

@@ -1,0 +1,114 @@
+"""Plain, frozen result rows returned by the Registry.
+
+The registry never hands out ORM objects: its sessions close before it
+returns, and a detached ORM object fails on the first lazy attribute access.
+JSON fields (dicts, lists) are fresh copies owned by the caller.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from registry.models import Evaluation, Version
+
+
+@dataclass(frozen=True)
+class EvaluationRow:
+    id: int
+    candidate_id: int
+    hardware: str
+    hardware_info: dict[str, Any]
+    correct: bool
+    stage: str
+    reasons: list[str]
+    verdict: dict[str, Any]
+    timings: dict[str, Any] | None
+    kernel_ms: float | None
+    speedup_eager: float | None
+    created_at: datetime
+
+    @classmethod
+    def from_orm(cls, ev: Evaluation) -> EvaluationRow:
+        return cls(
+            id=ev.id,
+            candidate_id=ev.candidate_id,
+            hardware=ev.hardware,
+            hardware_info=copy.deepcopy(ev.hardware_info),
+            correct=ev.correct,
+            stage=ev.stage,
+            reasons=list(ev.reasons),
+            verdict=copy.deepcopy(ev.verdict),
+            timings=copy.deepcopy(ev.timings),
+            kernel_ms=ev.kernel_ms,
+            speedup_eager=ev.speedup_eager,
+            created_at=ev.created_at,
+        )
+
+
+@dataclass(frozen=True)
+class KernelRow:
+    """One candidate with the outcome of its latest evaluation (None if never evaluated)."""
+
+    candidate_id: int
+    spec_id: int
+    op: str
+    backend: str
+    drafter: str
+    parent_id: int | None
+    created_at: datetime
+    evaluation_id: int | None
+    correct: bool | None
+    stage: str | None
+    hardware: str | None
+    kernel_ms: float | None
+    speedup_eager: float | None
+    first_reason: str | None
+    active: bool
+
+
+@dataclass(frozen=True)
+class CandidateDetail:
+    id: int
+    spec_id: int
+    op: str
+    spec_path: str
+    source: str
+    sha256: str
+    backend: str
+    drafter: str
+    parent_id: int | None
+    meta: dict[str, Any] | None
+    created_at: datetime
+    evaluations: tuple[EvaluationRow, ...]  # oldest first
+
+
+@dataclass(frozen=True)
+class VersionRow:
+    id: int
+    op: str
+    backend: str
+    hardware: str
+    number: int
+    candidate_id: int
+    evaluation_id: int
+    promoted_at: datetime
+    active: bool
+    note: str | None
+
+    @classmethod
+    def from_orm(cls, v: Version) -> VersionRow:
+        return cls(
+            id=v.id,
+            op=v.op,
+            backend=v.backend,
+            hardware=v.hardware,
+            number=v.number,
+            candidate_id=v.candidate_id,
+            evaluation_id=v.evaluation_id,
+            promoted_at=v.promoted_at,
+            active=v.active,
+            note=v.note,
+        )
