@@ -1,0 +1,167 @@
+"""Schema migrations of the registry, on real SQLite files."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import inspect
+
+from registry import Registry, RegistryError
+from registry.db import alembic_config, make_engine, migrate
+from registry.models import Base
+
+TABLES = {"specs", "candidates", "evaluations", "versions"}
+PREVIOUS = "0001_initial"
+
+
+def head_revision() -> str:
+    return ScriptDirectory.from_config(alembic_config("unused.db")).get_current_head()
+
+
+def db_revision(path: Path) -> str | None:
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute("SELECT version_num FROM alembic_version").fetchall()
+    return rows[0][0] if rows else None
+
+
+def migrate_file(path: Path, revision: str, downgrade: bool = False) -> None:
+    engine = make_engine(path)
+    try:
+        migrate(engine, path, revision, downgrade=downgrade)
+    finally:
+        engine.dispose()
+
+
+def table_names(path: Path) -> set[str]:
+    engine = make_engine(path)
+    try:
+        return set(inspect(engine).get_table_names())
+    finally:
+        engine.dispose()
+
+
+def columns(path: Path, table: str) -> set[str]:
+    with sqlite3.connect(path) as conn:
+        return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+
+
+def seed_at_previous(path: Path) -> None:
+    """Rows as the 0001 schema stored them: no speed columns on evaluations."""
+    verdict = {"correct": True, "stage": "timed", "reasons": [],
+               "timings": {"kernel_ms": 0.25, "speedup_eager": 3.0}}
+    with sqlite3.connect(path) as conn:
+        conn.execute("INSERT INTO specs VALUES (1, 'add', 'ops/add.py', 'abc', 'src', '2025-01-01 00:00:00')")
+        conn.execute(
+            "INSERT INTO candidates VALUES (1, 1, 'kern', 'def', 'triton', 'user', NULL, NULL,"
+            " '2025-01-01 00:00:00')"
+        )
+        conn.execute(
+            "INSERT INTO evaluations VALUES (1, 1, 'cpu/x86_64/triton-interpreter', '{}', 1, 'timed',"
+            " '[]', ?, ?, '2025-01-01 00:00:00')",
+            (json.dumps(verdict), json.dumps(verdict["timings"])),
+        )
+        conn.execute(
+            "INSERT INTO evaluations VALUES (2, 1, 'cpu/x86_64/triton-interpreter', '{}', 0, 'compile',"
+            " '[\"boom\"]', '{}', NULL, '2025-01-02 00:00:00')"
+        )
+
+
+def test_upgrade_from_empty_creates_all_tables_at_head(tmp_path: Path) -> None:
+    path = tmp_path / "fresh.db"
+    Registry(path).close()
+    assert table_names(path) == TABLES | {"alembic_version"}
+    assert db_revision(path) == head_revision()
+    assert {"kernel_ms", "speedup_eager"} <= columns(path, "evaluations")
+
+
+def test_migrated_schema_matches_models(tmp_path: Path) -> None:
+    # Catches a model change made without a migration (or the reverse).
+    path = tmp_path / "fresh.db"
+    Registry(path).close()
+    engine = make_engine(path)
+    try:
+        with engine.connect() as conn:
+            diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+    finally:
+        engine.dispose()
+    assert diff == []
+
+
+def test_previous_revision_is_upgraded_in_place_keeping_rows(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    migrate_file(path, PREVIOUS)
+    assert db_revision(path) == PREVIOUS
+    assert "kernel_ms" not in columns(path, "evaluations")
+    seed_at_previous(path)
+
+    with Registry(path) as reg:
+        detail = reg.get_candidate(1)
+        kernels = reg.list_kernels(op="add")
+    assert db_revision(path) == head_revision()
+    assert detail is not None and detail.op == "add" and detail.source == "kern"
+    first, second = detail.evaluations
+    # 0002 backfills the speed columns from the stored timings JSON.
+    assert (first.kernel_ms, first.speedup_eager) == (0.25, 3.0)
+    assert (second.kernel_ms, second.speedup_eager) == (None, None)
+    assert kernels[0].first_reason == "boom"
+
+
+def test_downgrade_to_base_then_upgrade_head(tmp_path: Path) -> None:
+    path = tmp_path / "cycle.db"
+    Registry(path).close()
+    migrate_file(path, "base", downgrade=True)
+    assert table_names(path) & TABLES == set()
+    assert db_revision(path) is None
+    with Registry(path) as reg:
+        spec = reg.record_spec("mul", "ops/mul.py", "src")
+        assert reg.record_candidate(spec, "k", "triton", "user") == 1
+    assert table_names(path) == TABLES | {"alembic_version"}
+    assert db_revision(path) == head_revision()
+
+
+def test_downgrade_one_step_keeps_rows_referenced_by_versions(tmp_path: Path) -> None:
+    # The 0002 downgrade rebuilds `evaluations`, which `versions` references:
+    # with foreign keys enforced during the rebuild this would fail or cascade.
+    path = tmp_path / "step.db"
+    verdict = {"correct": True, "stage": "timed", "reasons": [], "timings": {"kernel_ms": 1.0}}
+    with Registry(path) as reg:
+        cand = reg.record_candidate(reg.record_spec("add", "a.py", "s"), "k", "triton", "user")
+        reg.record_evaluation(cand, "cpu/x", {}, verdict)
+        reg.promote(cand)
+    migrate_file(path, PREVIOUS, downgrade=True)
+    assert "kernel_ms" not in columns(path, "evaluations")
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT count(*) FROM evaluations").fetchone() == (1,)
+        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+    with Registry(path) as reg:
+        assert reg.get_candidate(cand).evaluations[0].kernel_ms == 1.0
+        assert [v.candidate_id for v in reg.active_versions()] == [cand]
+
+
+def test_database_is_in_wal_mode(tmp_path: Path) -> None:
+    path = tmp_path / "wal.db"
+    Registry(path).close()
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+def test_database_from_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "future.db"
+    Registry(path).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE alembic_version SET version_num = '9999_from_the_future'")
+    with pytest.raises(RegistryError, match="9999_from_the_future"):
+        Registry(path)
+
+
+def test_a_file_that_is_not_sqlite_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "junk.db"
+    path.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(RegistryError, match="cannot open registry"):
+        Registry(path)
