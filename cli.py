@@ -13,8 +13,8 @@ from rich.table import Table
 from harness.errors import OpforgeError
 from registry import Registry, RegistryError, resolve_db_path
 
-out = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
+# Piped output (CI logs, tests) gets a wide console instead of rich's 80-column default.
+out = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -148,10 +148,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args)
     except (OpforgeError, RegistryError) as exc:
-        err.print(f"opforge: error: {exc}", markup=False)
+        print(f"opforge: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        err.print("opforge: interrupted", markup=False)
+        print("opforge: interrupted", file=sys.stderr)
         return 130
 
 

@@ -58,12 +58,20 @@ def _unwrap(kernel: Any, kwargs: dict) -> tuple[JITFunction, dict]:
     return kernel, kwargs
 
 
+class BadLaunch(Exception):
+    """The launch does not bind to the kernel's parameters: a run-time error, reported by the run."""
+
+
 def signature_of(launch: Launch) -> tuple[JITFunction, dict, dict, dict]:
     """(jit function, signature, constexprs, compile options) for one recorded launch."""
     fn, kwargs = _unwrap(launch.kernel, launch.kwargs)
     params = inspect.signature(fn.fn).parameters
     bound = dict(zip(params, launch.args))
     bound.update({k: v for k, v in kwargs.items() if k in params})
+    missing = [n for n, p in params.items() if n not in bound and p.default is inspect.Parameter.empty]
+    if missing or len(launch.args) > len(params):
+        raise BadLaunch(f"{launch.name} launched with arguments that do not match its parameters "
+                        f"(missing: {', '.join(missing) or 'none'})")
     options = {k: v for k, v in kwargs.items() if k in OPTION_KEYS and v is not None}
     signature, constexprs = {}, {}
     for p in fn.params:
@@ -100,13 +108,16 @@ def _resource_usage(compiled: Any, arch: int) -> dict:
     return metrics
 
 
-def compile_launches(launches: list[Launch], arch: int = 90) -> tuple[list[dict], list[str]]:
-    """Compile each distinct launch signature; return (per-kernel metrics, build-error reasons)."""
-    results, reasons, seen = [], [], set()
+def compile_launches(launches: list[Launch], arch: int = 90) -> tuple[list[dict], list[str], list[str]]:
+    """Compile each distinct launch signature; return (per-kernel metrics, build-error reasons, notes)."""
+    results, reasons, notes, seen = [], [], [], set()
     target = GPUTarget("cuda", arch, 32)
     for launch in launches:
         try:
             fn, signature, constexprs, options = signature_of(launch)
+        except BadLaunch as exc:
+            notes.append(str(exc))
+            continue
         except Exception as exc:
             reasons.append(f"build-error: {launch.name}: cannot derive its signature: {exc}")
             continue
@@ -125,7 +136,7 @@ def compile_launches(launches: list[Launch], arch: int = 90) -> tuple[list[dict]
                  "constexprs": {k: repr(v) for k, v in constexprs.items()}}
         entry.update(_resource_usage(compiled, arch))
         results.append(entry)
-    return results, reasons
+    return results, reasons, notes
 
 
 def _first_line(exc: Exception) -> str:

@@ -145,8 +145,12 @@ def _meta_footprint(module: ModuleType, path: Path) -> tuple[int, int]:
     with torch.device("meta"):
         inputs = call_inputs(module, "get_inputs", path)
         tensors = _tensors(inputs)
+        init = call_inputs(module, "get_init_inputs", path)
         try:
-            model = module.Model(*call_inputs(module, "get_init_inputs", path))
+            model = module.Model(*init)
+        except Exception as exc:
+            raise SpecError(f"{path}: Model(*get_init_inputs()) raised {type(exc).__name__}: {exc}") from None
+        try:
             tensors += _tensors(model(*inputs))
         except Exception:  # some ops have no meta kernel: size the inputs alone
             pass

@@ -29,6 +29,9 @@ FORBIDDEN_ATTRS = {
     "__getattribute__", "__self__", "__func__", "__module__", "__loader__", "__spec__", "f_back",
     "f_globals", "f_locals", "gi_frame", "tb_frame", "modules", "data_ptr", "untyped_storage",
     "set_", "cuda_graph", "CUDAGraph", "Event", "synchronize", "testing", "runtime", "knobs",
+    # modules re-exported as attributes (torch.multiprocessing, torch.os...) reach what imports can't
+    "multiprocessing", "os", "sys", "subprocess", "threading", "_thread", "ctypes", "builtins",
+    "importlib", "time", "socket", "signal",
 }
 FORBIDDEN_DEFS = {"__torch_function__", "__torch_dispatch__", "__del__", "__getattr__"}
 LOW_PRECISION = {"float16", "half", "bfloat16", "float8e4nv", "float8e5", "float8e4b15", "float8_e4m3fn",

@@ -85,7 +85,9 @@ def verify_source(spec: OpSpec, hardware: Hardware, source: str, options: Verify
             result = sandbox.run(Job({**payload, "mode": mode}, files, options.timeout_s))
             _add_usage(verdict, mode, result)
             if problem := _job_problem(result):
-                return _finish(verdict, "build" if mode == "build" else "run", [problem], started)
+                # the build job runs forward once to record launches: a hang there is the forward's
+                stage = "build" if mode == "build" and result.cause != "timeout" else "run"
+                return _finish(verdict, stage, [problem], started)
             results.update({k: v for k, v in result.payload.items() if v is not None})
             if results["build"] and results["build"]["reasons"]:
                 break

@@ -84,6 +84,8 @@ def test_small_constants_are_semantics_and_never_shrunk(tmp_path):
     ("import torch\nclass Model(torch.nn.Module):\n    pass\ndef get_inputs():\n    return 3\n",
      "get_inputs() must return a list"),
     ("import torch\nraise RuntimeError('boom')\n", "importing the spec failed: RuntimeError: boom"),
+    ("import torch\nclass Model(torch.nn.Module):\n    def __init__(self, n):\n        super().__init__()\n"
+     "def get_inputs():\n    return [torch.randn(3)]\n", "Model(*get_init_inputs()) raised TypeError"),
     ("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
      "def get_inputs():\n    return [torch.randn(100000, 100000)]\n", "need 74.5 GiB (limit 1.0 GiB)"),
 ])

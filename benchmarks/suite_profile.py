@@ -1,0 +1,68 @@
+"""Profile the standard suite's known-good kernels on the GPU: kernel time against PyTorch eager and
+torch.compile, measured in the same process (triton.testing.do_bench: L2 flush, warm-up, median).
+
+    .venv/bin/python benchmarks/suite_profile.py [--ops softmax,matmul] [--json report.json]
+
+Without a GPU it says so and exits 0: there is nothing honest to time on a CPU."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import torch
+from rich.console import Console
+from rich.table import Table
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from harness.verify import VerifyOptions, verify  # noqa: E402
+
+
+def profile(ops: list[str]) -> list[dict]:
+    rows = []
+    for op in ops:
+        v = verify(ROOT / "ops" / f"{op}.py", ROOT / "knowledge" / "triton" / f"{op}.py", VerifyOptions())
+        t = v["timings"] or {}
+        rows.append({"op": op, "correct": v["correct"], "reasons": v["reasons"], "sizes": v["sizes"]["used"],
+                     "hardware": v["hardware"], "kernel_ms": t.get("kernel_ms"), "eager_ms": t.get("eager_ms"),
+                     "compile_ms": t.get("compile_ms"), "speedup_eager": t.get("speedup_eager"),
+                     "speedup_compile": t.get("speedup_compile"), "registers": [k.get("registers") for k in v["build"]["kernels"]] if v["build"] else []})
+    return rows
+
+
+def _fmt(value, spec=".3f", suffix=""):
+    return "—" if value is None else f"{value:{spec}}{suffix}"
+
+
+def render(rows: list[dict]) -> None:
+    table = Table("op", "ok", "kernel ms", "eager ms", "compile ms", "vs eager", "vs compile", "regs",
+                  title=f"suite on {rows[0]['hardware'] if rows else '?'}")
+    for r in rows:
+        table.add_row(r["op"], "✓" if r["correct"] else "✗ " + (r["reasons"] or [""])[0][:40],
+                      _fmt(r["kernel_ms"]), _fmt(r["eager_ms"]), _fmt(r["compile_ms"]),
+                      _fmt(r["speedup_eager"], ".2f", "x"), _fmt(r["speedup_compile"], ".2f", "x"),
+                      ",".join(str(x) for x in r["registers"]))
+    Console(width=160).print(table)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ops", help="comma-separated subset of ops/")
+    parser.add_argument("--json", help="also write the rows to this file")
+    args = parser.parse_args()
+    if not torch.cuda.is_available():
+        print("no CUDA GPU: suite profiling needs one (timings are never estimated on a CPU)")
+        return 0
+    ops = args.ops.split(",") if args.ops else sorted(p.stem for p in (ROOT / "ops").glob("*.py"))
+    rows = profile(ops)
+    render(rows)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=2))
+    return 0 if all(r["correct"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

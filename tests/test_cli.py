@@ -1,0 +1,78 @@
+"""The `opforge` command as a user runs it: exit codes, one-line errors, recording, listing."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import KERNELS, TINY, write
+
+OPFORGE = str(Path(sys.executable).parent / "opforge")
+FAST = ["--device", "cpu", "--trials", "2", "--seed", "3"]
+
+
+def opforge(*args: str, db: Path | None = None) -> subprocess.CompletedProcess:
+    cmd = [OPFORGE] + (["--db", str(db)] if db else []) + list(args)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess, text: str) -> None:
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("opforge: error:") and text in lines[0], result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_verify_correct_records_and_exits_0(isolated_registry):
+    result = opforge("verify", str(TINY), str(KERNELS / "good.py"), *FAST)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "CORRECT" in result.stdout and "candidate #1" in result.stdout
+    listing = opforge("kernels")
+    assert "tiny_softmax" in listing.stdout and "correct" in listing.stdout
+    assert isolated_registry.exists()
+
+
+def test_verify_json_contract_and_exit_1_for_a_cheat(tmp_path):
+    db = tmp_path / "other.db"
+    result = opforge("verify", str(TINY), str(KERNELS / "cheat_torch_compute.py"), "--json", *FAST, db=db)
+    assert result.returncode == 1
+    verdict = json.loads(result.stdout)
+    assert verdict["correct"] is False and verdict["stage"] == "anticheat"
+    assert verdict["reasons"][0].startswith("torch-compute")
+    assert verdict["candidate_id"] == 1 and verdict["evaluation_id"] == 1
+    shown = opforge("show", "1", "--json", db=db)
+    assert json.loads(shown.stdout)["evaluations"][0]["reasons"] == verdict["reasons"]
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path):
+    assert_one_line_error(opforge("verify", str(tmp_path / "none.py"), str(KERNELS / "good.py")),
+                          "spec file not found")
+    assert_one_line_error(opforge("verify", str(TINY), str(tmp_path / "none.py")), "kernel file not found")
+    bad = write(tmp_path / "bad.py", "import torch\ndef get_inputs():\n    return []\n")
+    assert_one_line_error(opforge("verify", str(bad), str(KERNELS / "good.py")), "no `class Model")
+    assert_one_line_error(opforge("verify", str(TINY), str(KERNELS / "good.py"), "--backend", "metal"),
+                          "unknown backend 'metal'")
+    assert_one_line_error(opforge("verify", str(TINY), str(KERNELS / "good.py"), "--backend", "cuda"),
+                          "backend 'cuda' is unavailable")
+    assert_one_line_error(opforge("verify", str(TINY), str(KERNELS / "good.py"), "--sandbox", "vm"),
+                          "sandbox runtime 'vm' is not available")
+    assert_one_line_error(opforge("show", "42"), "no candidate with id 42")
+
+
+def test_kernels_on_an_empty_registry_says_what_to_do():
+    result = opforge("kernels")
+    assert result.returncode == 0
+    assert "no kernels recorded yet" in result.stdout
+
+
+def test_show_and_promote(tmp_path):
+    db = tmp_path / "r.db"
+    assert opforge("verify", str(TINY), str(KERNELS / "good.py"), *FAST, db=db).returncode == 0
+    assert opforge("verify", str(TINY), str(KERNELS / "cheat_zeros.py"), *FAST, db=db).returncode == 1
+    shown = opforge("show", "1", db=db)
+    assert "_softmax_kernel" in shown.stdout and "correct" in shown.stdout
+    promoted = opforge("promote", "1", db=db)
+    assert promoted.returncode == 0 and "tiny_softmax v1" in promoted.stdout
+    assert_one_line_error(opforge("promote", "2", db=db), "no correct evaluation")
+    assert "★" in opforge("kernels", "tiny_softmax", db=db).stdout
