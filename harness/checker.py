@@ -22,7 +22,7 @@ from harness.spec import apply_sizes, input_lists, load_module
 ANTICHEAT = ("constant-output", "torch-compute", "aliasing", "input-mutation", "cached-output",
              "partial-output", "low-precision", "patched", "threads", "subprocess", "no-launch",
              "kernel-independent")
-STAGE_OF = {"load-error": "load", "init-error": "run", "runtime-error": "run", "mismatch": "compare",
+STAGE_OF = {"load-error": "load", "init-error": "run", "runtime-error": "run", "oom": "run", "mismatch": "compare",
             **{code: "anticheat" for code in ANTICHEAT}}
 MAX_REASONS = 12
 
@@ -40,10 +40,20 @@ def _import_candidate(path: str) -> ModuleType:
     try:
         spec.loader.exec_module(module)
     except BaseException as exc:
-        raise Rejected(f"load-error: importing the candidate raised {_describe(exc)}") from None
+        code = _failure_code(exc, "load-error")
+        raise Rejected(f"{code}: importing the candidate raised {_describe(exc)}") from None
     if not isinstance(getattr(module, "ModelNew", None), type):
         raise Rejected("load-error: the candidate defines no ModelNew class")
     return module
+
+
+MEMORY_ERRORS = ("can't allocate memory", "out of memory", "cannot allocate memory")
+
+
+def _failure_code(exc: BaseException, default: str) -> str:
+    """`oom` for allocation failures (the sandbox's memory limit), else the stage's own code."""
+    text = str(exc).lower()
+    return "oom" if isinstance(exc, MemoryError) or any(m in text for m in MEMORY_ERRORS) else default
 
 
 def _describe(exc: BaseException) -> str:
@@ -230,7 +240,7 @@ def _trial(ctx: RunContext, seed: int) -> bool:
         try:
             out, guard, launches = _call_candidate(ctx, cand_in)
         except BaseException as exc:
-            ctx.fail(f"runtime-error: variant {variant}: forward raised {_describe(exc)}")
+            ctx.fail(f"{_failure_code(exc, 'runtime-error')}: variant {variant}: forward raised {_describe(exc)}")
             return False
         with torch.no_grad():
             ref_out = ctx.ref(*ref_in)
@@ -273,7 +283,7 @@ def run_job(job: dict, snapshot: guards.ModuleSnapshot | None = None) -> dict:
     _check_patches(ctx, snapshot)
     for trial in range(job.get("trials", 5)):
         # a second trial even after a failure: caching cheats only show on a repeated call
-        if not _trial(ctx, job["seed"] + trial) and (trial >= 1 or "runtime-error" in ctx.reasons):
+        if not _trial(ctx, job["seed"] + trial) and (trial >= 1 or {"runtime-error", "oom"} & set(ctx.reasons)):
             break
     if not ctx.reasons:  # last, so a cache filled by the probe cannot shape the trials
         _check_noop(ctx, job["seed"] + 7919)

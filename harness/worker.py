@@ -42,6 +42,15 @@ def run_job(job: dict) -> dict:
     return result
 
 
+def _usage() -> dict:
+    """The job's own CPU time and peak memory: runtimes that cannot wait4 the worker read these."""
+    import resource
+
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {"cpu_s": own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime,
+            "max_rss_mb": max(own.ru_maxrss, kids.ru_maxrss) / 1024}
+
+
 def main(argv: list[str]) -> int:
     with open(argv[1], encoding="utf-8") as fh:
         job = json.load(fh)
@@ -49,6 +58,7 @@ def main(argv: list[str]) -> int:
         result = run_job(job)
     except BaseException as exc:  # a worker must always leave a result for the parent to read
         result = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-4000:]}
+    result["usage"] = _usage()
     with open(job["result_path"] + ".tmp", "w", encoding="utf-8") as fh:
         json.dump(result, fh, default=str)
     os.replace(job["result_path"] + ".tmp", job["result_path"])

@@ -1,4 +1,5 @@
-"""Isolation runtimes that run one evaluation job on candidate code. See sandbox/base.py."""
-from sandbox.base import Job, JobResult, Sandbox, get_sandbox
+"""Isolation runtimes that run one evaluation job on candidate code: docker, jail, none."""
+from sandbox.base import Job, JobResult, Sandbox
+from sandbox.select import RUNTIMES, get_sandbox
 
-__all__ = ["Job", "JobResult", "Sandbox", "get_sandbox"]
+__all__ = ["Job", "JobResult", "RUNTIMES", "Sandbox", "get_sandbox"]

@@ -1,6 +1,7 @@
 """Shared fixtures: every test gets its own registry file; paths to the test data and the suite."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -12,12 +13,26 @@ KERNELS = DATA / "kernels"
 TINY = SPECS / "tiny_softmax.py"
 
 
+@pytest.fixture(scope="session")
+def default_sandbox() -> str:
+    """The runtime for tests that are not about isolation: the cheap jail when available, else
+    docker; without either (a laptop, not CI) `none`, so the rest of the suite still runs."""
+    from sandbox import docker_runtime, jail
+
+    for name, unavailable in (("jail", jail.unavailable), ("docker", docker_runtime.unavailable)):
+        if unavailable() is None:
+            return name
+    if os.environ.get("OPFORGE_REQUIRE_SANDBOXES"):
+        pytest.fail("no isolating sandbox runtime available, and OPFORGE_REQUIRE_SANDBOXES is set")
+    return "none"
+
+
 @pytest.fixture(autouse=True)
-def isolated_registry(tmp_path, monkeypatch):
-    """A fresh registry per test via OPFORGE_DB, and no sandbox override from the caller's shell."""
+def isolated_registry(tmp_path, monkeypatch, default_sandbox):
+    """A fresh registry per test via OPFORGE_DB; the test session's sandbox runtime."""
     db = tmp_path / "registry" / "opforge.db"
     monkeypatch.setenv("OPFORGE_DB", str(db))
-    monkeypatch.delenv("OPFORGE_SANDBOX", raising=False)
+    monkeypatch.setenv("OPFORGE_SANDBOX", default_sandbox)
     return db
 
 

@@ -1,0 +1,109 @@
+"""The `jail` runtime: bubblewrap namespaces around the worker, no Docker engine needed.
+
+What it isolates: a new network namespace (only its own loopback), new PID, IPC, UTS and mount
+namespaces; a root of read-only binds (system, Python runtime, the workbench's environment, the
+harness) plus a size-capped private tmpfs as scratch and the job directory as the only writable
+paths; the job runs as a fresh unprivileged uid with every capability dropped and no new privileges, under
+rlimits (address space, CPU seconds, processes, file size, open files); the whole namespace dies
+with it on timeout. What it does not: cgroup memory/CPU accounting (rlimits bound it instead; on
+a GPU machine there is no address-space cap, since the CUDA driver maps huge virtual ranges), and
+the kernel is shared, so a kernel exploit is out of scope."""
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+from pathlib import Path
+
+from sandbox.base import Job, JobResult, StagedJob, job_env, sandbox_uid
+from sandbox.exposure import exposure, symlinked_system_dirs
+from sandbox.process import WORKER, run_process
+
+SCRATCH = "/scratch"
+JOB_DIR = "/job"
+LIMITS = {  # per job; NPROC counts every process and thread of the sandbox user on the host
+    resource.RLIMIT_NPROC: 512,
+    resource.RLIMIT_FSIZE: 256 << 20,
+    resource.RLIMIT_NOFILE: 1024,
+    resource.RLIMIT_CORE: 0,
+}
+
+
+def memory_limit_bytes() -> int:
+    """OPFORGE_SANDBOX_MEMORY ("8g", "512m"), shared with the docker runtime; default 8 GiB."""
+    text = os.environ.get("OPFORGE_SANDBOX_MEMORY", "8g").strip().lower()
+    scale = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}.get(text[-1:], 1)
+    return int(float(text.rstrip("kmg")) * scale)
+
+
+def unavailable() -> str | None:
+    if not shutil.which("bwrap"):
+        return "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
+    if not shutil.which("setpriv"):
+        return "setpriv (util-linux) is not installed"
+    if os.geteuid() != 0:
+        return "the jail drops to an unprivileged uid and needs to start as root"
+    return None
+
+
+def _parents(path: str) -> list[str]:
+    parts = Path(path).parts[1:-1]
+    return ["/" + "/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def bwrap_argv(staged: StagedJob, scratch_bytes: int, env: dict[str, str], uid: int) -> list[str]:
+    exp = exposure()
+    argv = ["bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+            "--die-with-parent", "--new-session", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    made: set[str] = set()
+    for path in exp.read_only:
+        for parent in _parents(path):  # bwrap would create these 0700, unreadable for the job
+            if parent not in made and parent not in exp.read_only:
+                argv += ["--perms", "0755", "--dir", parent]
+                made.add(parent)
+        argv += ["--ro-bind", path, path]
+    for link, target in symlinked_system_dirs().items():
+        argv += ["--symlink", target, link]
+    for device in exp.devices:
+        argv += ["--dev-bind", device, device]
+    argv += ["--bind", str(staged.host), JOB_DIR, "--size", str(scratch_bytes), "--perms", "1777",
+             "--tmpfs", SCRATCH, "--perms", "1777", "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev",
+             "--chdir", SCRATCH, "--clearenv"]
+    for key, value in env.items():
+        argv += ["--setenv", key, value]
+    # Inside the namespaces, drop to the job's own uid for good: no capabilities, no way back.
+    argv += ["--", "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+             "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs"]
+    return argv + [exp.python, *WORKER, staged.job_file]
+
+
+class JailSandbox:
+    """Nothing stays warm: each job is a fresh process."""
+
+    name = "jail"
+
+    def __init__(self, scratch_bytes: int = 512 << 20, memory_bytes: int | None = None) -> None:
+        self.scratch_bytes = scratch_bytes
+        self.memory_bytes = memory_bytes or memory_limit_bytes()
+
+    def run(self, job: Job) -> JobResult:
+        uid = sandbox_uid()
+        staged = StagedJob(job, inside=JOB_DIR, owner=uid)
+        cpu_s = int(job.timeout_s) + 30
+
+        limits_now = {**LIMITS, resource.RLIMIT_CPU: cpu_s}
+        if not exposure().devices:  # the CUDA driver maps huge virtual ranges: no address-space cap on a GPU
+            limits_now[resource.RLIMIT_AS] = self.memory_bytes
+
+        def limits() -> None:  # in the child before exec; bwrap and the worker inherit them
+            for limit, value in limits_now.items():
+                resource.setrlimit(limit, (value, value))
+
+        try:
+            argv = bwrap_argv(staged, self.scratch_bytes, job_env(SCRATCH), uid)
+            return run_process(argv, staged, {"PATH": "/usr/bin:/bin"}, job.timeout_s, self.name, preexec=limits)
+        finally:
+            staged.cleanup()
+
+    def close(self) -> None:
+        pass
