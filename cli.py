@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 
 from rich.console import Console
 from rich.syntax import Syntax
@@ -27,7 +28,7 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("--backend", default="triton")
     v.add_argument("--json", action="store_true", help="print the verdict as JSON")
     v.add_argument("--device", choices=["auto", "cpu"], default="auto", help="cpu forces Triton's interpreter")
-    v.add_argument("--sandbox", help="isolation runtime (default: $OPFORGE_SANDBOX, else none)")
+    v.add_argument("--sandbox", help="isolation runtime: docker, jail or none (default: $OPFORGE_SANDBOX, else docker when an engine answers, else jail)")
     v.add_argument("--trials", type=int, default=5, help="seeded trials per input variant (default 5)")
     v.add_argument("--seed", type=int, help="base seed (default: a fresh random one)")
     v.add_argument("--timeout", type=float, default=600.0, help="seconds per sandbox job")
@@ -41,7 +42,29 @@ def _parser() -> argparse.ArgumentParser:
     pr = sub.add_parser("promote", help="make a verified candidate the active version of its op")
     pr.add_argument("id", type=int)
     pr.add_argument("--note")
+    _run_parser(sub)
+    sub.add_parser("runs", help="list agent runs").add_argument("op", nargs="?")
+    ds = sub.add_parser("export-dataset", help="write LLM trajectories as JSONL for fine-tuning")
+    ds.add_argument("--out", default="opforge-trajectories.jsonl")
+    ds.add_argument("--op")
     return p
+
+
+def _run_parser(sub) -> None:
+    r = sub.add_parser("run", help="draft, verify and keep the best kernel for an op spec (the agent loop)")
+    r.add_argument("spec", nargs="?")
+    r.add_argument("--resume", metavar="RUN_ID", help="continue a run that was interrupted or killed")
+    r.add_argument("--drafter", choices=["llm", "expert"], help="default: llm when OPFORGE_LLM_BASE_URL is set, else expert")
+    r.add_argument("--backend", default="triton")
+    r.add_argument("--budget", type=int, default=4, metavar="ROUNDS", help="rounds of draft/evaluate/reflect (default 4)")
+    r.add_argument("--candidates", type=int, default=2, help="drafts per round (default 2)")
+    r.add_argument("--wall", type=float, default=1800.0, help="wall-time budget in seconds")
+    r.add_argument("--tokens", type=int, default=200_000, help="LLM token budget")
+    r.add_argument("--target-speedup", type=float, help="stop once this speedup over eager is reached (GPU)")
+    r.add_argument("--device", choices=["auto", "cpu"], default="auto")
+    r.add_argument("--sandbox", help="docker, jail or none (default: auto)")
+    r.add_argument("--trials", type=int, default=5)
+    r.add_argument("--json", action="store_true", help="print the run summary as JSON")
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -140,7 +163,63 @@ def cmd_promote(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"verify": cmd_verify, "kernels": cmd_kernels, "show": cmd_show, "promote": cmd_promote}
+def cmd_run(args: argparse.Namespace) -> int:
+    from agents.config import Budget
+    from agents.run import RunOptions, resume_run, start_run
+    from harness.verify import VerifyOptions
+
+    if not args.spec and not args.resume:
+        raise OpforgeError("give a SPEC to start a run, or --resume RUN_ID")
+    quiet = args.json
+
+    def show(event: dict) -> None:
+        if not quiet:
+            out.print(f"[dim]{time.strftime('%H:%M:%S')}[/] [cyan]{event['node']:>8}[/] {event['message']}",
+                      markup=True, highlight=False)
+
+    with Registry(resolve_db_path(args.db)) as reg:
+        if args.resume:
+            summary = resume_run(args.resume, reg, on_event=show)
+        else:
+            budget = Budget(rounds=args.budget, candidates=args.candidates, wall_s=args.wall, tokens=args.tokens,
+                            target_speedup=args.target_speedup)
+            verify = VerifyOptions(device=None if args.device == "auto" else "cpu", sandbox=args.sandbox,
+                                   trials=args.trials)
+            summary = start_run(args.spec, RunOptions(args.drafter, args.backend, budget, verify), reg, on_event=show)
+    if args.json:
+        print(json.dumps(summary.__dict__, indent=2, default=str))
+    else:
+        best = f"best candidate #{summary.best_candidate_id}" if summary.best_candidate_id else "no verified kernel"
+        out.print(f"run {summary.run_key}: {summary.status}, {best}; {summary.stop_reason}")
+    return 0 if summary.best_candidate_id else 1
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    with Registry(resolve_db_path(args.db)) as reg:
+        runs = reg.list_runs(args.op)
+    if not runs:
+        out.print("no runs yet — try: opforge run ops/softmax.py")
+        return 0
+    table = Table("run", "op", "drafter", "status", "best", "tokens", "stop reason", "started")
+    for r in runs:
+        table.add_row(r.run_key, r.op, r.drafter, r.status, f"#{r.best_candidate_id}" if r.best_candidate_id else "—",
+                      str(r.tokens), r.stop_reason or r.error or "", r.started_at.strftime("%Y-%m-%d %H:%M"))
+    out.print(table)
+    return 0
+
+
+def cmd_export_dataset(args: argparse.Namespace) -> int:
+    with Registry(resolve_db_path(args.db)) as reg:
+        rows = reg.trajectories(args.op)
+    with open(args.out, "w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, default=str) + "\n")
+    out.print(f"wrote {len(rows)} LLM calls to {args.out}")
+    return 0
+
+
+COMMANDS = {"verify": cmd_verify, "kernels": cmd_kernels, "show": cmd_show, "promote": cmd_promote,
+            "run": cmd_run, "runs": cmd_runs, "export-dataset": cmd_export_dataset}
 
 
 def main(argv: list[str] | None = None) -> int:

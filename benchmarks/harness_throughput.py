@@ -69,6 +69,7 @@ def verify_op(op: str, trials: int, seed: int) -> dict:
     jobs = verdict.get("jobs", {})
     return {"op": op, "family": family_of(op), "sizes": verdict.get("sizes", {}).get("used", {}),
             "correct": bool(verdict["correct"]), "reasons": verdict.get("reasons", []),
+            "sandbox": verdict.get("sandbox"),
             "build_s": jobs.get("build", {}).get("wall_s"), "run_s": jobs.get("run", {}).get("wall_s"),
             "total_s": round(time.perf_counter() - started, 3)}
 
@@ -132,7 +133,8 @@ def target_line(name: str, row: dict, target_s: float, ok_extra: bool = True) ->
 
 
 def summary_table(rows: list[dict], wall_s: float, jobs: int, targets: list[list[str]]) -> Table:
-    table = Table(title=f"Summary (--jobs {jobs})")
+    sandboxes = ", ".join(sorted({str(r.get("sandbox")) for r in rows}))
+    table = Table(title=f"Summary (--jobs {jobs}, sandbox {sandboxes})")
     for name, justify in [("measure", "left"), ("value", "right"), ("target", "right"), ("", "center")]:
         table.add_column(name, justify=justify)
     table.add_row("suite wall clock s", fmt(wall_s), "", "")

@@ -1,7 +1,8 @@
-"""Versioned store of op specs, candidate kernels, evaluations and promotions (SQLite)."""
+"""Versioned store of op specs, candidate kernels, evaluations, promotions, runs and LLM calls (SQLite)."""
 
 from registry.errors import RegistryError
-from registry.rows import CandidateDetail, EvaluationRow, KernelRow, VersionRow
+from registry.rows import CandidateDetail, EvaluationRow, KernelRow, RunRow, VersionRow
+from registry.runs import new_run_key
 from registry.store import Registry, resolve_db_path
 
 __all__ = [
@@ -10,6 +11,8 @@ __all__ = [
     "KernelRow",
     "Registry",
     "RegistryError",
+    "RunRow",
     "VersionRow",
+    "new_run_key",
     "resolve_db_path",
 ]

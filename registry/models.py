@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import (
     JSON,
     Boolean,
+    CheckConstraint,
     DateTime,
     Float,
     ForeignKey,
@@ -72,7 +73,11 @@ class Base(DeclarativeBase):
         datetime: UTCDateTime(),
         dict[str, Any]: JSON(none_as_null=True),
         list[str]: JSON(none_as_null=True),
+        list[dict[str, Any]]: JSON(none_as_null=True),
     }
+
+# The lifecycle of a run; the database refuses any other value (ck_runs_status).
+RUN_STATUSES = ("running", "done", "failed", "cancelled")
 
 
 class Spec(Base):
@@ -92,6 +97,7 @@ class Candidate(Base):
         # Also serves "candidates of a spec": spec_id is its leading column.
         UniqueConstraint("spec_id", "sha256", "backend", name="uq_candidates_spec_sha_backend"),
         Index("ix_candidates_parent_id", "parent_id"),
+        Index("ix_candidates_run_id", "run_id"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -102,6 +108,10 @@ class Candidate(Base):
     drafter: Mapped[str] = mapped_column(String(50))
     parent_id: Mapped[int | None] = mapped_column(ForeignKey("candidates.id"))
     meta: Mapped[dict[str, Any] | None]
+    # The run that first drafted this source (a later run re-drafting it
+    # finds the existing row and leaves these alone), and in which round.
+    run_id: Mapped[int | None] = mapped_column(ForeignKey("runs.id"))
+    round: Mapped[int | None] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
@@ -154,3 +164,56 @@ class Version(Base):
     promoted_at: Mapped[datetime] = mapped_column(default=utcnow)
     active: Mapped[bool] = mapped_column(Boolean)
     note: Mapped[str | None] = mapped_column(String(2000))
+
+
+class Run(Base):
+    """One `opforge run` of the agent loop for an op: its settings, progress and outcome."""
+
+    __tablename__ = "runs"
+    __table_args__ = (
+        CheckConstraint(
+            "status IN (" + ", ".join(f"'{s}'" for s in RUN_STATUSES) + ")", name="status"
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_key: Mapped[str] = mapped_column(String(64), unique=True)
+    op: Mapped[str] = mapped_column(String(200))
+    spec_id: Mapped[int] = mapped_column(ForeignKey("specs.id"))
+    backend: Mapped[str] = mapped_column(String(50))
+    drafter: Mapped[str] = mapped_column(String(50))
+    hardware: Mapped[str] = mapped_column(String(200))
+    status: Mapped[str] = mapped_column(String(20))
+    config: Mapped[dict[str, Any]]
+    # runs and candidates refer to each other; use_alter names this side as
+    # the one to break the cycle when SQLAlchemy sorts tables by dependency.
+    best_candidate_id: Mapped[int | None] = mapped_column(
+        ForeignKey("candidates.id", use_alter=True)
+    )
+    stop_reason: Mapped[str | None] = mapped_column(String(200))
+    error: Mapped[str | None] = mapped_column(Text)
+    tokens: Mapped[int] = mapped_column(Integer, default=0)
+    started_at: Mapped[datetime] = mapped_column(default=utcnow)
+    finished_at: Mapped[datetime | None]
+
+
+class LLMCall(Base):
+    """One chat completion made while drafting: the prompt, the reply and what it cost."""
+
+    __tablename__ = "llm_calls"
+    __table_args__ = (Index("ix_llm_calls_run_id", "run_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[int | None] = mapped_column(ForeignKey("runs.id"))
+    candidate_id: Mapped[int | None] = mapped_column(ForeignKey("candidates.id"))
+    round: Mapped[int | None] = mapped_column(Integer)
+    model: Mapped[str] = mapped_column(String(200))
+    temperature: Mapped[float] = mapped_column(Float)
+    messages: Mapped[list[dict[str, Any]]]
+    reply: Mapped[str] = mapped_column(Text)
+    prompt_tokens: Mapped[int] = mapped_column(Integer)
+    completion_tokens: Mapped[int] = mapped_column(Integer)
+    latency_s: Mapped[float] = mapped_column(Float)
+    cost_usd: Mapped[float | None] = mapped_column(Float)
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)

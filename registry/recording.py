@@ -19,11 +19,12 @@ class _Hardware(Protocol):
 
 
 def record_verification(reg: Registry, spec: _Spec, source: str, verdict: dict, hardware: _Hardware,
-                        drafter: str, parent_id: int | None = None, meta: dict | None = None) -> tuple[int, int]:
-    """Store the spec (deduplicated), the candidate (deduplicated) and this verdict; returns
-    (candidate id, evaluation id)."""
+                        drafter: str, parent_id: int | None = None, meta: dict | None = None, *,
+                        run_id: int | None = None, round: int | None = None) -> tuple[int, int]:
+    """Store the spec (deduplicated), the candidate (deduplicated; `run_id` and `round` only mark a
+    new one) and this verdict; returns (candidate id, evaluation id)."""
     spec_id = reg.record_spec(spec.name, str(spec.path), spec.source)
     candidate_id = reg.record_candidate(spec_id, source, verdict.get("backend", "triton"), drafter,
-                                        parent_id=parent_id, meta=meta)
+                                        parent_id=parent_id, meta=meta, run_id=run_id, round=round)
     evaluation_id = reg.record_evaluation(candidate_id, hardware.fingerprint, hardware.info(), verdict)
     return candidate_id, evaluation_id

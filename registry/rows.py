@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from registry.models import Evaluation, Version
+from registry.models import Evaluation, Run, Version
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,8 @@ class KernelRow:
     speedup_eager: float | None
     first_reason: str | None
     active: bool
+    run_id: int | None = None  # the run that first drafted it, and in which round
+    round: int | None = None
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,8 @@ class CandidateDetail:
     meta: dict[str, Any] | None
     created_at: datetime
     evaluations: tuple[EvaluationRow, ...]  # oldest first
+    run_id: int | None = None
+    round: int | None = None
 
 
 @dataclass(frozen=True)
@@ -111,4 +115,43 @@ class VersionRow:
             promoted_at=v.promoted_at,
             active=v.active,
             note=v.note,
+        )
+
+
+@dataclass(frozen=True)
+class RunRow:
+    id: int
+    run_key: str
+    op: str
+    spec_id: int
+    backend: str
+    drafter: str
+    hardware: str
+    status: str  # one of registry.models.RUN_STATUSES
+    config: dict[str, Any]
+    best_candidate_id: int | None
+    stop_reason: str | None
+    error: str | None
+    tokens: int
+    started_at: datetime
+    finished_at: datetime | None  # None while running
+
+    @classmethod
+    def from_orm(cls, r: Run) -> RunRow:
+        return cls(
+            id=r.id,
+            run_key=r.run_key,
+            op=r.op,
+            spec_id=r.spec_id,
+            backend=r.backend,
+            drafter=r.drafter,
+            hardware=r.hardware,
+            status=r.status,
+            config=copy.deepcopy(r.config),
+            best_candidate_id=r.best_candidate_id,
+            stop_reason=r.stop_reason,
+            error=r.error,
+            tokens=r.tokens,
+            started_at=r.started_at,
+            finished_at=r.finished_at,
         )

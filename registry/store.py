@@ -1,4 +1,4 @@
-"""The Registry: specs, candidate kernels, their evaluations and promoted versions.
+"""The Registry: specs, candidate kernels, their evaluations, promoted versions, runs and LLM calls.
 
 One Registry per process and database file. Every public method runs in its
 own short transaction and returns plain rows (see registry.rows), so results
@@ -14,15 +14,23 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
-from sqlalchemy import exists, func, select
+from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
+from registry import history, kernels, runs
 from registry.db import make_engine, migrate, run_write, write_engine
 from registry.errors import RegistryError
-from registry.models import Candidate, Evaluation, Spec, Version
-from registry.rows import CandidateDetail, EvaluationRow, KernelRow, VersionRow
-from registry.validation import check_verdict, finite_number, require_json, require_text
+from registry.models import Candidate, Evaluation, Run, Spec, Version
+from registry.rows import CandidateDetail, EvaluationRow, KernelRow, RunRow, VersionRow
+from registry.validation import (
+    check_verdict,
+    finite_number,
+    require_count,
+    require_json,
+    require_row,
+    require_text,
+)
 
 T = TypeVar("T")
 
@@ -132,8 +140,16 @@ class Registry:
         drafter: str,
         parent_id: int | None = None,
         meta: dict[str, Any] | None = None,
+        *,
+        run_id: int | None = None,
+        round: int | None = None,
     ) -> int:
-        """Store a kernel candidate; the same (spec, source, backend) returns the existing id."""
+        """Store a kernel candidate; the same (spec, source, backend) returns the existing id.
+
+        `run_id` and `round` say where a new candidate was drafted. A source
+        that already exists keeps the run that first drafted it: a candidate
+        belongs to one run, however many runs rediscover it.
+        """
         if not isinstance(source, str) or not source:
             raise RegistryError("candidate source must be a non-empty string")
         require_text("backend", backend)
@@ -141,20 +157,21 @@ class Registry:
         if meta is not None and not isinstance(meta, dict):
             raise RegistryError(f"meta must be a dict or None, got {type(meta).__name__}")
         require_json("meta", meta)
+        if round is not None:
+            require_count("round", round)
         digest = sha256_text(source)
 
         def work(s: Session) -> int:
-            if s.get(Spec, spec_id) is None:
-                raise RegistryError(f"spec {spec_id} does not exist")
-            if parent_id is not None and s.get(Candidate, parent_id) is None:
-                raise RegistryError(f"parent candidate {parent_id} does not exist")
+            require_row(s, Spec, spec_id, "spec")
+            require_row(s, Candidate, parent_id, "parent candidate")
+            require_row(s, Run, run_id, "run")
             key = (Candidate.spec_id == spec_id, Candidate.sha256 == digest, Candidate.backend == backend)
             existing = s.scalar(select(Candidate.id).where(*key))
             if existing is not None:
                 return existing
             cand = Candidate(
                 spec_id=spec_id, source=source, sha256=digest, backend=backend,
-                drafter=drafter, parent_id=parent_id, meta=meta,
+                drafter=drafter, parent_id=parent_id, meta=meta, run_id=run_id, round=round,
             )
             s.add(cand)
             s.flush()
@@ -198,37 +215,12 @@ class Registry:
 
     def list_kernels(self, op: str | None = None, limit: int = 200) -> list[KernelRow]:
         """Candidates, newest first, each with its latest evaluation (if any)."""
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise RegistryError(f"limit must be a positive integer, got {limit!r}")
-        # Correlated max(id) per candidate walks ix_evaluations_candidate_id_id,
-        # so cost grows with the rows returned, not with the evaluation count.
-        latest_id = (
-            select(func.max(Evaluation.id))
-            .where(Evaluation.candidate_id == Candidate.id)
-            .correlate(Candidate)
-            .scalar_subquery()
-        )
-        is_active = (
-            exists()
-            .where(Version.candidate_id == Candidate.id, Version.active.is_(True))
-            .correlate(Candidate)
-        )
-        stmt = (
-            select(
-                Candidate.id, Candidate.spec_id, Spec.name, Candidate.backend, Candidate.drafter,
-                Candidate.parent_id, Candidate.created_at, Evaluation.id, Evaluation.correct,
-                Evaluation.stage, Evaluation.hardware, Evaluation.kernel_ms,
-                Evaluation.speedup_eager, Evaluation.reasons, is_active.label("active"),
-            )
-            .join(Spec, Spec.id == Candidate.spec_id)
-            .outerjoin(Evaluation, Evaluation.id == latest_id)
-            .order_by(Candidate.id.desc())
-            .limit(limit)
-        )
+        require_count("limit", limit, minimum=1)
+        stmt = kernels.kernel_select().order_by(Candidate.id.desc()).limit(limit)
         if op is not None:
             stmt = stmt.where(Spec.name == op)
         rows = self._read(lambda s: s.execute(stmt).all())
-        return [_kernel_row(r) for r in rows]
+        return [kernels.kernel_row(r) for r in rows]
 
     def get_candidate(self, candidate_id: int) -> CandidateDetail | None:
         """A candidate with its source, spec and every evaluation; None if unknown."""
@@ -247,9 +239,14 @@ class Registry:
                 drafter=cand.drafter, parent_id=cand.parent_id, meta=cand.meta,
                 created_at=cand.created_at,
                 evaluations=tuple(EvaluationRow.from_orm(e) for e in evals),
+                run_id=cand.run_id, round=cand.round,
             )
 
         return self._read(work)
+
+    def latest_evaluation(self, candidate_id: int) -> EvaluationRow | None:
+        """The candidate's most recent evaluation; None if it has none (or does not exist)."""
+        return self._read(lambda s: kernels.latest_evaluation(s, candidate_id))
 
     # -- versions ----------------------------------------------------------
 
@@ -263,7 +260,7 @@ class Registry:
         """
         if note is not None and not isinstance(note, str):
             raise RegistryError(f"note must be a string or None, got {type(note).__name__}")
-        return self._write(lambda s: _promote(s, candidate_id, note))
+        return self._write(lambda s: kernels.promote(s, candidate_id, note))
 
     def versions(self, op: str | None = None) -> list[VersionRow]:
         """Promotion history, newest first."""
@@ -282,45 +279,63 @@ class Registry:
         return self._read(lambda s: [VersionRow.from_orm(v) for v in s.scalars(stmt)])
 
 
-def _kernel_row(r: Any) -> KernelRow:
-    (cand_id, spec_id, op, backend, drafter, parent_id, created_at, ev_id, correct,
-     stage, hardware, kernel_ms, speedup, reasons, active) = r
-    failed = correct is False
-    return KernelRow(
-        candidate_id=cand_id, spec_id=spec_id, op=op, backend=backend, drafter=drafter,
-        parent_id=parent_id, created_at=created_at, evaluation_id=ev_id, correct=correct,
-        stage=stage, hardware=hardware, kernel_ms=kernel_ms, speedup_eager=speedup,
-        first_reason=reasons[0] if failed and reasons else None, active=bool(active),
-    )
+    # -- runs and LLM calls ------------------------------------------------
 
+    new_run_key = staticmethod(runs.new_run_key)
 
-def _promote(s: Session, candidate_id: int, note: str | None) -> VersionRow:
-    cand = s.get(Candidate, candidate_id)
-    if cand is None:
-        raise RegistryError(f"candidate {candidate_id} does not exist")
-    ev = s.scalars(
-        select(Evaluation)
-        .where(Evaluation.candidate_id == candidate_id, Evaluation.correct.is_(True))
-        .order_by(Evaluation.id.desc())
-        .limit(1)
-    ).first()
-    if ev is None:
-        raise RegistryError(f"candidate {candidate_id} has no correct evaluation")
-    op = s.get_one(Spec, cand.spec_id).name
-    key = (Version.op == op, Version.backend == cand.backend, Version.hardware == ev.hardware)
-    current = s.scalars(select(Version).where(*key, Version.active.is_(True))).first()
-    if current is not None and current.candidate_id == candidate_id:
-        return VersionRow.from_orm(current)
-    number = (s.scalar(select(func.max(Version.number)).where(*key)) or 0) + 1
-    if current is not None:
-        current.active = False
-        # Flush now: the partial unique index allows one active row per key,
-        # so the old one must be inactive before the new one is inserted.
-        s.flush()
-    version = Version(
-        op=op, backend=cand.backend, hardware=ev.hardware, number=number,
-        candidate_id=candidate_id, evaluation_id=ev.id, active=True, note=note,
-    )
-    s.add(version)
-    s.flush()
-    return VersionRow.from_orm(version)
+    def create_run(self, run_key: str, op: str, spec_id: int, backend: str, drafter: str,
+                   hardware: str, config: dict[str, Any]) -> RunRow:
+        """Start a run (status "running"); a run_key already in use is refused."""
+        return self._write(runs.create_run(run_key, op, spec_id, backend, drafter, hardware, config))
+
+    def get_run(self, run_key: str) -> RunRow | None:
+        """The run with this key; None if unknown."""
+        return self._read(runs.get_run(run_key))
+
+    def update_run(self, run_key: str, *, status: str | None = None,
+                   best_candidate_id: int | None = None, stop_reason: str | None = None,
+                   error: str | None = None, add_tokens: int = 0) -> RunRow:
+        """Change what is given (None leaves a field as it is) and add to the token count.
+
+        Leaving "running" stamps finished_at; going back to "running" (a resume)
+        clears finished_at, stop_reason and error. The best candidate must be
+        a kernel of the run's spec.
+        """
+        work = runs.update_run(run_key, status, best_candidate_id, stop_reason, error, add_tokens)
+        return self._write(work)
+
+    def list_runs(self, op: str | None = None, limit: int = 50) -> list[RunRow]:
+        """Runs, newest first."""
+        return self._read(runs.list_runs(op, limit))
+
+    def run_candidates(self, run_key: str) -> list[KernelRow]:
+        """The candidates first drafted in the run, oldest first, with their latest evaluation."""
+
+        def work(s: Session) -> list[KernelRow]:
+            run = runs.run_by_key(s, run_key)
+            stmt = kernels.kernel_select().where(Candidate.run_id == run.id).order_by(Candidate.id)
+            return [kernels.kernel_row(r) for r in s.execute(stmt)]
+
+        return self._read(work)
+
+    def record_llm_call(self, run_id: int | None, candidate_id: int | None, round: int | None,
+                        call: runs.LLMCallLike) -> int:
+        """Store one chat completion (any object with LLMCall's attributes); returns its id.
+
+        Tokens are not added to the run here: update_run(add_tokens=...) does that.
+        """
+        return self._write(runs.record_llm_call(run_id, candidate_id, round, call))
+
+    def link_llm_call(self, call_id: int, candidate_id: int) -> None:
+        """Attach a call to the candidate its reply became, once that candidate is recorded."""
+        self._write(runs.link_llm_call(call_id, candidate_id))
+
+    def trajectories(self, op: str | None = None) -> list[dict[str, Any]]:
+        """Every LLM call with the verdict on what it drafted, for `opforge export-dataset`."""
+        return self._read(lambda s: history.trajectories(s, op))
+
+    def verified_examples(self, limit: int = 20,
+                          exclude_spec_sha: str | None = None) -> list[history.Example]:
+        """(op, spec source, kernel source, speedup_eager) of correct kernels, fastest first."""
+        require_count("limit", limit, minimum=1)
+        return self._read(lambda s: history.verified_examples(s, limit, exclude_spec_sha))

@@ -2,7 +2,8 @@
 
 Bad input is refused with a RegistryError naming the field, before anything
 reaches SQLite, where it would surface as an IntegrityError or as a TypeError
-from the JSON serializer halfway through a flush.
+from the JSON serializer halfway through a flush. require_row, the one check
+that reads the database, runs inside the write transaction instead.
 """
 
 from __future__ import annotations
@@ -11,7 +12,10 @@ import json
 import math
 from typing import Any
 
+from sqlalchemy.orm import Session
+
 from registry.errors import RegistryError
+from registry.models import Base
 
 
 def require_text(field: str, value: object) -> str:
@@ -73,3 +77,23 @@ def check_verdict(verdict: object) -> dict[str, Any]:
         raise RegistryError(f"verdict['timings'] must be a dict or None, got {type(timings).__name__}")
     require_json("verdict", verdict)
     return verdict
+
+
+def require_count(field: str, value: object, minimum: int = 0) -> int:
+    """An int (not a bool) of at least `minimum`: token counts, rounds, limits."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise RegistryError(f"{field} must be an integer >= {minimum}, got {value!r}")
+    return value
+
+
+def optional_text(field: str, value: object) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise RegistryError(f"{field} must be a string or None, got {type(value).__name__}")
+    return value
+
+
+def require_row(s: Session, model: type[Base], row_id: int | None, what: str) -> None:
+    """Refuse a reference to a row that does not exist (None is no reference): a clear
+    message instead of the foreign key error SQLite would give at flush."""
+    if row_id is not None and s.get(model, row_id) is None:
+        raise RegistryError(f"{what} {row_id} does not exist")

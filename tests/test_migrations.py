@@ -15,9 +15,11 @@ from sqlalchemy import inspect
 from registry import Registry, RegistryError
 from registry.db import alembic_config, make_engine, migrate
 from registry.models import Base
+from registry.store import sha256_text
 
-TABLES = {"specs", "candidates", "evaluations", "versions"}
-PREVIOUS = "0001_initial"
+TABLES = {"specs", "candidates", "evaluations", "versions", "runs", "llm_calls"}
+INITIAL = "0001_initial"
+PREVIOUS = "0002_evaluation_speed_columns"  # the revision before head
 
 
 def head_revision() -> str:
@@ -51,7 +53,7 @@ def columns(path: Path, table: str) -> set[str]:
         return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
 
 
-def seed_at_previous(path: Path) -> None:
+def seed_at_initial(path: Path) -> None:
     """Rows as the 0001 schema stored them: no speed columns on evaluations."""
     verdict = {"correct": True, "stage": "timed", "reasons": [],
                "timings": {"kernel_ms": 0.25, "speedup_eager": 3.0}}
@@ -72,12 +74,43 @@ def seed_at_previous(path: Path) -> None:
         )
 
 
+def seed_at_previous(path: Path) -> None:
+    """Rows as 0002 stored them: candidates with no run, one of them promoted."""
+    verdict = {"correct": True, "stage": "timed", "reasons": [], "timings": {"speedup_eager": 1.5}}
+    with sqlite3.connect(path) as conn:
+        conn.execute("INSERT INTO specs VALUES (1, 'add', 'ops/add.py', ?, 'src', '2025-01-01 00:00:00')",
+                     (sha256_text("src"),))
+        for cid, source, parent in ((1, "kern", None), (2, "kern v2", 1)):
+            conn.execute(
+                "INSERT INTO candidates (id, spec_id, source, sha256, backend, drafter, parent_id,"
+                " meta, created_at) VALUES (?, 1, ?, ?, 'triton', 'llm', ?, '{\"model\": \"m\"}',"
+                " '2025-01-01 00:00:00')",
+                (cid, source, sha256_text(source), parent),
+            )
+        conn.execute(
+            "INSERT INTO evaluations (id, candidate_id, hardware, hardware_info, correct, stage,"
+            " reasons, verdict, timings, created_at, kernel_ms, speedup_eager)"
+            " VALUES (1, 2, 'cpu/x', '{}', 1, 'timed', '[]', ?, ?, '2025-01-02 00:00:00', NULL, 1.5)",
+            (json.dumps(verdict), json.dumps(verdict["timings"])),
+        )
+        conn.execute(
+            "INSERT INTO versions VALUES (1, 'add', 'triton', 'cpu/x', 1, 2, 1, '2025-01-03 00:00:00',"
+            " 1, NULL)"
+        )
+
+
 def test_upgrade_from_empty_creates_all_tables_at_head(tmp_path: Path) -> None:
     path = tmp_path / "fresh.db"
     Registry(path).close()
     assert table_names(path) == TABLES | {"alembic_version"}
     assert db_revision(path) == head_revision()
     assert {"kernel_ms", "speedup_eager"} <= columns(path, "evaluations")
+    assert {"run_id", "round"} <= columns(path, "candidates")
+
+
+def test_head_is_the_runs_revision() -> None:
+    # Tells whoever adds a revision to move PREVIOUS and add an upgrade test for it.
+    assert head_revision() == "0003_runs_and_llm_calls"
 
 
 def test_migrated_schema_matches_models(tmp_path: Path) -> None:
@@ -93,12 +126,12 @@ def test_migrated_schema_matches_models(tmp_path: Path) -> None:
     assert diff == []
 
 
-def test_previous_revision_is_upgraded_in_place_keeping_rows(tmp_path: Path) -> None:
+def test_initial_revision_is_upgraded_in_place_keeping_rows(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
-    migrate_file(path, PREVIOUS)
-    assert db_revision(path) == PREVIOUS
+    migrate_file(path, INITIAL)
+    assert db_revision(path) == INITIAL
     assert "kernel_ms" not in columns(path, "evaluations")
-    seed_at_previous(path)
+    seed_at_initial(path)
 
     with Registry(path) as reg:
         detail = reg.get_candidate(1)
@@ -110,6 +143,31 @@ def test_previous_revision_is_upgraded_in_place_keeping_rows(tmp_path: Path) -> 
     assert (first.kernel_ms, first.speedup_eager) == (0.25, 3.0)
     assert (second.kernel_ms, second.speedup_eager) == (None, None)
     assert kernels[0].first_reason == "boom"
+
+
+def test_previous_revision_is_upgraded_in_place_keeping_candidates(tmp_path: Path) -> None:
+    path = tmp_path / "before_runs.db"
+    migrate_file(path, PREVIOUS)
+    assert "runs" not in table_names(path)
+    seed_at_previous(path)
+
+    with Registry(path) as reg:
+        kernels = reg.list_kernels()
+        child = reg.get_candidate(2)
+        spec = reg.record_spec("add", "ops/add.py", "src")
+        assert spec == 1
+        run = reg.create_run(reg.new_run_key(), "add", spec, "triton", "llm", "cpu/x", {})
+        # Re-drafting an old source in a run finds the old row and leaves it outside the run.
+        assert reg.record_candidate(spec, "kern", "triton", "llm", run_id=run.id, round=0) == 1
+        assert reg.run_candidates(run.run_key) == []
+        examples = reg.verified_examples()
+    assert db_revision(path) == head_revision()
+    assert [(k.candidate_id, k.run_id, k.round, k.active) for k in kernels] == [
+        (2, None, None, True), (1, None, None, False)]
+    assert child is not None and (child.parent_id, child.meta, child.source) == (1, {"model": "m"}, "kern v2")
+    assert examples == [("add", "src", "kern v2", 1.5)]
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
 
 
 def test_downgrade_to_base_then_upgrade_head(tmp_path: Path) -> None:
@@ -125,23 +183,46 @@ def test_downgrade_to_base_then_upgrade_head(tmp_path: Path) -> None:
     assert db_revision(path) == head_revision()
 
 
-def test_downgrade_one_step_keeps_rows_referenced_by_versions(tmp_path: Path) -> None:
-    # The 0002 downgrade rebuilds `evaluations`, which `versions` references:
-    # with foreign keys enforced during the rebuild this would fail or cascade.
+def test_downgrade_to_initial_keeps_rows_referenced_by_versions(tmp_path: Path) -> None:
+    # The 0003 downgrade rebuilds `candidates` and the 0002 one `evaluations`,
+    # which `versions` references: with foreign keys enforced during the
+    # rebuilds this would fail or cascade.
     path = tmp_path / "step.db"
     verdict = {"correct": True, "stage": "timed", "reasons": [], "timings": {"kernel_ms": 1.0}}
     with Registry(path) as reg:
         cand = reg.record_candidate(reg.record_spec("add", "a.py", "s"), "k", "triton", "user")
         reg.record_evaluation(cand, "cpu/x", {}, verdict)
         reg.promote(cand)
-    migrate_file(path, PREVIOUS, downgrade=True)
+    migrate_file(path, INITIAL, downgrade=True)
     assert "kernel_ms" not in columns(path, "evaluations")
+    assert "run_id" not in columns(path, "candidates")
     with sqlite3.connect(path) as conn:
         assert conn.execute("SELECT count(*) FROM evaluations").fetchone() == (1,)
         assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
     with Registry(path) as reg:
         assert reg.get_candidate(cand).evaluations[0].kernel_ms == 1.0
         assert [v.candidate_id for v in reg.active_versions()] == [cand]
+
+
+def test_downgrade_one_step_drops_runs_and_keeps_candidates(tmp_path: Path) -> None:
+    path = tmp_path / "runs.db"
+    with Registry(path) as reg:
+        spec = reg.record_spec("add", "a.py", "s")
+        run = reg.create_run("r-1", "add", spec, "triton", "llm", "cpu/x", {"budget": 3})
+        cand = reg.record_candidate(spec, "k", "triton", "llm", run_id=run.id, round=0)
+        reg.record_evaluation(cand, "cpu/x", {}, {"correct": True, "stage": "timed", "reasons": []})
+        reg.update_run("r-1", status="done", best_candidate_id=cand)
+    migrate_file(path, PREVIOUS, downgrade=True)
+    assert db_revision(path) == PREVIOUS
+    assert table_names(path) == TABLES - {"runs", "llm_calls"} | {"alembic_version"}
+    assert not {"run_id", "round"} & columns(path, "candidates")
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT id, source FROM candidates").fetchall() == [(cand, "k")]
+        assert conn.execute("SELECT count(*) FROM evaluations").fetchone() == (1,)
+        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+    with Registry(path) as reg:
+        assert reg.get_candidate(cand).run_id is None
+        assert reg.get_run("r-1") is None
 
 
 def test_database_is_in_wal_mode(tmp_path: Path) -> None:

@@ -1,0 +1,135 @@
+"""Pull a candidate file out of a model's reply: fenced or bare Python, one block or several.
+
+`extract_candidate` never raises. It returns `(source, None)` when the reply holds a module that
+parses and defines a module-level `class ModelNew`, else `(None, problem)`: one short line that goes
+into the next prompt as feedback, e.g. "the code does not parse: line 12: invalid syntax".
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+import textwrap
+
+_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+# An opening fence with an optional language tag; the block runs to the closing fence or, when the
+# reply was cut off mid-block, to the end of the reply.
+_FENCE = re.compile(r"^[ \t]*```[ \t]*([\w+.-]*)[^\n]*\n(.*?)(?:^[ \t]*```[ \t]*$|\Z)", re.DOTALL | re.MULTILINE)
+_PYTHON_TAGS = {"", "python", "py", "python3", "py3"}
+_CODE_START = re.compile(r"^(import |from \w|@|class |def |[A-Za-z_]\w* = )", re.MULTILINE)
+_BUILTINS = set(dir(builtins))
+
+
+def extract_candidate(reply: str) -> tuple[str | None, str | None]:
+    """(source, None) for a usable candidate, (None, problem) otherwise."""
+    text, problem = _strip_reasoning(reply or "")
+    if problem:
+        return None, problem
+    if not text.strip():
+        return None, "the reply is empty"
+    blocks = [textwrap.dedent(body) for tag, body in _FENCE.findall(text)
+              if tag.lower() in _PYTHON_TAGS and body.strip()]
+    if blocks:
+        return _from_blocks(blocks)
+    return _from_bare(text)
+
+
+def _strip_reasoning(reply: str) -> tuple[str, str | None]:
+    """Drop <think> sections; servers that strip the opening tag still leave the closing one."""
+    text = _THINK.sub("", reply)
+    if "</think>" in text.lower():
+        text = text[text.lower().rindex("</think>") + len("</think>"):]
+    if "<think>" in text.lower():
+        before = text[: text.lower().index("<think>")]
+        if not before.strip():
+            return "", "the reply was cut off inside its <think> reasoning, before any code"
+        text = before
+    return text, None
+
+
+def _from_blocks(blocks: list[str]) -> tuple[str | None, str | None]:
+    parsed = [_parse(b) for b in blocks]
+    with_model = [i for i, (tree, _) in enumerate(parsed) if tree is not None and _defines_model_new(tree)]
+    if not with_model:
+        # Report on the block that looks like the answer: the one naming ModelNew, else the last one.
+        named = [i for i, b in enumerate(blocks) if re.search(r"^class ModelNew\b", b, re.MULTILINE)]
+        error = parsed[named[-1] if named else -1][1]
+        return None, error or "the code defines no class ModelNew"
+    chosen = with_model[-1]  # a reply that revises itself ends with its final answer
+    keep = _blocks_needed(chosen, [tree for tree, _ in parsed])
+    source = "\n\n".join(blocks[i].strip("\n") for i in sorted(keep)) + "\n"
+    tree, error = _parse(source)
+    if tree is None:
+        return None, error
+    return source, None
+
+
+def _from_bare(text: str) -> tuple[str | None, str | None]:
+    """No fences: the reply is plain Python, possibly after a paragraph of prose."""
+    tree, error = _parse(text)
+    if tree is None:
+        start = _CODE_START.search(text)
+        if start is None:
+            return None, "the reply contains no Python code block"
+        text = text[start.start():]
+        tree, error = _parse(text)
+        if tree is None:
+            return None, error
+    if not _defines_model_new(tree):
+        if not any(isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)) for n in tree.body):
+            return None, "the reply contains no Python code block"
+        return None, "the code defines no class ModelNew"
+    return text.strip() + "\n", None
+
+
+def _parse(source: str) -> tuple[ast.Module | None, str | None]:
+    try:
+        return ast.parse(source), None
+    except SyntaxError as exc:
+        return None, f"the code does not parse: line {exc.lineno}: {exc.msg}"
+    except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, absurd nesting
+        return None, f"the code does not parse: {exc}"
+
+
+def _defines_model_new(tree: ast.Module) -> bool:
+    return any(isinstance(n, ast.ClassDef) and n.name == "ModelNew" for n in tree.body)
+
+
+def _blocks_needed(chosen: int, trees: list[ast.Module | None]) -> set[int]:
+    """The ModelNew block plus the blocks defining what it (transitively) uses: kernels and launchers
+    first, then imports still missing. An echoed spec block (Model, get_inputs) stays out."""
+    keep = {chosen}
+    for imports in (False, True):
+        changed = True
+        while changed:
+            wanted = set().union(*(_free_names(trees[i]) for i in keep))
+            wanted -= set().union(*(_defined_names(trees[i], True) for i in keep))
+            extra = [i for i, tree in enumerate(trees) if i not in keep and tree is not None
+                     and not _defines_model_new(tree) and _defined_names(tree, imports) & wanted]
+            keep |= set(extra[:1] if imports else extra)
+            changed = bool(extra)
+    return keep
+
+
+def _defined_names(tree: ast.Module, imports: bool = True) -> set[str]:
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)) and imports:
+            names |= {a.asname or a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return names
+
+
+def _free_names(tree: ast.Module) -> set[str]:
+    """Names read but bound nowhere in the block (not at module level, not as a local or argument)."""
+    used, bound = set(), _defined_names(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (used if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+    return used - bound - _BUILTINS

@@ -1,0 +1,51 @@
+"""draft: ask the drafter for this round's candidates, record each candidate and LLM call."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from langgraph.runtime import Runtime
+
+from agents.drafters.base import Attempt, DraftRequest, KnowledgeItem
+from agents.state import RunContext, RunState
+
+ATTEMPTS_IN_PROMPT = 6  # the newest attempts carry the most useful feedback; older ones cost tokens
+
+
+def build_request(state: RunState, ctx: RunContext) -> DraftRequest:
+    attempts = tuple(Attempt(**a) for a in state.get("attempts", [])[-ATTEMPTS_IN_PROMPT:])
+    # Until something is correct, repair the latest failure; once it is, explore for speed.
+    mode = "repair" if attempts and not state.get("best") else "explore"
+    return DraftRequest(op=ctx.spec.name, spec_source=ctx.spec.source, backend=ctx.backend,
+                        hardware=ctx.hardware.fingerprint,
+                        knowledge=tuple(KnowledgeItem(**k) for k in state.get("knowledge", [])),
+                        attempts=attempts, mode=mode, n=ctx.budget.candidates, round=state.get("round", 0))
+
+
+def draft(state: RunState, runtime: Runtime[RunContext]) -> dict:
+    ctx = runtime.context
+    request = build_request(state, ctx)
+    drafts = ctx.drafter.draft(request)
+    pending, problems, tokens = [], [], 0
+    parent = (state.get("best") or {}).get("candidate_id")
+    for item in drafts:
+        candidate_id = None
+        if item.source:
+            candidate_id = ctx.registry.record_candidate(
+                ctx.spec_id, item.source, ctx.backend, item.drafter, parent_id=parent, meta=item.meta or None,
+                run_id=ctx.run_id, round=request.round)
+            if candidate_id not in pending:
+                pending.append(candidate_id)
+        else:
+            problems.append({"candidate_id": None, "source": None, "correct": False, "stage": "draft",
+                             "feedback": f"your reply could not be used: {item.problem}", "speedup": None})
+        if item.call:  # an unusable reply is recorded with its problem, so the dataset shows why
+            call = item.call if item.source else replace(item.call, error=item.call.error or item.problem)
+            ctx.registry.record_llm_call(ctx.run_id, candidate_id, request.round, call)
+            tokens += item.call.prompt_tokens + item.call.completion_tokens
+    if tokens:
+        ctx.registry.update_run(state["run_key"], add_tokens=tokens)
+    ctx.emit({"node": "draft", "round": request.round, "message":
+              f"round {request.round}: {len(pending)} candidate(s) drafted ({request.mode})"
+              + (f", {len(problems)} unusable repl(ies)" if problems else "")})
+    return {"pending": pending, "attempts": problems, "tokens": state.get("tokens", 0) + tokens,
+            "drafted_nothing": not drafts}

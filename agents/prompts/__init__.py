@@ -1,0 +1,1 @@
+"""The drafting prompts: Jinja2 templates (system.j2, draft.j2) rendered by render.py."""

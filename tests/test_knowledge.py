@@ -1,0 +1,240 @@
+"""Knowledge retrieval: the notes are well-formed, spec tags come from the AST without running the
+spec, and ranking puts the same op first, related ops next, and the GPU-rules note always in."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import ROOT, write
+from knowledge import KnowledgeError, load_examples, load_notes, retrieve, spec_tags
+from knowledge.corpus import NOTES_DIR, parse_note
+
+INTERPRETER_NOTE = "knowledge/notes/triton/interpreter_vs_gpu.md"
+
+KERNELBENCH_GELU = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Simple model that performs a GELU activation."""
+
+    def __init__(self):
+        super(Model, self).__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.gelu(x)
+
+
+batch_size = 16
+dim = 16384
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def spec(op: str) -> str:
+    return (ROOT / "ops" / f"{op}.py").read_text()
+
+
+def kinds(items, kind):
+    return [i for i in items if i.kind == kind]
+
+
+# --- notes -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("backend, minimum", [("triton", 8), ("cuda", 2), ("ascendc", 2)])
+def test_every_note_has_a_title_tags_and_substance(backend, minimum):
+    paths = sorted((NOTES_DIR / backend).glob("*.md"))
+    assert len(paths) >= minimum, f"{backend}: {len(paths)} notes, want at least {minimum}"
+    for path in paths:
+        lines = path.read_text().splitlines()
+        assert lines[0].startswith("# ") and lines[1].startswith("tags:"), path.name
+        note = parse_note(path)
+        assert note.title and len(note.tags) >= 3, path.name
+        assert len(note.text) >= 800 and "```" in note.text, f"{path.name}: too thin or no code snippet"
+    assert len(load_notes(backend)) == len(paths)
+
+
+def test_a_note_without_tags_is_rejected(tmp_path):
+    bad = write(tmp_path / "bad.md", "# Title\nno tags line here\nbody\n")
+    with pytest.raises(KnowledgeError, match="tags"):
+        parse_note(bad)
+
+
+def test_only_notes_of_the_requested_backend_are_returned():
+    for backend in ("triton", "cuda", "ascendc"):
+        items = retrieve(spec("softmax"), backend=backend, k=20)
+        sources = [i.source for i in kinds(items, "note")]
+        assert sources and all(s.startswith(f"knowledge/notes/{backend}/") for s in sources), sources
+    assert not kinds(retrieve(spec("softmax"), backend="cuda", k=20), "example")  # no CUDA suite kernels
+
+
+def test_a_backend_name_cannot_reach_other_folders():
+    with pytest.raises(KnowledgeError, match="backend"):
+        retrieve(spec("softmax"), backend="../ops")
+
+
+# --- spec tags ---------------------------------------------------------------------------------
+
+def test_spec_tags_of_softmax_include_its_tags_and_family():
+    tags = spec_tags(spec("softmax"))
+    assert "softmax" in tags and "reduction" in tags and "row" in tags
+
+
+def test_spec_tags_never_execute_the_spec(tmp_path):
+    marker = tmp_path / "executed"
+    source = (f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n"
+              "raise RuntimeError('a spec that fails at import')\n"
+              "OPFORGE = dict(name='fused_op', tags=['elementwise', 'gelu'], family='activation')\n")
+    assert spec_tags(source) == ["elementwise", "gelu", "activation", "fused_op", "fused", "op"]
+    assert not marker.exists()
+
+
+def test_spec_tags_read_a_dict_literal_and_skip_non_literal_entries():
+    source = "X = 3\nOPFORGE = {'name': 'row_sum', 'tags': ['reduction', X], 'family': 'reduction'}\n"
+    assert spec_tags(source) == ["reduction", "row_sum", "row", "sum"]  # X is not a literal: skipped
+
+
+def test_spec_tags_are_empty_without_opforge_or_when_the_spec_does_not_parse():
+    assert spec_tags(KERNELBENCH_GELU) == []
+    assert spec_tags("def broken(:\n") == []
+
+
+def test_examples_pair_each_suite_kernel_with_its_spec_tags():
+    examples = {e.op: e for e in load_examples("triton")}
+    assert set(examples) == {p.stem for p in (ROOT / "knowledge" / "triton").glob("*.py")}
+    assert examples["rms_norm"].tags[:2] == ("norm", "rmsnorm")
+    assert examples["rms_norm"].spec == spec("rms_norm")
+
+
+# --- ranking -----------------------------------------------------------------------------------
+
+def test_rms_norm_ranks_its_own_example_first_then_another_norm():
+    items = retrieve(spec("rms_norm"))
+    examples = [i.title for i in kinds(items, "example")]
+    assert examples[0] == "Known-good Triton kernel for rms_norm"
+    assert "Known-good Triton kernel for layer_norm" in examples
+    first = kinds(items, "example")[0]
+    assert first.source == "knowledge/triton/rms_norm.py" and "def _rms_norm_kernel" in first.text
+
+
+def test_every_suite_op_ranks_its_own_example_first():
+    for example in load_examples("triton"):
+        first = kinds(retrieve(example.spec), "example")[0]
+        assert first.title == f"Known-good Triton kernel for {example.op}", example.op
+
+
+def test_matmul_gets_the_tl_dot_note():
+    notes = [i.source for i in kinds(retrieve(spec("matmul")), "note")]
+    assert "knowledge/notes/triton/tl_dot.md" in notes
+
+
+def test_a_kernelbench_gelu_without_opforge_ranks_activations_above_matmul(tmp_path):
+    source = write(tmp_path / "19_GELU_.py", KERNELBENCH_GELU).read_text()
+    items = retrieve(source, k=20)
+    examples = [i.title.rsplit(" ", 1)[1] for i in kinds(items, "example")]
+    assert examples[:2] in (["gelu_erf", "gelu_tanh"], ["gelu_tanh", "gelu_erf"]), examples
+    assert "matmul" not in examples and "bmm" not in examples
+
+
+def kernelbench(forward: str, init: str = "") -> str:
+    return ("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
+            "    def __init__(self, dim):\n        super(Model, self).__init__()\n"
+            f"        self.dim = dim\n{init}\n    def forward(self, x):\n        return {forward}\n")
+
+
+def test_a_kernelbench_spec_gets_tags_from_the_words_its_code_uses():
+    layer_norm = retrieve(kernelbench("self.ln(x)", "        self.ln = nn.LayerNorm(dim)\n"))
+    assert kinds(layer_norm, "example")[0].title == "Known-good Triton kernel for layer_norm"
+    matmul = retrieve(kernelbench("torch.matmul(x, x.T)"))
+    assert [i.title for i in kinds(matmul, "example")][:2] == [
+        "Known-good Triton kernel for matmul", "Known-good Triton kernel for bmm"]
+    assert "knowledge/notes/triton/tl_dot.md" in [i.source for i in matmul]
+
+
+def test_a_kernelbench_log_softmax_brings_the_softmax_family():
+    items = retrieve(kernelbench("torch.log_softmax(x, dim=self.dim)"))
+    examples = {i.title.rsplit(" ", 1)[1] for i in kinds(items, "example")}
+    assert examples == {"log_softmax", "softmax", "cross_entropy"}, examples
+
+
+def test_unrelated_examples_do_not_take_the_place_of_notes():
+    items = retrieve(kernelbench("torch.cumsum(x, dim=self.dim)"), k=6)
+    assert [i.title for i in kinds(items, "example")] == ["Known-good Triton kernel for cumsum"]
+    assert "knowledge/notes/triton/scans.md" in [i.source for i in items]
+    relu = retrieve(kernelbench("torch.relu(x)"), k=6)
+    assert [i.title for i in kinds(relu, "example")] == ["Known-good Triton kernel for add_mul_relu"]
+
+
+def test_the_mix_caps_code_and_keeps_notes():
+    items = retrieve(spec("softmax"), k=10)
+    assert len(items) == 10
+    assert len([i for i in items if i.kind in ("example", "history")]) == 3
+    assert len(kinds(items, "note")) == 7
+    assert [i.score for i in items] == sorted((i.score for i in items), reverse=True)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 6, 9])
+def test_k_is_respected_and_the_interpreter_note_is_always_there(k):
+    items = retrieve(spec("cumsum"), k=k)
+    assert len(items) == k
+    assert INTERPRETER_NOTE in [i.source for i in items]
+    if k >= 2:
+        assert len(kinds(items, "note")) >= 2
+
+
+def test_k_zero_returns_nothing():
+    assert retrieve(spec("cumsum"), k=0) == []
+
+
+def test_results_are_deterministic():
+    history = [("rms_norm", spec("rms_norm"), "# registry rms_norm kernel\n", 1.4)]
+    first = retrieve(spec("layer_norm"), k=8, history=history)
+    again = retrieve(spec("layer_norm"), k=8, history=iter(history))
+    assert first == again
+
+
+# --- history -----------------------------------------------------------------------------------
+
+def registry_kernel(op: str) -> str:
+    return (ROOT / "knowledge" / "triton" / f"{op}.py").read_text() + "\n# variant recorded by a run\n"
+
+
+# How a run might have recorded rms_norm: a plain KernelBench spec, worded unlike ops/rms_norm.py.
+RMS_NORM_KERNELBENCH = '''import torch
+
+
+class Model(torch.nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.features = features
+
+    def forward(self, x):
+        return x / torch.sqrt(torch.mean(x ** 2, dim=1, keepdim=True) + 1e-5)
+'''
+
+
+def test_history_of_the_same_op_outranks_unrelated_history():
+    history = [("layer_norm", spec("layer_norm"), registry_kernel("layer_norm"), 3.0),
+               ("rms_norm", RMS_NORM_KERNELBENCH, registry_kernel("rms_norm"), 1.2)]
+    items = retrieve(spec("rms_norm"), k=6, history=history)
+    found = kinds(items, "history")
+    assert found, [i.title for i in items]
+    assert found[0].title == "Verified kernel for rms_norm from the registry (1.20x vs PyTorch)"
+    assert found[0].source == "registry" and found[0].text == registry_kernel("rms_norm")
+    ranked = kinds(retrieve(spec("layer_norm"), k=6, history=history), "history")
+    assert ranked[0].title.startswith("Verified kernel for layer_norm")
+
+
+def test_history_keeps_the_fastest_kernel_per_op_and_drops_copies_of_suite_kernels():
+    suite_copy = (ROOT / "knowledge" / "triton" / "softmax.py").read_text()
+    history = [("softmax", spec("softmax"), "# slow\n", 1.1), ("softmax", spec("softmax"), "# fast\n", 2.5),
+               ("softmax", spec("softmax"), "# unmeasured\n", None), ("softmax", spec("softmax"), suite_copy, 9.0)]
+    found = kinds(retrieve(spec("softmax"), k=6, history=history), "history")
+    assert [(h.title, h.text) for h in found] == [
+        ("Verified kernel for softmax from the registry (2.50x vs PyTorch)", "# fast\n")]
