@@ -175,7 +175,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     def show(event: dict) -> None:
         if not quiet:
             out.print(f"[dim]{time.strftime('%H:%M:%S')}[/] [cyan]{event['node']:>8}[/] {event['message']}",
-                      markup=True, highlight=False)
+                      markup=True, highlight=False, soft_wrap=True)
 
     with Registry(resolve_db_path(args.db)) as reg:
         if args.resume:

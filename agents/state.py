@@ -22,6 +22,7 @@ class RunState(TypedDict, total=False):
     round_best: Annotated[list[float], operator.add]  # best score after each round (plateau rule)
     tokens: int
     drafted_nothing: bool  # the drafter had nothing (more) to offer
+    drafter_note: str | None  # why, when it said (e.g. "unsupported: aten.gather")
     stop_reason: str | None
     promoted: dict | None
 

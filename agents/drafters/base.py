@@ -49,6 +49,7 @@ class DraftRequest:
     mode: Mode = "explore"
     n: int = 1  # how many candidates are wanted
     round: int = 0
+    sizes: dict = field(default_factory=dict)  # the size constants the harness verifies with
 
 
 @dataclass(frozen=True)

@@ -24,5 +24,6 @@ def select_drafter(name: str | None) -> tuple[Drafter, str | None]:
 
 
 def _expert() -> Drafter:
-    raise DrafterError("the offline expert drafter is not part of this build yet: configure an LLM endpoint "
-                       "(OPFORGE_LLM_BASE_URL, OPFORGE_LLM_MODEL) and use --drafter llm")
+    from agents.drafters.expert import ExpertDrafter
+
+    return ExpertDrafter()

@@ -19,7 +19,8 @@ def stop_reason(state: RunState, ctx: RunContext) -> str | None:
     if best and budget.target_speedup and best["score"] >= budget.target_speedup:
         return f"target speedup {budget.target_speedup:g}x reached"
     if state.get("drafted_nothing"):
-        return "the drafter has nothing more to offer"
+        note = state.get("drafter_note")
+        return "the drafter has nothing more to offer" + (f" ({note})" if note else "")
     if done >= budget.rounds:
         return f"round budget spent ({budget.rounds})"
     if time.time() - state["started_at"] >= budget.wall_s:

@@ -18,7 +18,8 @@ def build_request(state: RunState, ctx: RunContext) -> DraftRequest:
     return DraftRequest(op=ctx.spec.name, spec_source=ctx.spec.source, backend=ctx.backend,
                         hardware=ctx.hardware.fingerprint,
                         knowledge=tuple(KnowledgeItem(**k) for k in state.get("knowledge", [])),
-                        attempts=attempts, mode=mode, n=ctx.budget.candidates, round=state.get("round", 0))
+                        attempts=attempts, mode=mode, n=ctx.budget.candidates, round=state.get("round", 0),
+                        sizes=dict(ctx.spec.sizes_used))
 
 
 def draft(state: RunState, runtime: Runtime[RunContext]) -> dict:
@@ -46,6 +47,7 @@ def draft(state: RunState, runtime: Runtime[RunContext]) -> dict:
         ctx.registry.update_run(state["run_key"], add_tokens=tokens)
     ctx.emit({"node": "draft", "round": request.round, "message":
               f"round {request.round}: {len(pending)} candidate(s) drafted ({request.mode})"
-              + (f", {len(problems)} unusable repl(ies)" if problems else "")})
+              + (f", {len(problems)} unusable" if problems else "")})
+    exhausted = not drafts or all(d.meta.get("exhausted") for d in drafts)
     return {"pending": pending, "attempts": problems, "tokens": state.get("tokens", 0) + tokens,
-            "drafted_nothing": not drafts}
+            "drafted_nothing": exhausted, "drafter_note": next((d.problem for d in drafts if d.problem), None)}
