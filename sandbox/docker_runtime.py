@@ -133,6 +133,7 @@ class DockerSandbox:
     def _ensure_container(self) -> None:
         if self.container is not None:
             return
+        _reap_orphans()
         self.uid = sandbox_uid()  # a fresh container, a fresh uid
         self.jobs_root = Path(tempfile.mkdtemp(prefix="opforge-jobs-"))
         os.chown(self.jobs_root, self.uid, self.uid)
@@ -153,7 +154,7 @@ class DockerSandbox:
             network_mode="none", read_only=True, cap_drop=["ALL"], security_opt=["no-new-privileges"],
             mem_limit=self.memory, memswap_limit=self.memory, pids_limit=self.pids,
             nano_cpus=int(self.cpus * 1e9), tmpfs={SCRATCH: f"size={self.scratch},mode=1777", "/tmp": "size=64m,mode=1777"},
-            volumes=volumes, working_dir=SCRATCH, device_requests=gpu, labels={"opforge": "sandbox"},
+            volumes=volumes, working_dir=SCRATCH, device_requests=gpu, labels={"opforge": "sandbox", "opforge.pid": str(os.getpid())},
             ulimits=[types.Ulimit(name="core", soft=0, hard=0), types.Ulimit(name="nofile", soft=1024, hard=1024)],
             log_config=types.LogConfig(type="json-file", config={"max-size": "1m", "max-file": "1"}),
         )
@@ -215,6 +216,20 @@ class _ExecReader(threading.Thread):
     def text(self) -> tuple[str, str]:
         self.join(timeout=5)
         return self.out.decode("utf-8", "replace"), self.err.decode("utf-8", "replace")
+
+
+def _reap_orphans() -> None:
+    """Remove warm containers whose owning process died without closing them (SIGKILL skips atexit)."""
+    for container in client().containers.list(all=True, filters={"label": "opforge=sandbox"}):
+        try:
+            pid = int(container.labels.get("opforge.pid", "0"))
+            if pid <= 0:
+                raise ProcessLookupError
+            os.kill(pid, 0)
+        except (ProcessLookupError, ValueError):
+            _remove(container)
+        except PermissionError:  # alive, owned by someone else
+            pass
 
 
 def _remove(container) -> None:

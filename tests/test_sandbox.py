@@ -84,3 +84,23 @@ def test_verdict_names_the_runtime():
     require("jail")
     v = verify(TINY, KERNELS / "good.py", VerifyOptions(seed=2, trials=1, device="cpu", sandbox="jail"))
     assert v["correct"] and v["sandbox"] == "jail" and "warnings" not in v
+
+
+def test_docker_reaps_containers_left_by_a_killed_process():
+    require("docker")
+    import subprocess
+    import sys
+
+    from sandbox.docker_runtime import client, ensure_image
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()  # its pid now names no process
+    orphan = client().containers.create(ensure_image(), command=["sleep", "infinity"], network_mode="none",
+                                        labels={"opforge": "sandbox", "opforge.pid": str(dead.pid)})
+    sandbox = get_sandbox("docker")
+    try:
+        assert sandbox.run(BUILD).ok
+    finally:
+        sandbox.close()
+    remaining = [c.id for c in client().containers.list(all=True, filters={"label": "opforge=sandbox"})]
+    assert orphan.id not in remaining

@@ -57,9 +57,14 @@ def model_new(lowered: Lowered, launcher: str, shapes: dict[str, tuple[int, ...]
     graph placeholder order, to `launcher` — the same order the generators' launchers take."""
     args = [f"a{i}" for i in range(lowered.n_forward_args)]
     inputs = iter(args)
-    call = [next(inputs) if p.kind == "input" else "self." + p.fqn for p in lowered.placeholders]
+    call = [next(inputs) if p.kind in ("input", "scalar") else "self." + p.fqn for p in lowered.placeholders]
     body = _declare_state(lowered, shapes) or ["pass"]
     init = "\n".join("        " + line for line in body)
+    forward_inputs = [p for p in lowered.placeholders if p.kind in ("input", "scalar")]
+    tensor_arg = next((a for a, p in zip(args, forward_inputs) if p.kind == "input"), None)
+    device = f"{tensor_arg}.device" if tensor_arg else "None"
+    wraps = "".join(f"        {a} = torch.full((), {a}, device={device})  # a Python number as a 0-d tensor\n"
+                    for a, p in zip(args, forward_inputs) if p.kind == "scalar")
     return (
         "\n\nclass ModelNew(torch.nn.Module):\n"
         "    def __init__(self, *args, **kwargs):\n"
@@ -67,5 +72,6 @@ def model_new(lowered: Lowered, launcher: str, shapes: dict[str, tuple[int, ...]
         "        # the reference's parameters and buffers, same names and shapes: the harness copies them in\n"
         f"{init}\n\n"
         f"    def forward(self, {', '.join(args)}):\n"
+        f"{wraps}"
         f"        return {launcher}({', '.join(call)})\n"
     )

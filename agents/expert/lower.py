@@ -32,7 +32,7 @@ class Unsupported(Exception):
 @dataclass
 class Placeholder:
     name: str  # the graph's placeholder name
-    kind: str  # "input" (a forward argument), "parameter" or "buffer"
+    kind: str  # "input" (a forward tensor), "scalar" (a Python number, as a 0-d tensor), "parameter", "buffer"
     fqn: str | None  # state-dict name for parameters and buffers
     shape: tuple[int, ...]
     dtype: torch.dtype
@@ -47,10 +47,10 @@ class Lowered:
     ops: set[str] = field(default_factory=set)
 
     def inputs(self) -> list[Placeholder]:
-        return [p for p in self.placeholders if p.kind == "input"]
+        return [p for p in self.placeholders if p.kind in ("input", "scalar")]
 
     def state(self) -> list[Placeholder]:
-        return [p for p in self.placeholders if p.kind != "input"]
+        return [p for p in self.placeholders if p.kind in ("parameter", "buffer")]
 
 
 def _decompositions() -> dict:
@@ -65,7 +65,11 @@ def lower(spec_path: str | Path) -> Lowered:
     init = module.get_init_inputs() if hasattr(module, "get_init_inputs") else []
     torch.manual_seed(0)
     model = module.Model(*init).eval()
-    args = tuple(module.get_inputs())
+    # Python numbers become 0-d tensors, so they stay graph inputs instead of baked constants
+    # (variants may pass other values); ModelNew wraps them the same way at run time.
+    args = tuple(torch.tensor(a) if isinstance(a, (int, float)) and not isinstance(a, bool) else a
+                 for a in module.get_inputs())
+    scalars = {i for i, a in enumerate(module.get_inputs()) if isinstance(a, (int, float)) and not isinstance(a, bool)}
     try:
         with warnings.catch_warnings():  # torch.export's own deprecation chatter is not the user's concern
             warnings.simplefilter("ignore", FutureWarning)
@@ -73,10 +77,10 @@ def lower(spec_path: str | Path) -> Lowered:
     except Exception as exc:  # export's own limits (data-dependent control flow...) end the expert's part
         raise Unsupported(f"torch.export could not trace the reference: {type(exc).__name__}: "
                           f"{str(exc).splitlines()[0][:200]}") from None
-    return _describe(program, len(args))
+    return _describe(program, len(args), scalars)
 
 
-def _describe(program, n_args: int) -> Lowered:
+def _describe(program, n_args: int, scalars: set[int]) -> Lowered:
     signature = program.graph_signature
     params, buffers = signature.inputs_to_parameters, signature.inputs_to_buffers
     placeholders, outputs = [], []
@@ -86,6 +90,8 @@ def _describe(program, n_args: int) -> Lowered:
             if not isinstance(val, torch.Tensor):
                 raise Unsupported(f"non-tensor forward argument '{node.name}'")
             kind = "parameter" if node.name in params else "buffer" if node.name in buffers else "input"
+            if kind == "input" and sum(p.kind in ("input", "scalar") for p in placeholders) in scalars:
+                kind = "scalar"
             fqn = params.get(node.name) or buffers.get(node.name)
             placeholders.append(Placeholder(node.name, kind, fqn, tuple(val.shape), val.dtype))
         elif node.op == "output":

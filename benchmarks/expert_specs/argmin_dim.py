@@ -1,0 +1,31 @@
+"""Argmin (int64) over one dim of a 3-D tensor, the dim passed to the constructor."""
+import torch
+
+OPFORGE = dict(name="argmin_dim", dtypes=["float32"], tags=["reduction", "argmin", "strided", "int64-output"], family="reduction")
+
+batch_size = 128
+dim1 = 1024
+dim2 = 1023
+reduce_dim = 1
+
+
+class Model(torch.nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        return torch.argmin(x, dim=self.dim)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim1, dim2)]
+
+
+def get_init_inputs():
+    return [reduce_dim]
+
+
+def get_input_variants():
+    # Integer-valued floats give many ties: the first index must win.
+    return [[torch.randn(2, 129, 97)], [torch.randint(0, 4, (7, 33, 101)).to(torch.float32)], [torch.randn(11, 5, 1500)]]
