@@ -21,15 +21,20 @@ sys.path.insert(0, str(ROOT))
 from harness.verify import VerifyOptions, verify  # noqa: E402
 
 
-def profile(ops: list[str]) -> list[dict]:
+def profile(ops: list[str], json_path: str | None = None, trials: int = 5) -> list[dict]:
+    """Verify and time each op; rows are written after every op, so a cut-short run keeps its data."""
     rows = []
     for op in ops:
-        v = verify(ROOT / "ops" / f"{op}.py", ROOT / "knowledge" / "triton" / f"{op}.py", VerifyOptions())
+        v = verify(ROOT / "ops" / f"{op}.py", ROOT / "knowledge" / "triton" / f"{op}.py", VerifyOptions(trials=trials))
         t = v["timings"] or {}
         rows.append({"op": op, "correct": v["correct"], "reasons": v["reasons"], "sizes": v["sizes"]["used"],
                      "hardware": v["hardware"], "kernel_ms": t.get("kernel_ms"), "eager_ms": t.get("eager_ms"),
                      "compile_ms": t.get("compile_ms"), "speedup_eager": t.get("speedup_eager"),
-                     "speedup_compile": t.get("speedup_compile"), "registers": [k.get("registers") for k in v["build"]["kernels"]] if v["build"] else []})
+                     "speedup_compile": t.get("speedup_compile"), "sandbox": v.get("sandbox"),
+                     "registers": [k.get("registers") for k in v["build"]["kernels"]] if v["build"] else []})
+        print(json.dumps(rows[-1]), flush=True)
+        if json_path:
+            Path(json_path).write_text(json.dumps(rows, indent=2))
     return rows
 
 
@@ -51,16 +56,15 @@ def render(rows: list[dict]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", help="comma-separated subset of ops/")
-    parser.add_argument("--json", help="also write the rows to this file")
+    parser.add_argument("--json", help="also write the rows to this file (after every op)")
+    parser.add_argument("--trials", type=int, default=5)
     args = parser.parse_args()
     if not torch.cuda.is_available():
         print("no CUDA GPU: suite profiling needs one (timings are never estimated on a CPU)")
         return 0
     ops = args.ops.split(",") if args.ops else sorted(p.stem for p in (ROOT / "ops").glob("*.py"))
-    rows = profile(ops)
+    rows = profile(ops, args.json, args.trials)
     render(rows)
-    if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=2))
     return 0 if all(r["correct"] for r in rows) else 1
 
 
