@@ -1,0 +1,489 @@
+"""Matmul generator: one aten.mm/aten.bmm with its operands' views and the elementwise epilogue after
+it, as a tiled `tl.dot` kernel that applies the epilogue to the fp32 accumulator before one store.
+
+Shapes are symbolic: a dimension is a product of *factors*, runtime sizes the launcher can name
+(`x.shape[0]`), so views that merge or split dims (a 3-D input flattened to rows, the result viewed
+back) replay at any size, not at the export's. Operand views become strides (the launcher rebuilds the
+view and passes `.stride()`; `reshape` copies only where strides cannot express it). Epilogue tensors
+are expanded to the result's shape: stride 0 on broadcast dims covers a bias [N], a column [M, 1], a
+0-d tensor and a full [M, N] alike. A scalar multiply on an operand is moved onto the accumulator."""
+from __future__ import annotations
+
+import keyword
+import math
+import re
+import textwrap
+from dataclasses import dataclass
+
+import torch
+from torch.fx import Node
+
+from agents.expert import emit
+from agents.expert.exprs import EXPR, VIEWS, Var, lit
+from agents.expert.lower import Lowered, Unsupported, val
+
+MM_TARGETS = {"aten.mm.default": False, "aten.bmm.default": True}  # target -> batched
+IDENTITY = {"aten.clone.default", "aten.contiguous.default", "aten.alias.default", "aten.detach.default",
+            "aten.lift_fresh_copy.default"}
+RESHAPES = {"aten.view.default", "aten._unsafe_view.default", "aten.reshape.default", "aten.unsqueeze.default",
+            "aten.squeeze.dim", "aten.squeeze.dims", "aten.squeeze.default"}
+PERMUTES = {"aten.permute.default", "aten.t.default", "aten.transpose.int"}
+SCALES = {"aten.mul.Tensor": "*", "aten.mul.Scalar": "*", "aten.div.Tensor": "/", "aten.div.Scalar": "/"}
+FLOATS = {torch.float32, torch.float16, torch.bfloat16}
+RESERVED = {"lhs", "rhs", "out", "batch", "M", "N", "K", "grid", "torch", "triton", "tl", "ModelNew"}
+
+# Best guess first; fp32 timings on an H200 (do_bench median, L2 flushed), one run each.
+# 64x64x32 / 4 warps: the all-rounder, and best of 7 tiles on matrix-vector [8192, 8192] @ [8192, 1]
+#   (0.26 ms; 64x16x32 took 0.37); small tiles also keep the CPU interpreter quick (512^3: ~5 s).
+# 128x128x32 / 8 warps: 1.5x over 64x64 on Linear 4096 + GELU (6.5 vs 9.9 ms); even on 2048^3 mm.
+# 64x128: wide N, 6.6 ms on that Linear; 128x128x64 / 2 stages: 6.3 ms there, 5% behind on a plain mm.
+# 32x32: more programs for small problems. SKINNY_M goes first when M <= 16: 2.4x over 64x64 on
+#   [1, 8192] @ [8192, 8192] (0.114 vs 0.272 ms).
+SPACE = (
+    {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 4, "num_stages": 3},
+    {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 8, "num_stages": 3},
+    {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 4, "num_stages": 3},
+    {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8, "num_stages": 2},
+    {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 4, "num_stages": 2},
+)
+SKINNY_M = {"BLOCK_M": 16, "BLOCK_N": 64, "BLOCK_K": 64, "GROUP_M": 1, "num_warps": 4, "num_stages": 3}
+
+
+# -- symbolic shapes ---------------------------------------------------------------------------------
+
+class Factor:
+    """A runtime size that views move whole. `expr` names it in the launcher; None marks a size an
+    expand introduced, resolved later from what it broadcasts against. `size`: at export. Compared
+    by identity: two factors of equal export size are still different sizes."""
+
+    def __init__(self, expr: str | None, size: int) -> None:
+        self.expr, self.size = expr, size
+
+
+Dim = tuple  # tuple[Factor, ...]: a dimension is the product of its factors; () is a literal 1
+
+
+def _numel(dims) -> int:
+    return math.prod(f.size for f in dims)
+
+
+@dataclass(frozen=True)
+class Step:
+    kind: str  # "permute", "reshape" or "expand"
+    dims: tuple  # the dims after the step
+    perm: tuple = ()
+
+
+@dataclass(frozen=True)
+class Tracked:
+    """A value the launcher rebuilds from a tensor variable `base` by replaying `steps`."""
+
+    base: str
+    base_dims: tuple
+    steps: tuple = ()
+
+    @property
+    def dims(self) -> tuple:
+        return self.steps[-1].dims if self.steps else self.base_dims
+
+    def then(self, step: Step) -> "Tracked":
+        return Tracked(self.base, self.base_dims, self.steps + (step,))
+
+
+class Sizes:
+    """Renders dims as launcher expressions, once expand-introduced factors are tied to real sizes."""
+
+    def __init__(self) -> None:
+        self.resolved: dict[Factor, str] = {}
+        self.names: dict[Dim, str] = {}  # dims the launcher has a local for (M, N, batch)
+
+    def factor(self, f: Factor) -> str:
+        if f.expr is None and f not in self.resolved:
+            raise Unsupported("a broadcast size the graph ties to no input")
+        return f.expr if f.expr is not None else self.resolved[f]
+
+    def dim(self, d: Dim, names: dict | None = None) -> str:
+        names = self.names if names is None else names
+        return names[d] if d in names else " * ".join(self.factor(f) for f in d) or "1"
+
+    def unify(self, free: Dim, known: Dim) -> None:
+        """Tie a dimension made only of expand-introduced factors to the size of `known`."""
+        if not free or any(f.expr is not None or f in self.resolved for f in free):
+            return
+        if len(free) == len(known):
+            self.resolved.update({f: self.factor(g) for f, g in zip(free, known)})
+        elif len(free) == 1:
+            self.resolved[free[0]] = self.dim(known, {})
+        else:
+            raise Unsupported("a broadcast that regroups batch dimensions")
+
+
+def _regroup(dims: tuple, shape: tuple) -> tuple:
+    """`view`/`reshape`/`(un)squeeze` as a regrouping of factors in row-major order."""
+    factors = [f for d in dims for f in d if f.size != 1]
+    out, i = [], 0
+    for size in shape:
+        group = []
+        while _numel(group) < size and i < len(factors):
+            group.append(factors[i])
+            i += 1
+        if _numel(group) != size:
+            raise Unsupported(f"a view that splits a dimension ({[_numel(d) for d in dims]} -> {list(shape)})")
+        out.append(tuple(group))
+    if i != len(factors):
+        raise Unsupported(f"a view that drops sizes ({[_numel(d) for d in dims]} -> {list(shape)})")
+    return tuple(out)
+
+
+def _expand(dims: tuple, shape: tuple) -> tuple:
+    def new(size: int) -> Dim:
+        return () if size == 1 else (Factor(None, size),)
+
+    lead = len(shape) - len(dims)
+    out = [new(s) for s in shape[:lead]]
+    for d, s in zip(dims, shape[lead:]):
+        if s != _numel(d) and _numel(d) != 1:
+            raise Unsupported(f"an expand of a size-{_numel(d)} dimension to {s}")
+        out.append(d if s == _numel(d) else new(s))
+    return tuple(out)
+
+
+def _view(t: Tracked, node: Node) -> Tracked:
+    """`t` after one view node."""
+    target, shape, rank = str(node.target), tuple(val(node).shape), len(t.dims)
+    if target in IDENTITY:
+        return t
+    if target in PERMUTES:
+        perm = list(range(rank))
+        if target == "aten.t.default":
+            perm.reverse()
+        elif target == "aten.transpose.int":
+            i, j = node.args[1] % rank, node.args[2] % rank
+            perm[i], perm[j] = perm[j], perm[i]
+        else:
+            perm = [d % rank for d in node.args[1]]
+        return t.then(Step("permute", tuple(t.dims[p] for p in perm), tuple(perm)))
+    if target == "aten.expand.default":
+        step = Step("expand", _expand(t.dims, shape))
+    elif target in RESHAPES:
+        step = Step("reshape", _regroup(t.dims, shape))
+    else:
+        raise Unsupported(f"{target} between a placeholder and the matmul or its epilogue")
+    return t if step.dims == t.dims else t.then(step)
+
+
+def _replay(t: Tracked, sizes: Sizes, names: dict | None = None) -> str:
+    code = t.base
+    for step in t.steps:
+        if step.kind == "permute":
+            code += f".permute({', '.join(map(str, step.perm))})"
+        else:
+            code += f".{step.kind}({', '.join(sizes.dim(d, names) for d in step.dims)})"
+    return code
+
+
+def _unreplay(frame: Tracked, sizes: Sizes) -> str:
+    """Torch calls taking a tensor of `frame`'s shape back to the shape of the frame's base."""
+    befores = [frame.base_dims] + [s.dims for s in frame.steps[:-1]]
+    code = ""
+    for step, before in reversed(list(zip(frame.steps, befores))):
+        if step.kind == "permute":
+            code += f".permute({', '.join(str(step.perm.index(i)) for i in range(len(step.perm)))})"
+        else:
+            code += f".reshape({', '.join(sizes.dim(d) for d in before)})"
+    return code
+
+
+# -- the graph: operands, then the epilogue ------------------------------------------------------------
+
+def _scalar_factor(node: Node) -> tuple[Node, str, object] | None:
+    """(tensor, op, scalar) for `x * s` or `x / s` with a Python number s (export puts the tensor first)."""
+    op = SCALES.get(str(node.target))
+    if op is None or len(node.args) != 2 or node.kwargs:
+        return None
+    a, b = node.args
+    number = isinstance(b, (int, float)) and not isinstance(b, bool)
+    return (a, op, b) if isinstance(a, Node) and number else None
+
+
+def _trace(node: Node, bases: dict, scale: list | None = None) -> Tracked:
+    """A placeholder through views; with `scale`, scalar multiplies are collected there too."""
+    chain = []
+    while node.op != "placeholder":
+        target = str(node.target)
+        folded = _scalar_factor(node) if scale is not None else None
+        if folded:
+            node = folded[0]
+            scale.append(folded[1:])
+            continue
+        if target not in VIEWS and target not in IDENTITY:
+            raise Unsupported(f"a matmul operand or epilogue tensor computed by {target} (only views are fused)")
+        chain.append(node)
+        node = node.args[0]
+    tracked = bases[node.name]
+    for view in reversed(chain):
+        tracked = _view(tracked, view)
+    return tracked
+
+
+@dataclass
+class Leaf:
+    name: str
+    tracked: Tracked  # the tensor, through its own views
+    frame: Tracked  # the view of the result it broadcasts against
+
+
+class Epilogue:
+    """The nodes between the matmul and the output, rendered as statements on the accumulator tile."""
+
+    def __init__(self, mm: Node, mm_frame: Tracked, bases: dict, sizes: Sizes, batched: bool) -> None:
+        self.bases, self.sizes, self.batched = bases, sizes, batched
+        self.dependent = {mm}  # the nodes computed from the product, found in topological order
+        for node in mm.graph.nodes:
+            self.dependent |= {node} if any(a in self.dependent for a in node.all_input_nodes) else set()
+        self.frames: dict[Node, Tracked] = {mm: mm_frame}
+        self.values: dict = {mm: Var("acc")}
+        self.lines, self.leaves, self.fused = [], [], []  # kernel statements, loaded tensors, op names
+
+    def value(self, node, frame: Tracked | None = None):
+        if isinstance(node, (list, tuple)):
+            return type(node)(self.value(n, frame) for n in node)
+        if not isinstance(node, Node):
+            return node
+        key = node if node in self.dependent else (node, frame)
+        if key not in self.values:
+            self.values[key] = self._dependent(node) if node in self.dependent else self._operand(node, frame)
+        return self.values[key]
+
+    def _dependent(self, node: Node):
+        target = str(node.target)
+        if target in VIEWS or target in IDENTITY:  # a view of the result re-indexes it; the tile is the same
+            value = self.value(node.args[0])
+            if target == "aten.expand.default":
+                raise Unsupported("the epilogue broadcasts the matmul result (aten.expand)")
+            self.frames[node] = _view(self.frames[node.args[0]], node)
+            return value
+        if target not in EXPR:
+            raise Unsupported(f"{target} after the matmul (only elementwise epilogues are fused)")
+        inputs = [a for a in node.all_input_nodes if a in self.dependent]
+        for a in inputs:
+            self.value(a)
+        frame = self.frames[inputs[0]]
+        if any(self.frames[a] != frame for a in inputs):
+            raise Unsupported(f"{target} combines differently viewed copies of the matmul result")
+        if tuple(val(node).shape) != tuple(_numel(d) for d in frame.dims):
+            raise Unsupported(f"{target} broadcasts the matmul result to a larger shape")
+        self.frames[node] = frame
+        return self._emit(node, frame)
+
+    def _operand(self, node: Node, frame: Tracked):
+        target = str(node.target)
+        if node.op == "placeholder" or target in VIEWS or target in IDENTITY:
+            return self._load(node, frame)
+        if target not in EXPR:
+            raise Unsupported(f"{target} in an epilogue operand (only elementwise ops are fused)")
+        return self._emit(node, frame)
+
+    def _emit(self, node: Node, frame: Tracked) -> Var:
+        target = str(node.target)
+        args = [self.value(a, frame) for a in node.args]
+        kwargs = {k: self.value(v, frame) for k, v in node.kwargs.items()}
+        if target in SCALES and args[1] == 1 and not isinstance(args[1], str) and not kwargs:
+            return args[0]  # the decompositions' `x * 1` (addmm's alpha and beta)
+        name = Var(f"v_{node.name}")
+        self.lines.append(f"{name} = {EXPR[target](args, kwargs)}  # {target}")
+        self.fused.append(target.replace("aten.", "").split(".")[0])
+        return name
+
+    def _load(self, node: Node, frame: Tracked) -> Var:
+        tracked = _trace(node, self.bases)
+        for mine, theirs in zip(reversed(tracked.dims), reversed(frame.dims)):
+            self.sizes.unify(mine, theirs)
+        name = f"e{len(self.leaves)}"
+        self.leaves.append(Leaf(name, tracked, frame))
+        upcast = ".to(tl.float32)" if val(node).dtype in (torch.float16, torch.bfloat16) else ""
+        offsets = _offsets(name, self.batched)
+        self.lines += [f"# {name}: {node.name} as the result's tile (stride 0 on its broadcast dims)",
+                       f"{name} = tl.load({name}_ptr + {offsets}, mask=mask, other=0.0){upcast}"]
+        return Var(name)
+
+
+def _offsets(prefix: str, batched: bool) -> str:
+    batch = f"batch * stride_{prefix}b + " if batched else ""
+    return f"{batch}rm64[:, None] * stride_{prefix}m + rn64[None, :] * stride_{prefix}n"
+
+
+def _strides(prefix: str, axes: str, batched: bool) -> list[str]:
+    return [f"stride_{prefix}{a}" for a in ("b" if batched else "") + axes]
+
+
+# -- the plan --------------------------------------------------------------------------------------------
+
+class Plan:
+    """What the kernel computes: the operands' views, the folded scalars, the epilogue and the output."""
+
+    def __init__(self, lowered: Lowered, title: str) -> None:
+        mm = _the_matmul(lowered)
+        names = {p.name: _identifier(p.name, set()) for p in lowered.placeholders}
+        bases = {p.name: Tracked(names[p.name], tuple((Factor(f"{names[p.name]}.shape[{i}]", s),)
+                                                      for i, s in enumerate(p.shape))) for p in lowered.placeholders}
+        self.args, self.kernel = list(names.values()), f"_{title}_matmul_kernel"
+        self.launcher = _identifier(title, set(self.args))
+        self.scale: list = []  # (op, number) pairs folded from operand prologues
+        self.lhs, self.rhs = (_trace(a, bases, self.scale) for a in mm.args[:2])  # [batch,] M, K / K, N
+        self.batched, self.sizes = MM_TARGETS[str(mm.target)], Sizes()
+        self.ieee = val(mm).dtype == torch.float32
+        self.epilogue = Epilogue(mm, Tracked("out", self._result_dims()), bases, self.sizes, self.batched)
+        output = lowered.outputs[0]
+        if output not in self.epilogue.dependent:
+            raise Unsupported("the output does not depend on the matmul")
+        self.result = str(self.epilogue.value(output))  # the kernel value that is stored
+        self.out = self.epilogue.frames[output]  # `out` ([batch,] M, N) through the epilogue's views
+        self.out_dtype = "lhs.dtype" if val(output).dtype == val(mm).dtype else str(val(output).dtype)
+        # A 2-D input [M, K] giving a plain [M, N]: leading dims it has at run time fold into rows.
+        kinds = {names[p.name]: p.kind for p in lowered.placeholders}
+        plain = not self.batched and not self.lhs.steps and not self.out.steps and kinds[self.lhs.base] == "input"
+        self.rows = self.lhs.base if plain else None
+        self.skinny = _numel(self.lhs.dims[-2]) <= 16  # a row-vector problem
+
+    def _result_dims(self) -> tuple:
+        lhs, rhs, sizes = self.lhs, self.rhs, self.sizes
+        pairs = [(lhs.dims[-1], rhs.dims[-2])] + ([(lhs.dims[0], rhs.dims[0])] if self.batched else [])
+        for x, y in pairs:  # a side that an expand made up takes its size from the other side
+            sizes.unify(x, y)
+            sizes.unify(y, x)
+        made_up = any(f.expr is None and f not in sizes.resolved for f in lhs.dims[0])
+        batch = ((rhs.dims[0] if made_up else lhs.dims[0]),) if self.batched else ()
+        dims = batch + (lhs.dims[-2], rhs.dims[-1])
+        sizes.names = {d: n for d, n in zip(dims, ("batch", "M", "N")[-len(dims):]) if d}
+        return dims
+
+
+def _the_matmul(lowered: Lowered) -> Node:
+    mms = [n for n in lowered.graph.nodes if n.op == "call_function" and str(n.target) in MM_TARGETS]
+    if not mms:
+        raise Unsupported("no aten.mm or aten.bmm in the graph (the pointwise and rowwise generators' job)")
+    if len(mms) > 1:
+        raise Unsupported(f"{len(mms)} matmuls (aten.mm/aten.bmm); the kernel fuses one")
+    if len(lowered.outputs) != 1 or not isinstance(lowered.outputs[0], Node):
+        raise Unsupported(f"{len(lowered.outputs)} outputs (the kernel stores one)")
+    if val(mms[0]).dtype not in FLOATS:
+        raise Unsupported(f"a matmul on {val(mms[0]).dtype}")
+    return mms[0]
+
+
+def _identifier(name: str, taken: set) -> str:
+    name = re.sub(r"\W", "_", name)
+    clash = name in taken | RESERVED or keyword.iskeyword(name) or re.fullmatch(r"e\d+", name)
+    return name + "_" if clash or name[0].isdigit() else name
+
+
+# -- rendering -------------------------------------------------------------------------------------------
+
+KERNEL = '''
+
+@triton.jit
+def {kernel}(
+    a_ptr, b_ptr, out_ptr,{leaf_ptrs} M, N, K,
+{strides}
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+):
+    # Grouped ordering: GROUP_M row tiles sweep the columns together, so B tiles are reused from L2.
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    group_size = GROUP_M * num_pid_n
+    first_m = (pid // group_size) * GROUP_M
+    group_m = min(num_pid_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % group_size) % group_m
+    pid_n = (pid % group_size) // group_m
+{batch}
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    rm64, rn64 = rm.to(tl.int64), rn.to(tl.int64)  # offsets: row * stride passes 2**31 on large operands
+    a_ptrs = a_ptr + {a_batch}rm64[:, None] * stride_am + rk[None, :] * stride_ak
+    b_ptrs = b_ptr + {b_batch}rk[:, None] * stride_bk + rn64[None, :] * stride_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        # Zero padding on ragged edges contributes nothing to the dot product.
+        a = tl.load(a_ptrs, mask=(rm[:, None] < M) & (rk[None, :] + k < K), other=0.0)
+        b = tl.load(b_ptrs, mask=(rk[:, None] + k < K) & (rn[None, :] < N), other=0.0)
+{dot}
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+{epilogue}
+    out_ptrs = out_ptr + {out_offsets}
+    tl.store(out_ptrs, {result}.to(out_ptr.dtype.element_ty), mask=mask)
+'''
+IEEE_DOT = '''\
+        # "ieee": true fp32 products; the reduced-mantissa tensor-core default would break the fp32 contract.
+        acc = tl.dot(a, b, acc, input_precision="ieee")'''
+HALF_DOT = "        acc = tl.dot(a, b, acc)  # half-precision inputs, fp32 accumulation"
+
+
+def _fill(items: list[str], indent: str) -> str:
+    return textwrap.fill(", ".join(items), 100, initial_indent=indent, subsequent_indent=indent)
+
+
+def _kernel_source(plan: Plan) -> str:
+    b, epi = plan.batched, plan.epilogue
+    strides = _strides("a", "mk", b) + _strides("b", "kn", b) + _strides("o", "mn", b)
+    strides += [s for leaf in epi.leaves for s in _strides(leaf.name, "mn", b)]
+    body = [f"acc = acc {op} {lit(x)}  # an operand's scalar {op}, moved past the (linear) dot" for op, x in plan.scale]
+    body += epi.lines
+    fused = ", ".join(dict.fromkeys(epi.fused))
+    comment = (f"# Epilogue on the fp32 accumulator, before the one store; fuses: {fused or 'scaling'}." if body
+               else "# No epilogue: the accumulator is stored as it is.")
+    return KERNEL.format(
+        kernel=plan.kernel, leaf_ptrs="".join(f" {leaf.name}_ptr," for leaf in epi.leaves),
+        strides=_fill(strides, "    ") + ",",
+        batch="    batch = tl.program_id(1).to(tl.int64)  # int64: batch * stride passes 2**31\n" if b else "",
+        a_batch="batch * stride_ab + " if b else "", b_batch="batch * stride_bb + " if b else "",
+        dot=IEEE_DOT if plan.ieee else HALF_DOT,
+        epilogue="\n".join("    " + line for line in [comment] + body),
+        out_offsets=_offsets("o", b), result=plan.result)
+
+
+def _launcher_source(plan: Plan, config: dict) -> str:
+    s, b = plan.sizes, "batch, " if plan.batched else ""
+    final = f"out.reshape(*{plan.rows}_rows, N)" if plan.rows else _replay(plan.out, s)  # the reference's shape
+    lines = []
+    if plan.rows:
+        r = plan.rows
+        lines += ["# Leading dims beyond the traced 2-D input fold into rows (nn.Linear, torch.matmul).",
+                  f"{r}_rows = {r}.shape[:-1]", f"{r} = {r}.reshape(-1, {r}.shape[-1])"]
+    lines += [f"lhs = {_replay(plan.lhs, s, {})}  # [{b}M, K]", f"rhs = {_replay(plan.rhs, s, {})}  # [{b}K, N]",
+              f"{b}M, K = lhs.shape", "N = rhs.shape[-1]",
+              f"out = torch.empty(({b}M, N), dtype={plan.out_dtype}, device=lhs.device)",
+              "if out.numel() == 0:", f"    return {final}"]
+    if plan.epilogue.leaves:
+        lines.append("# Epilogue tensors broadcast to the result's shape: stride 0 where they repeat.")
+    for leaf in plan.epilogue.leaves:
+        frame = ", ".join(s.dim(d) for d in leaf.frame.dims)
+        lines.append(f"{leaf.name} = {_replay(leaf.tracked, s, {})}.expand({frame}){_unreplay(leaf.frame, s)}")
+    tensors = ["lhs", "rhs", "out"] + [leaf.name for leaf in plan.epilogue.leaves]
+    c = config
+    tiles = f"triton.cdiv(M, {c['BLOCK_M']}) * triton.cdiv(N, {c['BLOCK_N']})"
+    launch = tensors + ["M", "N", "K"] + [f"*{t}.stride()" for t in tensors]
+    launch += [f"{k}={c[k]}" for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages")]
+    lines += [f"grid = ({tiles}, batch)" if b else f"grid = ({tiles},)", f"{plan.kernel}[grid](",
+              _fill(launch, "    ") + ")", f"return {final}"]
+    head = (f"\n\n# Tiles {c['BLOCK_M']}x{c['BLOCK_N']}x{c['BLOCK_K']}, GROUP_M={c['GROUP_M']}, "
+            f"{c['num_warps']} warps, {c['num_stages']} stages: one configuration of the tuning space.\n")
+    body = "\n".join("    " + line for item in lines for line in item.split("\n"))
+    return head + f"def {plan.launcher}({', '.join(plan.args)}):\n" + body + "\n"
+
+
+def generate(lowered: Lowered, title: str, shapes: dict) -> emit.Kernel:
+    """A fused matmul kernel for a graph with one aten.mm/aten.bmm; Unsupported names what is not."""
+    name = re.sub(r"\W", "_", title).strip("_") or "op"
+    plan = Plan(lowered, "op_" + name if name[0].isdigit() else name)
+
+    def render(config: dict) -> str:
+        return (emit.header(f"Matmul kernel for {title}", "matmul", lowered) + _kernel_source(plan)
+                + _launcher_source(plan, config) + emit.model_new(lowered, plan.launcher, shapes))
+
+    space = (SKINNY_M,) + SPACE if plan.skinny else SPACE + (SKINNY_M,)
+    return emit.Kernel("matmul", space, render)

@@ -1,0 +1,195 @@
+"""The expert's matmul generator (agents/expert/matmul.py): suite and inline specs are lowered,
+generated, and the first configuration of each is verified by the real harness on the CPU."""
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from agents.expert import matmul
+from agents.expert.lower import Unsupported, lower, state_shapes
+from conftest import ROOT, write
+from harness.static_checks import check_source
+from harness.verify import VerifyOptions, prepare, verify
+
+OPTIONS = VerifyOptions(device="cpu", trials=2, seed=1, sandbox="none")
+HEAD = "import torch\n\n"
+TAIL = "\n\ndef get_init_inputs():\n    return []\n"
+
+# Small KernelBench-style specs; ragged sizes leave partial tiles on every side.
+INLINE = {
+    "a_t_b": """
+        class Model(torch.nn.Module):
+            def forward(self, A, B):
+                return torch.matmul(A.T, B)
+
+        def get_inputs():
+            return [torch.randn(40, 33), torch.randn(40, 20)]
+        """,
+    "a_b_t": """
+        class Model(torch.nn.Module):
+            def forward(self, A, B):
+                return torch.matmul(A, B.T)
+
+        def get_inputs():
+            return [torch.randn(33, 40), torch.randn(20, 40)]
+
+        def get_input_variants():
+            return [[torch.randn(3, 70), torch.randn(5, 70)]]
+        """,
+    "matrix_vector": """
+        class Model(torch.nn.Module):
+            def forward(self, A, B):
+                return torch.matmul(A, B)
+
+        def get_inputs():
+            return [torch.randn(70, 40), torch.randn(40, 1)]
+
+        def get_input_variants():
+            return [[torch.randn(7, 33), torch.randn(33, 1)]]
+        """,
+    "row_vector": """
+        class Model(torch.nn.Module):
+            def forward(self, A, B):
+                return torch.matmul(A, B)
+
+        def get_inputs():
+            return [torch.randn(1, 40), torch.randn(40, 70)]
+
+        def get_input_variants():
+            return [[torch.randn(1, 33), torch.randn(33, 5)]]
+        """,
+    "tensor3d_matrix": """
+        class Model(torch.nn.Module):
+            def forward(self, A, B):
+                return torch.matmul(A, B)
+
+        def get_inputs():
+            return [torch.randn(3, 17, 40), torch.randn(40, 24)]
+
+        def get_input_variants():
+            return [[torch.randn(2, 5, 40), torch.randn(40, 3)]]
+        """,
+    "linear_relu": """
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = torch.nn.Linear(40, 24)
+
+            def forward(self, x):
+                return torch.relu(self.fc(x))
+
+        def get_inputs():
+            return [torch.randn(33, 40)]
+
+        def get_input_variants():
+            return [[torch.randn(2, 3, 40)]]
+        """,
+    "scale_bias": """
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.bias = torch.nn.Parameter(torch.randn(24))
+
+            def forward(self, A, B):
+                return (A @ B) * 0.5 + self.bias
+
+        def get_inputs():
+            return [torch.randn(33, 40), torch.randn(40, 24)]
+        """,
+    "batched_scores": """
+        class Model(torch.nn.Module):
+            def forward(self, q, k, column):
+                return (q @ k.transpose(-2, -1)) * 0.125 + column
+
+        def get_inputs():
+            return [torch.randn(2, 3, 20, 16), torch.randn(2, 3, 24, 16), torch.randn(20, 1)]
+        """,
+    "viewed_epilogue": """
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = torch.nn.Linear(32, 24, bias=False)
+
+            def forward(self, x, residual):
+                return torch.sigmoid(self.fc(x * 2.0) + residual)
+
+        def get_inputs():
+            return [torch.randn(3, 16, 32), torch.randn(3, 16, 24)]
+        """,
+}
+
+
+def _spec(tmp_path: Path, name: str) -> Path:
+    return write(tmp_path / f"{name}.py", HEAD + textwrap.dedent(INLINE[name]) + TAIL)
+
+
+def _generate(spec: Path, title: str):
+    loaded, _hardware = prepare(spec, OPTIONS)
+    return matmul.generate(lower(spec), title, state_shapes(spec, loaded.sizes_used))
+
+
+def _verify(spec: Path, source: str, tmp_path: Path) -> dict:
+    kernel_path = write(tmp_path / "candidate.py", source)
+    return verify(spec, kernel_path, OPTIONS)
+
+
+@pytest.mark.parametrize("op", ["matmul", "bmm", "linear_bias_gelu"])
+def test_suite_matmul_specs_verify(op, tmp_path):
+    spec = ROOT / "ops" / f"{op}.py"
+    kernel = _generate(spec, op)
+    v = _verify(spec, kernel.render(kernel.space[0]), tmp_path)
+    assert v["correct"], v["reasons"]
+    assert v["build"]["kernels"][0]["kernel"] == f"_{op}_matmul_kernel"
+
+
+@pytest.mark.parametrize("name", sorted(INLINE))
+def test_inline_specs_verify(name, tmp_path):
+    spec = _spec(tmp_path, name)
+    kernel = _generate(spec, name)
+    v = _verify(spec, kernel.render(kernel.space[0]), tmp_path)
+    assert v["correct"], v["reasons"]
+
+
+def test_operand_views_become_strides_and_source_passes_static_checks(tmp_path):
+    source = _generate(_spec(tmp_path, "a_t_b"), "a_t_b").render(matmul.SPACE[0])
+    assert check_source(source, float32_spec=True).reasons == []
+    launcher = source[source.index("def a_t_b("):source.index("class ModelNew")]
+    assert "a.permute(1, 0)" in launcher and ".contiguous()" not in launcher  # A.T read through strides
+    assert 'input_precision="ieee"' in source and "torch.empty(" in launcher
+
+
+def test_space_is_valid_and_skinny_tiles_come_first_for_a_row_vector(tmp_path):
+    space = _generate(_spec(tmp_path, "row_vector"), "rv").space
+    assert space[0] == matmul.SKINNY_M and space[0]["BLOCK_M"] == 16
+    square = _generate(ROOT / "ops" / "matmul.py", "mm").space
+    assert square[0] == matmul.SPACE[0] and matmul.SKINNY_M in square  # kept for tuning, not first
+    for config in space:
+        blocks = [config[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K")]
+        assert all(b >= 16 and b & (b - 1) == 0 for b in blocks), config
+        assert {"GROUP_M", "num_warps", "num_stages"} <= config.keys()
+
+
+def test_graph_without_matmul_is_unsupported():
+    with pytest.raises(Unsupported, match="no aten.mm"):
+        matmul.generate(lower(ROOT / "ops" / "silu.py"), "silu", {})
+
+
+@pytest.mark.parametrize("forward, reason", [
+    ("torch.softmax(a @ b, dim=-1)", "aten.amax"),  # a reduction after the product
+    ("torch.relu(a) @ b", "aten.relu"),  # a computed operand (only scalar multiplies are folded)
+    ("(a @ b) @ b", "2 matmuls"),
+])
+def test_unfusable_graphs_name_what_is_not_supported(forward, reason, tmp_path):
+    spec = write(tmp_path / "spec.py", HEAD + textwrap.dedent(f"""
+        class Model(torch.nn.Module):
+            def forward(self, a, b):
+                return {forward}
+
+        def get_inputs():
+            return [torch.randn(20, 20), torch.randn(20, 20)]
+        """) + TAIL)
+    with pytest.raises(Unsupported, match=re.escape(reason)):
+        matmul.generate(lower(spec), "op", {})
