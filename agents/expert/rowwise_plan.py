@@ -1,0 +1,386 @@
+"""Reading a graph for the row-wise generator: which dims are reduced, and where each value lives.
+
+Layout. Every reduction and scan of the graph reduces the same dims D; the launcher moves them last
+and flattens, so each tensor is seen as [rows, cols]. Each graph value is then one of
+  - col-varying: one value per element, recomputed inside the column loops from loads of the inputs;
+  - a row value: one per row (a reduction over D, an input that broadcasts along D), [ROWS, 1] in the kernel;
+  - global: a reduction over every dim (a loss's mean) and what is computed from it.
+Graph dims are kept counted from the right, so the same candidate serves a 2-D and a 3-D input."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+from torch.fx import Node
+
+from agents.expert.exprs import EXPR, VIEWS
+from agents.expert.lower import Lowered, Unsupported, val
+from agents.expert.rowwise_ops import EXTRA_EXPR
+
+# target -> (kind, argument style). Styles: "dims" (x, dim=None, keepdim=False), "all" (x),
+# "prims" (x, dims), "var" (x, dim, *, correction, keepdim), "var_dim" (x, dim, unbiased, keepdim).
+REDUCE_OPS = {
+    "aten.sum.dim_IntList": ("sum", "dims"), "aten.sum.default": ("sum", "all"), "prims.sum.default": ("sum", "prims"),
+    "aten.mean.dim": ("mean", "dims"), "aten.mean.default": ("mean", "all"),
+    "aten.amax.default": ("max", "dims"), "prims.amax.default": ("max", "prims"), "aten.max.default": ("max", "all"),
+    "aten.amin.default": ("min", "dims"), "prims.amin.default": ("min", "prims"), "aten.min.default": ("min", "all"),
+    "aten.prod.dim_int": ("prod", "dims"), "aten.prod.default": ("prod", "all"), "prims.prod.default": ("prod", "prims"),
+    "aten.argmax.default": ("argmax", "dims"), "aten.argmin.default": ("argmin", "dims"),
+    "aten.max.dim": ("argmax", "dims"), "aten.min.dim": ("argmin", "dims"),  # (values, indices)
+    "aten.any.dim": ("any", "dims"), "aten.any.dims": ("any", "dims"), "aten.any.default": ("any", "all"),
+    "aten.all.dim": ("all", "dims"), "aten.all.dims": ("all", "dims"), "aten.all.default": ("all", "all"),
+    "aten.var.correction": ("var", "var"), "aten.var.dim": ("var", "var_dim"), "prims.var.default": ("var", "prims"),
+    "aten.std.correction": ("std", "var"), "aten.std.dim": ("std", "var_dim"),
+}
+SCAN_OPS = {"aten.cumsum.default": "cumsum", "aten.cumprod.default": "cumprod"}
+# Views that only add, drop or broadcast size-1 dims are the identity in the row layout.
+SHAPE_VIEWS = {"aten.view.default", "aten._unsafe_view.default", "aten.reshape.default", "aten.expand.default",
+               "aten.unsqueeze.default", "aten.squeeze.dim", "aten.squeeze.dims", "aten.squeeze.default",
+               "prims.broadcast_in_dim.default"} & VIEWS
+FLIP, GETITEM = "aten.flip.default", "<built-in function getitem>"
+CONSTANTS = {"aten.scalar_tensor.default": 0, "aten.full.default": 1}  # target -> index of the value
+# Full reductions combine per-row partials; these kinds combine exactly (mean: sums, divided once).
+FULL_KINDS = {"sum", "mean", "max", "min", "prod", "any", "all"}
+
+
+@dataclass(frozen=True)
+class Reduce:
+    """One reduction node, its arguments normalised: dims counted from the right."""
+
+    kind: str  # sum mean max min prod argmax argmin any all var std
+    source: Node
+    dims: tuple[int, ...]
+    keepdim: bool
+    correction: float = 0.0
+    full: bool = False  # over every dim: a global value, finished by a second kernel
+    from_left: bool = False  # the reference counts these dims from the left (torch.sum(x, dim=1))
+
+
+@dataclass
+class Output:
+    node: Node
+    kind: str  # "cols" (one value per element), "row" (one per row), "scalar" (0-d, global)
+    keepdim: bool = False  # a row output that keeps the reduced dims as size 1
+    late: bool = False  # needs a global value: written by the apply kernel after the finish kernel
+
+
+@dataclass
+class Plan:
+    lowered: Lowered
+    title: str
+    rank: int = 0  # R: rank of the reduced tensors in the graph
+    dims: tuple[int, ...] = ()  # D, negative
+    from_left: bool = False  # the launcher counts D from the left (see _from_left)
+    reduces: dict[Node, Reduce] = field(default_factory=dict)
+    scans: dict[Node, str] = field(default_factory=dict)
+    maps: dict[Node, tuple] = field(default_factory=dict)  # node dim -> canonical dim (negative) or None
+    cv: dict[Node, bool] = field(default_factory=dict)  # col-varying
+    scope: dict[Node, str] = field(default_factory=dict)  # "row" | "global" | "const"
+    late: dict[Node, bool] = field(default_factory=dict)  # a row value that depends on a global one
+    outputs: list[Output] = field(default_factory=list)
+    full_shape: tuple[int, ...] = ()  # the reduced tensors' shape at export
+    after: dict[Node, bool] = field(default_factory=dict)  # depends on a reduction's result
+
+    def counts(self) -> dict[str, int]:
+        """Export-time counts that literals in the graph may stand for (a mean's divisor, batchmean)."""
+        cols = math.prod(self.full_shape[d] for d in self.dims)
+        numel = math.prod(self.full_shape)
+        return {"n_cols": cols, "numel": numel, "size0": self.full_shape[0], "n_rows": numel // max(cols, 1)}
+
+
+def analyse(lowered: Lowered, title: str) -> Plan:
+    plan = Plan(lowered, title)
+    nodes = [n for n in lowered.graph.nodes if n.op == "call_function"]
+    _check_ops(nodes)
+    for node in nodes:
+        if str(node.target) in REDUCE_OPS:
+            plan.reduces[node] = _parse_reduce(node)
+        elif str(node.target) in SCAN_OPS:
+            plan.scans[node] = SCAN_OPS[str(node.target)]
+    if not plan.reduces and not plan.scans:
+        raise Unsupported("no reduction or scan: not a row-wise graph")
+    _choose_dims(plan)
+    plan.after = _after_reduction(plan)
+    _frames(plan, list(lowered.graph.nodes))
+    _classify(plan, list(lowered.graph.nodes))
+    _outputs(plan)
+    return plan
+
+
+# --- reading the ops -----------------------------------------------------------------------------
+
+def _supported(node: Node) -> bool:
+    target = str(node.target)
+    if target == GETITEM:
+        return str(node.args[0].target) in ("aten.max.dim", "aten.min.dim")
+    return any(target in table for table in (EXPR, EXTRA_EXPR, SHAPE_VIEWS, REDUCE_OPS, SCAN_OPS)) or target == FLIP
+
+
+def _check_ops(nodes: list[Node]) -> None:
+    bad = sorted({str(n.target) for n in nodes if not _supported(n) and str(n.target) != GETITEM})
+    bad = bad or sorted({str(n.args[0].target) for n in nodes if not _supported(n)})
+    if bad:
+        raise Unsupported(f"row-wise generator cannot handle {', '.join(bad)}")
+
+
+def _arg(node: Node, index: int, name: str, default=None):
+    return node.args[index] if len(node.args) > index else node.kwargs.get(name, default)
+
+
+def _parse_reduce(node: Node) -> Reduce:
+    kind, style = REDUCE_OPS[str(node.target)]
+    source = node.args[0]
+    rank = val(source).dim()
+    correction, keepdim = 0.0, False
+    if style == "all":
+        dims = None
+    elif style == "prims":
+        dims = _arg(node, 1, "dims")
+        correction = float(_arg(node, 2, "correction", 0.0) or 0.0)
+    elif style == "var":
+        dims, keepdim = _arg(node, 1, "dim"), bool(node.kwargs.get("keepdim", False))
+        correction = node.kwargs.get("correction")
+        correction = 1.0 if correction is None else float(correction)
+    elif style == "var_dim":
+        dims, keepdim = _arg(node, 1, "dim"), bool(_arg(node, 3, "keepdim", False))
+        correction = 1.0 if _arg(node, 2, "unbiased", True) else 0.0
+    else:
+        dims, keepdim = _arg(node, 1, "dim"), bool(_arg(node, 2, "keepdim", False))
+    if isinstance(dims, int):
+        dims = [dims]
+    norm = tuple(range(-rank, 0)) if not dims else tuple(sorted({d - rank if d >= 0 else d for d in dims}))
+    return Reduce(kind, source, norm, keepdim, correction, from_left=_from_left(node, dims or [], norm))
+
+
+def _from_left(node: Node, written: list[int], norm: tuple[int, ...]) -> bool:
+    """How the reference counts a dim, which matters when a variant has more dims than the export.
+    aten ops keep the sign the user wrote (cumsum(x, 1): from the left; softmax(x, -1): from the
+    right). prims ops come from decompositions that made dims non-negative (var(x, -1) becomes
+    prims.var(x, [1]), LayerNorm's trailing dims too): trailing dims are taken from the right."""
+    if str(node.target).startswith("prims."):
+        return norm != tuple(range(-len(norm), 0))
+    return bool(written) and all(d >= 0 for d in written)
+
+
+# --- the reduced dims D and the rank R -------------------------------------------------------------
+
+def _choose_dims(plan: Plan) -> None:
+    """R is the largest reduced rank; D the dims its reductions and scans agree on. A reduction over
+    every dim is full (global) unless the tensors are 1-D, where a row is the whole tensor."""
+    ranks = {val(r.source).dim() for r in plan.reduces.values()} | {val(n).dim() for n in plan.scans}
+    plan.rank = rank = max(ranks)
+    if rank == 0:
+        raise Unsupported("a reduction of a 0-d tensor")
+    every = tuple(range(-rank, 0))
+    partial = {r.dims for r in plan.reduces.values() if val(r.source).dim() == rank and r.dims != every}
+    partial |= {(_scan_dim(n),) for n in plan.scans}
+    if len(partial) > 1:
+        raise Unsupported(f"reductions over different dims {sorted(partial)} in one graph")
+    plan.dims = partial.pop() if partial else (-1,)
+    for node, red in plan.reduces.items():
+        if val(red.source).dim() == rank and (red.dims == plan.dims or rank == 1):
+            plan.reduces[node] = Reduce(red.kind, red.source, plan.dims, red.keepdim, red.correction,
+                                        from_left=red.from_left)
+        elif red.dims == _every(red.source):
+            _check_full(node, red)
+            plan.reduces[node] = Reduce(red.kind, red.source, red.dims, red.keepdim, red.correction, full=True)
+        else:
+            raise Unsupported(f"{node.target} over dims {list(red.dims)} of a reduced value")
+    if plan.scans and len(plan.dims) != 1:
+        raise Unsupported("a scan together with a reduction over several dims")
+    plan.from_left = _sides(plan)
+
+
+def _every(node: Node) -> tuple[int, ...]:
+    return tuple(range(-val(node).dim(), 0))
+
+
+def _check_full(node: Node, red: Reduce) -> None:
+    if red.kind not in FULL_KINDS:
+        raise Unsupported(f"{node.target} over every dim of a multi-dim tensor")
+    if red.keepdim and val(node).dim() > 0:
+        raise Unsupported(f"{node.target} over every dim with keepdim=True")
+
+
+def _scan_dim(node: Node) -> int:
+    dim, rank = _arg(node, 1, "dim"), val(node).dim()
+    return dim - rank if dim >= 0 else dim
+
+
+def _sides(plan: Plan) -> bool:
+    """Whether the launcher counts the reduced dims from the left: only when every row reduction and
+    scan was written that way."""
+    sides = [r.from_left for r in plan.reduces.values() if not r.full]
+    sides += [_arg(n, 1, "dim") >= 0 for n in plan.scans]
+    return bool(sides) and all(sides)
+
+
+def _after_reduction(plan: Plan) -> dict[Node, bool]:
+    """Whether a value depends on a reduction's result (placeholders: False)."""
+    after: dict[Node, bool] = {}
+    for node in plan.lowered.graph.nodes:
+        after[node] = any(after.get(a, False) or a in plan.reduces for a in node.all_input_nodes)
+    return after
+
+
+# --- frames: each node dim's place among the R canonical dims ----------------------------------------
+
+def _frames(plan: Plan, nodes: list[Node]) -> None:
+    """Values after a reduction are placed by their rank (R: keepdim, R - |D|: reduced, 0: global);
+    inputs and values computed from inputs alone are placed by how their users broadcast them."""
+    rank, dims = plan.rank, plan.dims
+    full = tuple(range(-rank, 0))
+    squeezed = tuple(d for d in full if d not in dims)
+    after = plan.after
+    by_rank = {rank: full, len(squeezed): squeezed, 0: ()}
+    for node in nodes:
+        if node.op != "call_function" or not isinstance(val(node), torch.Tensor) and node not in plan.reduces:
+            continue
+        r = _rank(node)
+        if r == rank:
+            plan.maps[node] = full
+        elif after[node] or node in plan.reduces:
+            if r not in by_rank:
+                raise Unsupported(f"{node.name} ({node.target}) keeps only some of the reduced dims")
+            plan.maps[node] = by_rank[r]
+    for node in reversed(nodes):
+        if node.op in ("placeholder", "call_function") and node not in plan.maps:
+            plan.maps[node] = _from_users(plan, node)
+    for node in nodes:
+        if node.op == "call_function" and str(node.target) in SHAPE_VIEWS:
+            _check_view(plan, node)
+
+
+def _rank(node: Node) -> int:
+    v = val(node)
+    return v.dim() if isinstance(v, torch.Tensor) else v[0].dim()  # max.dim: (values, indices)
+
+
+def _from_users(plan: Plan, node: Node) -> tuple:
+    """The frame of an input (or a value of inputs only): its non-1 dims as its users see them."""
+    shape = tuple(val(node).shape)
+    votes = [_user_view(plan, node, user) for user in node.users if user.op == "call_function"]
+    votes = [v for v in votes if v is not None]
+    merged = []
+    for i, size in enumerate(shape):
+        seen = {v[i] for v in votes if v[i] is not None}
+        if size == 1:
+            merged.append(None)
+        elif len(seen) > 1:
+            raise Unsupported(f"{node.name} broadcasts against the reduced tensor in two ways")
+        else:
+            merged.append(seen.pop() if seen else i - len(shape))  # no user says: right-aligned
+    return tuple(merged)
+
+
+def _user_view(plan: Plan, node: Node, user: Node) -> tuple | None:
+    target, m_user = str(user.target), plan.maps.get(user)
+    if m_user is None or target in REDUCE_OPS or target in SCAN_OPS:
+        return None
+    r = len(val(node).shape)
+    if target in SHAPE_VIEWS:
+        pairs = dict(_view_pairs(user))
+        return tuple(m_user[pairs[i]] if i in pairs else None for i in range(r))
+    if len(m_user) < r:
+        raise Unsupported(f"{node.name} has more dims than its user {user.name}")
+    return tuple(m_user[len(m_user) - r:])
+
+
+def _view_pairs(node: Node) -> list[tuple[int, int]]:
+    """(input dim, output dim) for every input dim of size > 1, or Unsupported for a real reshape."""
+    target = str(node.target)
+    src, out = tuple(val(node.args[0]).shape), tuple(val(node).shape)
+    if target == "prims.broadcast_in_dim.default":
+        return [(i, b) for i, b in enumerate(node.args[2]) if src[i] != 1]
+    if target == "aten.expand.default":
+        shift = len(out) - len(src)
+        return [(i, i + shift) for i in range(len(src)) if src[i] != 1]
+    a = [(i, s) for i, s in enumerate(src) if s != 1]
+    b = [(j, s) for j, s in enumerate(out) if s != 1]
+    if [s for _, s in a] != [s for _, s in b]:
+        raise Unsupported(f"{target} that reshapes {list(src)} to {list(out)}")
+    return [(i, j) for (i, _), (j, _) in zip(a, b)]
+
+
+def _check_view(plan: Plan, node: Node) -> None:
+    m_in, m_out = plan.maps[node.args[0]], plan.maps[node]
+    for i, j in _view_pairs(node):
+        if m_in[i] is not None and m_in[i] != m_out[j]:
+            raise Unsupported(f"{node.target} moves a dim of {node.args[0].name} across the row layout")
+
+
+# --- what varies where -------------------------------------------------------------------------------
+
+def _classify(plan: Plan, nodes: list[Node]) -> None:
+    for node in nodes:
+        if node.op == "placeholder":
+            plan.cv[node] = _input_varies(plan, plan.maps[node])
+            plan.scope[node], plan.late[node] = "row", False
+        elif node.op == "call_function":
+            _classify_one(plan, node)
+
+
+def _input_varies(plan: Plan, m: tuple) -> bool:
+    """An input varies along the row if one of its dims sits in D. A size-1 dim where D is counts too
+    when the input is right-aligned (a [B, 1] target): a variant may pass it full-size, and its
+    stride 0 along the row keeps the broadcast case right."""
+    r = len(m)
+    aligned = all(c is None or c == i - r for i, c in enumerate(m))
+    return any(c in plan.dims for c in m if c is not None) or aligned and any(
+        i - r in plan.dims for i, c in enumerate(m) if c is None)
+
+
+def _classify_one(plan: Plan, node: Node) -> None:
+    args = node.all_input_nodes
+    target = str(node.target)
+    red = plan.reduces.get(node)
+    if target == FLIP and (len(plan.dims) != 1 or {_norm(d, node) for d in node.args[1]} != set(plan.dims)):
+        raise Unsupported(f"aten.flip over dims {list(node.args[1])}: only the reduced dim can be flipped")
+    if red is not None and red.full:
+        if plan.scope[red.source] != "row" or plan.late[red.source]:
+            raise Unsupported(f"{target} of a value that needs another full reduction")
+        plan.cv[node], plan.scope[node], plan.late[node] = False, "global", False
+        return
+    scopes = {plan.scope[a] for a in args}
+    plan.scope[node] = "row" if "row" in scopes else "global" if "global" in scopes else "const"
+    plan.late[node] = plan.scope[node] == "row" and ("global" in scopes or any(plan.late[a] for a in args))
+    plan.cv[node] = node in plan.scans or red is None and any(plan.cv[a] for a in args)
+
+
+def _norm(dim: int, node: Node) -> int:
+    return dim - val(node).dim() if dim >= 0 else dim
+
+
+def _outputs(plan: Plan) -> None:
+    full_shapes = [tuple(val(n).shape) for n in plan.maps
+                   if isinstance(val(n), torch.Tensor) and val(n).dim() == plan.rank]
+    plan.full_shape = tuple(torch.broadcast_shapes(*full_shapes))
+    for node in plan.lowered.outputs:
+        plan.outputs.append(_output(plan, node))
+
+
+def _output(plan: Plan, node) -> Output:
+    if not isinstance(node, Node) or node.op == "placeholder":
+        raise Unsupported("an output that is an input itself")
+    scope, shape = plan.scope[node], tuple(val(node).shape)
+    if scope == "const":
+        raise Unsupported(f"output {node.name} is a constant")
+    if scope == "global":
+        if shape:
+            raise Unsupported(f"global output {node.name} of shape {list(shape)}")
+        return Output(node, "scalar")
+    rows = tuple(s for d, s in zip(range(-plan.rank, 0), plan.full_shape) if d not in plan.dims)
+    cols = tuple(plan.full_shape[d] for d in plan.dims)
+    m = plan.maps[node]
+    keep = tuple(s for c, s in zip(m, shape) if c in plan.dims) if len(m) == plan.rank else ()
+    kept = tuple(s for c, s in zip(m, shape) if c not in plan.dims)
+    if kept != rows:
+        raise Unsupported(f"output {node.name} of shape {list(shape)} does not cover the rows")
+    if len(m) == plan.rank and keep == cols and (plan.cv[node] or set(cols) != {1}):
+        return Output(node, "cols", late=plan.late[node])
+    if len(m) == plan.rank and set(keep) <= {1}:
+        return Output(node, "row", keepdim=True, late=plan.late[node])
+    if len(m) == plan.rank - len(plan.dims) and not plan.cv[node]:
+        return Output(node, "row", late=plan.late[node])
+    raise Unsupported(f"output {node.name} of shape {list(shape)} fits no row layout")
