@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 import torch
@@ -21,11 +22,36 @@ sys.path.insert(0, str(ROOT))
 from harness.verify import VerifyOptions, verify  # noqa: E402
 
 
-def profile(ops: list[str], json_path: str | None = None, trials: int = 5) -> list[dict]:
+def kernel_path(op: str, source: str) -> Path | None:
+    """The known-good kernel, or the offline expert's first configuration for this op (None when
+    the expert does not support it), generated at the sizes this machine verifies with."""
+    if source == "known-good":
+        return ROOT / "knowledge" / "triton" / f"{op}.py"
+    from agents.drafters.expert import generate
+    from agents.expert.lower import Unsupported
+    from harness.verify import prepare
+
+    spec, _hardware = prepare(ROOT / "ops" / f"{op}.py", VerifyOptions())
+    try:
+        kernel = generate(spec.source, op, spec.sizes_used)
+    except Unsupported:
+        return None
+    path = Path(tempfile.mkdtemp(prefix="opforge-expert-")) / f"{op}.py"
+    path.write_text(kernel.render(kernel.space[0]))
+    return path
+
+
+def profile(ops: list[str], json_path: str | None = None, trials: int = 5, source: str = "known-good") -> list[dict]:
     """Verify and time each op; rows are written after every op, so a cut-short run keeps its data."""
     rows = []
     for op in ops:
-        v = verify(ROOT / "ops" / f"{op}.py", ROOT / "knowledge" / "triton" / f"{op}.py", VerifyOptions(trials=trials))
+        kernel = kernel_path(op, source)
+        if kernel is None:
+            rows.append({"op": op, "correct": False, "reasons": ["expert: unsupported"], "sizes": {}, "hardware": "",
+                         "kernel_ms": None, "eager_ms": None, "compile_ms": None, "speedup_eager": None,
+                         "speedup_compile": None, "sandbox": None, "registers": []})
+            continue
+        v = verify(ROOT / "ops" / f"{op}.py", kernel, VerifyOptions(trials=trials))
         t = v["timings"] or {}
         rows.append({"op": op, "correct": v["correct"], "reasons": v["reasons"], "sizes": v["sizes"]["used"],
                      "hardware": v["hardware"], "kernel_ms": t.get("kernel_ms"), "eager_ms": t.get("eager_ms"),
@@ -58,12 +84,14 @@ def main() -> int:
     parser.add_argument("--ops", help="comma-separated subset of ops/")
     parser.add_argument("--json", help="also write the rows to this file (after every op)")
     parser.add_argument("--trials", type=int, default=5)
+    parser.add_argument("--source", choices=["known-good", "expert"], default="known-good",
+                        help="profile the suite's known-good kernels or the offline expert's")
     args = parser.parse_args()
     if not torch.cuda.is_available():
         print("no CUDA GPU: suite profiling needs one (timings are never estimated on a CPU)")
         return 0
     ops = args.ops.split(",") if args.ops else sorted(p.stem for p in (ROOT / "ops").glob("*.py"))
-    rows = profile(ops, args.json, args.trials)
+    rows = profile(ops, args.json, args.trials, args.source)
     render(rows)
     return 0 if all(r["correct"] for r in rows) else 1
 

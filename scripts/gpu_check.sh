@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # GPU checks in one go, for a machine with an NVIDIA GPU: the GPU tests and a profile of the suite's
 # kernels against eager and torch.compile, written under $OUT (default artifacts/gpu):
-# gpu_tests.txt, suite_profile.txt, gpu_report.json, nvidia-smi.txt.
+# gpu_tests.txt, suite_profile.txt + gpu_report.json (known-good kernels), expert_profile.txt +
+# gpu_expert_report.json (the offline expert's kernels), nvidia-smi.txt.
 # Uses the machine's own Python when it already has a CUDA PyTorch and Triton (the workbench is then
 # installed into it without dependencies, offline); otherwise sets up .venv with TORCH_SPEC.
 set -uo pipefail
@@ -24,5 +25,7 @@ timeout "${GPU_TESTS_TIMEOUT:-150}" $PY -m pytest tests/test_gpu.py -q -rs -p no
 tests=${PIPESTATUS[0]}
 timeout "${PROFILE_TIMEOUT:-900}" $PY benchmarks/suite_profile.py --json "$OUT/gpu_report.json" ${PROFILE_ARGS:-} 2>&1 | tee "$OUT/suite_profile.txt"
 profile=${PIPESTATUS[0]}
-echo "gpu tests exit $tests, suite profile exit $profile; report in $OUT"
+timeout "${PROFILE_TIMEOUT:-900}" $PY benchmarks/suite_profile.py --source expert --json "$OUT/gpu_expert_report.json" ${PROFILE_ARGS:-} 2>&1 | tee "$OUT/expert_profile.txt"
+expert=${PIPESTATUS[0]}
+echo "gpu tests exit $tests, suite profile exit $profile, expert profile exit $expert; reports in $OUT"
 exit $(( tests || profile ))
