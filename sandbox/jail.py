@@ -1,4 +1,5 @@
-"""The `jail` runtime: bubblewrap namespaces around the worker, no Docker engine needed.
+"""The `jail` runtime: bubblewrap namespaces around the worker, no Docker engine needed (without
+bubblewrap, the same isolation from util-linux `unshare`: sandbox/jail_unshare.py).
 
 What it isolates: a new network namespace (only its own loopback), new PID, IPC, UTS and mount
 namespaces; a root of read-only binds (system, Python runtime, the workbench's environment, the
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from sandbox.base import Job, JobResult, StagedJob, job_env, sandbox_uid
 from sandbox.exposure import exposure, symlinked_system_dirs
+from sandbox.jail_unshare import unshare_argv
 from sandbox.process import WORKER, run_process
 
 SCRATCH = "/scratch"
@@ -36,9 +38,16 @@ def memory_limit_bytes() -> int:
     return int(float(text.rstrip("kmg")) * scale)
 
 
+def tool() -> str | None:
+    """bubblewrap when installed, else util-linux unshare (OPFORGE_JAIL=unshare forces the fallback)."""
+    if os.environ.get("OPFORGE_JAIL") != "unshare" and shutil.which("bwrap"):
+        return "bwrap"
+    return "unshare" if shutil.which("unshare") and shutil.which("chroot") else None
+
+
 def unavailable() -> str | None:
-    if not shutil.which("bwrap"):
-        return "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
+    if tool() is None:
+        return "neither bubblewrap (apt-get install bubblewrap) nor util-linux unshare is installed"
     if not shutil.which("setpriv"):
         return "setpriv (util-linux) is not installed"
     if os.geteuid() != 0:
@@ -55,7 +64,10 @@ def bwrap_argv(staged: StagedJob, scratch_bytes: int, env: dict[str, str], uid: 
     exp = exposure()
     argv = ["bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
             "--die-with-parent", "--new-session", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
-    made: set[str] = set()
+    # tmpfs /tmp first: an exposed path may live under the host's /tmp (a checkout there), and a
+    # later mount would hide it
+    argv += ["--perms", "1777", "--tmpfs", "/tmp"]
+    made: set[str] = {"/tmp"}
     for path in exp.read_only:
         for parent in _parents(path):  # bwrap would create these 0700, unreadable for the job
             if parent not in made and parent not in exp.read_only:
@@ -67,8 +79,7 @@ def bwrap_argv(staged: StagedJob, scratch_bytes: int, env: dict[str, str], uid: 
     for device in exp.devices:
         argv += ["--dev-bind", device, device]
     argv += ["--bind", str(staged.host), JOB_DIR, "--size", str(scratch_bytes), "--perms", "1777",
-             "--tmpfs", SCRATCH, "--perms", "1777", "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev",
-             "--chdir", SCRATCH, "--clearenv"]
+             "--tmpfs", SCRATCH, "--proc", "/proc", "--dev", "/dev", "--chdir", SCRATCH, "--clearenv"]
     for key, value in env.items():
         argv += ["--setenv", key, value]
     # Inside the namespaces, drop to the job's own uid for good: no capabilities, no way back.
@@ -99,11 +110,20 @@ class JailSandbox:
             for limit, value in limits_now.items():
                 resource.setrlimit(limit, (value, value))
 
+        root = staged.host.parent / f"{staged.host.name}-root"  # mount point of the fallback's root
         try:
-            argv = bwrap_argv(staged, self.scratch_bytes, job_env(SCRATCH), uid)
-            return run_process(argv, staged, {"PATH": "/usr/bin:/bin"}, job.timeout_s, self.name, preexec=limits)
+            if tool() == "bwrap":
+                argv = bwrap_argv(staged, self.scratch_bytes, job_env(SCRATCH), uid)
+            else:
+                root.mkdir()
+                argv = unshare_argv(str(root), str(staged.host), self.scratch_bytes, job_env(SCRATCH), uid,
+                                    [exposure().python, *WORKER, staged.job_file])
+            return run_process(argv, staged, {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}, job.timeout_s, self.name,
+                               preexec=limits)
         finally:
             staged.cleanup()
+            if root.exists():
+                root.rmdir()
 
     def close(self) -> None:
         pass

@@ -1,4 +1,5 @@
-"""Every isolation guarantee of the `docker` and `jail` runtimes, each with a hostile candidate.
+"""Every isolation guarantee of the `docker` and `jail` runtimes (the jail with bubblewrap and with
+its util-linux `unshare` fallback), each with a hostile candidate.
 
 Static checks are skipped (`skip_static=True`) so the hostile code reaches the sandbox: these tests
 prove the sandbox holds on its own. After each, the host is checked and the harness must still
@@ -20,17 +21,20 @@ from harness.verify import VerifyOptions, verify
 from sandbox import docker_runtime, jail
 
 GOOD = (KERNELS / "good.py").read_text()
-RUNTIMES = {"docker": docker_runtime.unavailable, "jail": jail.unavailable}
+RUNTIMES = {"docker": docker_runtime.unavailable, "jail": jail.unavailable, "jail-unshare": jail.unavailable}
 
 
 @pytest.fixture(params=sorted(RUNTIMES))
-def runtime(request):
+def runtime(request, monkeypatch):
+    """docker, jail (bubblewrap) and jail-unshare (the jail's fallback when bubblewrap is missing)."""
+    if request.param == "jail-unshare":
+        monkeypatch.setenv("OPFORGE_JAIL", "unshare")
     reason = RUNTIMES[request.param]()
     if reason:
         if os.environ.get("OPFORGE_REQUIRE_SANDBOXES"):
             pytest.fail(f"sandbox runtime {request.param} is required here but unavailable: {reason}")
         pytest.skip(f"{request.param} unavailable: {reason}")
-    return request.param
+    return request.param.split("-")[0]
 
 
 def hostile(tmp_path, runtime, prelude: str, forward: str = "", timeout: float = 120) -> dict:
@@ -207,5 +211,9 @@ def name_process(marker: str) -> str:
 
 
 def survivors(marker: str) -> list[str]:
+    """Live processes named `marker`: zombies (dead, waiting for the host's init to reap them) are not."""
     threading.Event().wait(1.0)  # let the runtime's kill land
-    return subprocess.run(["pgrep", "-x", marker], capture_output=True, text=True).stdout.split()
+    pids = subprocess.run(["pgrep", "-x", marker], capture_output=True, text=True).stdout.split()
+    states = {pid: subprocess.run(["ps", "-o", "stat=", "-p", pid], capture_output=True, text=True).stdout.strip()
+              for pid in pids}
+    return [pid for pid, state in states.items() if state and not state.startswith("Z")]
