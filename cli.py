@@ -164,34 +164,43 @@ def cmd_promote(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from agents.config import Budget
-    from agents.run import RunOptions, resume_run, start_run
-    from harness.verify import VerifyOptions
-
     if not args.spec and not args.resume:
         raise OpforgeError("give a SPEC to start a run, or --resume RUN_ID")
     quiet = args.json
+    started: dict = {}
 
     def show(event: dict) -> None:
+        started.setdefault("run_key", event.get("run_key"))
         if not quiet:
             out.print(f"[dim]{time.strftime('%H:%M:%S')}[/] [cyan]{event['node']:>8}[/] {event['message']}",
                       markup=True, highlight=False, soft_wrap=True)
 
     with Registry(resolve_db_path(args.db)) as reg:
-        if args.resume:
-            summary = resume_run(args.resume, reg, on_event=show)
-        else:
-            budget = Budget(rounds=args.budget, candidates=args.candidates, wall_s=args.wall, tokens=args.tokens,
-                            target_speedup=args.target_speedup)
-            verify = VerifyOptions(device=None if args.device == "auto" else "cpu", sandbox=args.sandbox,
-                                   trials=args.trials)
-            summary = start_run(args.spec, RunOptions(args.drafter, args.backend, budget, verify), reg, on_event=show)
+        try:
+            summary = _run_or_resume(args, reg, show)
+        except KeyboardInterrupt:
+            if started.get("run_key"):  # checkpointed after every node: nothing evaluated is lost
+                print(f"opforge: interrupted; resume with: opforge run --resume {started['run_key']}", file=sys.stderr)
+            return 130
     if args.json:
         print(json.dumps(summary.__dict__, indent=2, default=str))
     else:
         best = f"best candidate #{summary.best_candidate_id}" if summary.best_candidate_id else "no verified kernel"
         out.print(f"run {summary.run_key}: {summary.status}, {best}; {summary.stop_reason}")
     return 0 if summary.best_candidate_id else 1
+
+
+def _run_or_resume(args: argparse.Namespace, reg: Registry, show):
+    from agents.config import Budget
+    from agents.run import RunOptions, resume_run, start_run
+    from harness.verify import VerifyOptions
+
+    if args.resume:
+        return resume_run(args.resume, reg, on_event=show)
+    budget = Budget(rounds=args.budget, candidates=args.candidates, wall_s=args.wall, tokens=args.tokens,
+                    target_speedup=args.target_speedup)
+    verify = VerifyOptions(device=None if args.device == "auto" else "cpu", sandbox=args.sandbox, trials=args.trials)
+    return start_run(args.spec, RunOptions(args.drafter, args.backend, budget, verify), reg, on_event=show)
 
 
 def cmd_runs(args: argparse.Namespace) -> int:

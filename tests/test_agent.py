@@ -166,3 +166,20 @@ def test_dataset_export_holds_the_whole_trajectory(llm_env, isolated_registry, t
     assert rows[0]["correct"] is False and rows[0]["feedback"][0].startswith("mismatch")
     assert rows[1]["correct"] is True and "```python" in rows[1]["reply"]
     assert rows[1]["messages"][-1]["content"].count("mismatch") >= 1  # the prompt held the first feedback
+
+
+def test_ctrl_c_says_how_to_resume_and_the_run_resumes(isolated_registry, monkeypatch):
+    monkeypatch.delenv("OPFORGE_LLM_BASE_URL", raising=False)
+    monkeypatch.delenv("OPFORGE_LLM_MODEL", raising=False)
+    proc = subprocess.Popen([OPFORGE, "run", str(ROOT / "ops" / "silu.py"), "--device", "cpu", "--trials", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in proc.stdout:  # interrupt once drafting is done and the evaluation has begun
+        if " draft " in line:
+            proc.send_signal(signal.SIGINT)
+            break
+    _out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    run_key = err.strip().split("opforge run --resume ")[1].split()[0]
+    resumed = subprocess.run([OPFORGE, "run", "--resume", run_key], capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "promoted silu v1" in resumed.stdout
