@@ -146,6 +146,8 @@ EXPR: dict[str, Formatter] = {
     "aten.clone.default": lambda a, k: lit(a[0]), "aten.alias.default": lambda a, k: lit(a[0]),
     "aten.detach.default": lambda a, k: lit(a[0]), "aten.lift_fresh_copy.default": lambda a, k: lit(a[0]),
     "aten.scalar_tensor.default": lambda a, k: lit(a[0]),
+    "aten.isnan.default": lambda a, k: "({0} != {0})".format(lit(a[0])),
+    "aten.isinf.default": lambda a, k: '(tl.abs({0}) == float("inf"))'.format(lit(a[0])),
     "aten.full.default": lambda a, k: lit(a[1]),
 }
 

@@ -17,7 +17,7 @@ from torch.fx import Node
 from agents.expert.exprs import EXPR, Var, lit
 from agents.expert.lower import Unsupported, val
 from agents.expert.rowwise_plan import CONSTANTS, FLIP, GETITEM, SHAPE_VIEWS, Output, Plan, Reduce
-from agents.expert.rowwise_ops import ALIASES, EXTRA_EXPR, Acc, accumulators, identity, partial_acc, short, wrap
+from agents.expert.rowwise_ops import ALIASES, Acc, accumulators, identity, partial_acc, short, wrap
 
 RESERVED = {"row", "rows", "cols", "c", "c_rev", "mask", "row_mask", "start", "offs", "r", "valid", "n_rows",
             "n_cols", "numel", "size0", "BLOCK", "ROWS", "tl", "triton", "torch", "math", "glob_ptr"}
@@ -84,7 +84,7 @@ def render(plan: Plan, node: Node, arg, order: tuple[str, ...], used: set[str]) 
         else:
             args.append(literal_size(plan, node, i, a, order, used))
     target = str(node.target)
-    return (EXPR.get(target) or EXTRA_EXPR[target])(args, dict(node.kwargs))
+    return EXPR[target](args, dict(node.kwargs))
 
 
 def constant(node: Node):

@@ -14,11 +14,6 @@ from torch.fx import Node
 from agents.expert.exprs import TL_DTYPES, Var, lit
 from agents.expert.lower import val
 
-# Elementwise ops exprs.EXPR lacks (KL divergence's NaN guard). TODO: move into exprs.EXPR.
-EXTRA_EXPR = {
-    "aten.isnan.default": lambda a, k: "({0} != {0})".format(lit(a[0])),
-    "aten.isinf.default": lambda a, k: '(tl.abs({0}) == float("inf"))'.format(lit(a[0])),
-}
 ALIASES = {"aten.clone.default", "aten.alias.default", "aten.detach.default", "aten.lift_fresh_copy.default"}
 LABELS = {"max": "amax", "min": "amin", "sumsq": "sum of squared deviations"}
 COMBINE = {"sum": "sum", "mean": "sum", "max": "max", "min": "min", "prod": "prod", "any": "any", "all": "all"}

@@ -16,7 +16,6 @@ from torch.fx import Node
 
 from agents.expert.exprs import EXPR, VIEWS
 from agents.expert.lower import Lowered, Unsupported, val
-from agents.expert.rowwise_ops import EXTRA_EXPR
 
 # target -> (kind, argument style). Styles: "dims" (x, dim=None, keepdim=False), "all" (x),
 # "prims" (x, dims), "var" (x, dim, *, correction, keepdim), "var_dim" (x, dim, unbiased, keepdim).
@@ -114,7 +113,7 @@ def _supported(node: Node) -> bool:
     target = str(node.target)
     if target == GETITEM:
         return str(node.args[0].target) in ("aten.max.dim", "aten.min.dim")
-    return any(target in table for table in (EXPR, EXTRA_EXPR, SHAPE_VIEWS, REDUCE_OPS, SCAN_OPS)) or target == FLIP
+    return any(target in table for table in (EXPR, SHAPE_VIEWS, REDUCE_OPS, SCAN_OPS)) or target == FLIP
 
 
 def _check_ops(nodes: list[Node]) -> None:
