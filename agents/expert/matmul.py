@@ -32,7 +32,8 @@ SCALES = {"aten.mul.Tensor": "*", "aten.mul.Scalar": "*", "aten.div.Tensor": "/"
 FLOATS = {torch.float32, torch.float16, torch.bfloat16}
 RESERVED = {"lhs", "rhs", "out", "batch", "M", "N", "K", "grid", "torch", "triton", "tl", "ModelNew"}
 
-# Best guess first; fp32 timings on an H200 (do_bench median, L2 flushed), one run each.
+# Best guess first; fp32 timings on an H200 (do_bench median, L2 flushed), one run each, from the
+# sweep in benchmarks/expert_matmul_sweep.py.
 # 64x64x32 / 4 warps: the all-rounder, and best of 7 tiles on matrix-vector [8192, 8192] @ [8192, 1]
 #   (0.26 ms; 64x16x32 took 0.37); small tiles also keep the CPU interpreter quick (512^3: ~5 s).
 # 128x128x32 / 8 warps: 1.5x over 64x64 on Linear 4096 + GELU (6.5 vs 9.9 ms); even on 2048^3 mm.
