@@ -13,6 +13,16 @@ KERNELS = DATA / "kernels"
 TINY = SPECS / "tiny_softmax.py"
 
 
+def require_runtime(name: str, reason: str | None) -> None:
+    """Skip a test whose sandbox runtime is unavailable — or fail it where CI promises the runtime
+    (OPFORGE_REQUIRE_SANDBOXES, set by .ci/run), so a missing engine cannot pass silently."""
+    if not reason:
+        return
+    if os.environ.get("OPFORGE_REQUIRE_SANDBOXES"):
+        pytest.fail(f"sandbox runtime {name} is required here but unavailable: {reason}")
+    pytest.skip(f"{name} unavailable: {reason}")
+
+
 @pytest.fixture(scope="session")
 def default_sandbox() -> str:
     """The runtime for tests that are not about isolation: the cheap jail when available, else

@@ -1,11 +1,10 @@
 """Choosing a runtime and what every runtime reports about a job."""
 from __future__ import annotations
 
-import os
 
 import pytest
 
-from conftest import KERNELS, TINY
+from conftest import KERNELS, TINY, require_runtime
 from harness.verify import VerifyOptions, verify
 from sandbox import Job, docker_runtime, get_sandbox, jail
 from sandbox.errors import SandboxUnavailable
@@ -15,11 +14,7 @@ BUILD = Job({"mode": "build", "sizes": {}, "seed": 1, "device": "cpu", "arch": 9
 
 
 def require(name: str) -> None:
-    reason = {"docker": docker_runtime.unavailable, "jail": jail.unavailable}[name]()
-    if reason:
-        if os.environ.get("OPFORGE_REQUIRE_SANDBOXES"):
-            pytest.fail(f"{name} required but unavailable: {reason}")
-        pytest.skip(f"{name} unavailable: {reason}")
+    require_runtime(name, {"docker": docker_runtime.unavailable, "jail": jail.unavailable}[name]())
 
 
 def test_unknown_runtime_is_an_error():

@@ -16,7 +16,7 @@ import uuid
 
 import pytest
 
-from conftest import KERNELS, TINY, write
+from conftest import KERNELS, TINY, require_runtime, write
 from harness.verify import VerifyOptions, verify
 from sandbox import docker_runtime, jail
 
@@ -29,11 +29,7 @@ def runtime(request, monkeypatch):
     """docker, jail (bubblewrap) and jail-unshare (the jail's fallback when bubblewrap is missing)."""
     if request.param == "jail-unshare":
         monkeypatch.setenv("OPFORGE_JAIL", "unshare")
-    reason = RUNTIMES[request.param]()
-    if reason:
-        if os.environ.get("OPFORGE_REQUIRE_SANDBOXES"):
-            pytest.fail(f"sandbox runtime {request.param} is required here but unavailable: {reason}")
-        pytest.skip(f"{request.param} unavailable: {reason}")
+    require_runtime(request.param, RUNTIMES[request.param]())
     return request.param.split("-")[0]
 
 

@@ -158,7 +158,3 @@ VIEWS = {
     "aten.permute.default", "aten.t.default", "aten.transpose.int", "prims.broadcast_in_dim.default",
     "aten.contiguous.default", "aten.slice.Tensor",
 }
-
-
-def is_elementwise(target: str) -> bool:
-    return target in EXPR

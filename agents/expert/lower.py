@@ -46,9 +46,6 @@ class Lowered:
     n_forward_args: int
     ops: set[str] = field(default_factory=set)
 
-    def inputs(self) -> list[Placeholder]:
-        return [p for p in self.placeholders if p.kind in ("input", "scalar")]
-
     def state(self) -> list[Placeholder]:
         return [p for p in self.placeholders if p.kind in ("parameter", "buffer")]
 
