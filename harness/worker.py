@@ -54,10 +54,15 @@ def _usage() -> dict:
 def main(argv: list[str]) -> int:
     with open(argv[1], encoding="utf-8") as fh:
         job = json.load(fh)
+    owner = os.getpid()
     try:
         result = run_job(job)
     except BaseException as exc:  # a worker must always leave a result for the parent to read
         result = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-4000:]}
+    if os.getpid() != owner:
+        # A process the candidate forked got here (its fork bomb or pool returned): only the worker
+        # itself writes the verdict, or racing children would overwrite or break it.
+        os._exit(1)
     result["usage"] = _usage()
     with open(job["result_path"] + ".tmp", "w", encoding="utf-8") as fh:
         json.dump(result, fh, default=str)

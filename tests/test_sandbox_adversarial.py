@@ -112,7 +112,8 @@ def test_fork_bomb_is_contained(tmp_path, runtime):
     prelude = name_process(marker) + "import os\nwhile True:\n    os.fork()\n"
     v = hostile(tmp_path, runtime, prelude, timeout=60)
     assert not v["correct"]
-    assert any(r.startswith(("load-error", "timeout", "killed", "crashed")) for r in v["reasons"]), reasons(v)
+    # Which limit trips first (pids, memory for the copies, time) depends on the runtime and the load.
+    assert any(r.startswith(("load-error", "timeout", "killed", "crashed", "oom")) for r in v["reasons"]), reasons(v)
     assert not survivors(marker), "fork bomb processes outlived the job"
     still_works(runtime)
 
