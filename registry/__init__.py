@@ -1,7 +1,7 @@
 """Versioned store of op specs, candidate kernels, evaluations, promotions, runs and LLM calls (SQLite)."""
 
 from registry.errors import RegistryError
-from registry.rows import CandidateDetail, EvaluationRow, KernelRow, RunRow, VersionRow
+from registry.rows import CandidateDetail, EvaluationRow, KernelRow, OpSummary, ReviewRow, RunRow, VersionRow
 from registry.runs import new_run_key
 from registry.store import Registry, resolve_db_path
 
@@ -9,8 +9,10 @@ __all__ = [
     "CandidateDetail",
     "EvaluationRow",
     "KernelRow",
+    "OpSummary",
     "Registry",
     "RegistryError",
+    "ReviewRow",
     "RunRow",
     "VersionRow",
     "new_run_key",

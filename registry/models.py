@@ -78,6 +78,8 @@ class Base(DeclarativeBase):
 
 # The lifecycle of a run; the database refuses any other value (ck_runs_status).
 RUN_STATUSES = ("running", "done", "failed", "cancelled")
+# A person's decision on a candidate (ck_reviews_decision).
+REVIEW_DECISIONS = ("approved", "rejected")
 
 
 class Spec(Base):
@@ -216,4 +218,22 @@ class LLMCall(Base):
     latency_s: Mapped[float] = mapped_column(Float)
     cost_usd: Mapped[float | None] = mapped_column(Float)
     error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Review(Base):
+    """A person's approve/reject decision on a candidate; the latest row per candidate counts."""
+
+    __tablename__ = "reviews"
+    __table_args__ = (
+        CheckConstraint(
+            "decision IN (" + ", ".join(f"'{d}'" for d in REVIEW_DECISIONS) + ")", name="decision"
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    candidate_id: Mapped[int] = mapped_column(ForeignKey("candidates.id"), index=True)
+    decision: Mapped[str] = mapped_column(String(20))
+    comment: Mapped[str | None] = mapped_column(Text)
+    reviewer: Mapped[str | None] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from registry.models import Evaluation, Run, Version
+from registry.models import Evaluation, Review, Run, Version
 
 
 @dataclass(frozen=True)
@@ -155,3 +155,30 @@ class RunRow:
             started_at=r.started_at,
             finished_at=r.finished_at,
         )
+
+
+@dataclass(frozen=True)
+class ReviewRow:
+    id: int
+    candidate_id: int
+    decision: str  # one of registry.models.REVIEW_DECISIONS
+    comment: str | None
+    reviewer: str | None
+    created_at: datetime
+
+    @classmethod
+    def from_orm(cls, r: Review) -> ReviewRow:
+        return cls(id=r.id, candidate_id=r.candidate_id, decision=r.decision, comment=r.comment,
+                   reviewer=r.reviewer, created_at=r.created_at)
+
+
+@dataclass(frozen=True)
+class OpSummary:
+    """One op in the registry: how many candidates, how many verified, its best speedup."""
+
+    op: str
+    candidates: int
+    verified: int  # candidates whose latest evaluation is correct
+    best_speedup_eager: float | None
+    active_versions: int  # (backend, hardware) keys with an active version
+    last_activity: datetime

@@ -18,11 +18,11 @@ from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
-from registry import history, kernels, runs
+from registry import history, kernels, reviews, runs
 from registry.db import make_engine, migrate, run_write, write_engine
 from registry.errors import RegistryError
 from registry.models import Candidate, Evaluation, Run, Spec, Version
-from registry.rows import CandidateDetail, EvaluationRow, KernelRow, RunRow, VersionRow
+from registry.rows import CandidateDetail, EvaluationRow, KernelRow, OpSummary, ReviewRow, RunRow, VersionRow
 from registry.validation import (
     check_verdict,
     finite_number,
@@ -333,6 +333,25 @@ class Registry:
     def trajectories(self, op: str | None = None) -> list[dict[str, Any]]:
         """Every LLM call with the verdict on what it drafted, for `opforge export-dataset`."""
         return self._read(lambda s: history.trajectories(s, op))
+
+    # -- reviews and the workbench's overview --------------------------------
+
+    def review(self, candidate_id: int, decision: str, comment: str | None = None,
+               reviewer: str | None = None) -> ReviewRow:
+        """Record "approved" or "rejected" (a rejection needs a comment); the latest review counts."""
+        return self._write(reviews.add_review(candidate_id, decision, comment, reviewer))
+
+    def reviews(self, candidate_id: int) -> list[ReviewRow]:
+        """The candidate's reviews, newest first."""
+        return self._read(reviews.reviews(candidate_id))
+
+    def llm_calls(self, candidate_id: int) -> list[dict[str, Any]]:
+        """The LLM conversation(s) whose reply became this candidate, oldest first."""
+        return self._read(reviews.llm_calls(candidate_id))
+
+    def op_summaries(self) -> list[OpSummary]:
+        """Every op with candidates: counts, verified, best speedup, active versions."""
+        return self._read(reviews.op_summaries)
 
     def verified_examples(self, limit: int = 20,
                           exclude_spec_sha: str | None = None) -> list[history.Example]:

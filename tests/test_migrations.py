@@ -17,9 +17,10 @@ from registry.db import alembic_config, make_engine, migrate
 from registry.models import Base
 from registry.store import sha256_text
 
-TABLES = {"specs", "candidates", "evaluations", "versions", "runs", "llm_calls"}
+TABLES = {"specs", "candidates", "evaluations", "versions", "runs", "llm_calls", "reviews"}
 INITIAL = "0001_initial"
-PREVIOUS = "0002_evaluation_speed_columns"  # the revision before head
+PREVIOUS = "0002_evaluation_speed_columns"  # the revision before runs
+RUNS = "0003_runs_and_llm_calls"  # the revision before head (reviews)
 
 
 def head_revision() -> str:
@@ -108,9 +109,9 @@ def test_upgrade_from_empty_creates_all_tables_at_head(tmp_path: Path) -> None:
     assert {"run_id", "round"} <= columns(path, "candidates")
 
 
-def test_head_is_the_runs_revision() -> None:
-    # Tells whoever adds a revision to move PREVIOUS and add an upgrade test for it.
-    assert head_revision() == "0003_runs_and_llm_calls"
+def test_head_is_the_reviews_revision() -> None:
+    # Tells whoever adds a revision to add an upgrade test from the one before it.
+    assert head_revision() == "0004_reviews"
 
 
 def test_migrated_schema_matches_models(tmp_path: Path) -> None:
@@ -214,7 +215,7 @@ def test_downgrade_one_step_drops_runs_and_keeps_candidates(tmp_path: Path) -> N
         reg.update_run("r-1", status="done", best_candidate_id=cand)
     migrate_file(path, PREVIOUS, downgrade=True)
     assert db_revision(path) == PREVIOUS
-    assert table_names(path) == TABLES - {"runs", "llm_calls"} | {"alembic_version"}
+    assert table_names(path) == TABLES - {"runs", "llm_calls", "reviews"} | {"alembic_version"}
     assert not {"run_id", "round"} & columns(path, "candidates")
     with sqlite3.connect(path) as conn:
         assert conn.execute("SELECT id, source FROM candidates").fetchall() == [(cand, "k")]
@@ -223,6 +224,38 @@ def test_downgrade_one_step_drops_runs_and_keeps_candidates(tmp_path: Path) -> N
     with Registry(path) as reg:
         assert reg.get_candidate(cand).run_id is None
         assert reg.get_run("r-1") is None
+
+
+def test_runs_revision_is_upgraded_to_reviews_keeping_runs(tmp_path: Path) -> None:
+    path = tmp_path / "before_reviews.db"
+    migrate_file(path, RUNS)
+    assert "reviews" not in table_names(path)
+    with sqlite3.connect(path) as conn:
+        conn.execute("INSERT INTO specs VALUES (1, 'add', 'a.py', 'abc', 'src', '2025-01-01 00:00:00')")
+        conn.execute("INSERT INTO candidates (id, spec_id, source, sha256, backend, drafter, created_at)"
+                     " VALUES (1, 1, 'k', 'def', 'triton', 'expert', '2025-01-01 00:00:00')")
+        conn.execute("INSERT INTO runs (id, run_key, op, spec_id, backend, drafter, hardware, status, config,"
+                     " tokens, started_at) VALUES (1, 'r-1', 'add', 1, 'triton', 'expert', 'cpu/x', 'done',"
+                     " '{}', 0, '2025-01-01 00:00:00')")
+    with Registry(path) as reg:
+        assert reg.get_run("r-1").status == "done"
+        review = reg.review(1, "rejected", "spills 40 registers")
+        assert [r.id for r in reg.reviews(1)] == [review.id]
+        with pytest.raises(RegistryError, match="needs a comment"):
+            reg.review(1, "rejected", "  ")
+    assert db_revision(path) == head_revision()
+
+
+def test_downgrade_one_step_drops_reviews_only(tmp_path: Path) -> None:
+    path = tmp_path / "reviews.db"
+    with Registry(path) as reg:
+        cand = reg.record_candidate(reg.record_spec("add", "a.py", "s"), "k", "triton", "user")
+        reg.review(cand, "approved", "fine")
+    migrate_file(path, RUNS, downgrade=True)
+    assert table_names(path) == TABLES - {"reviews"} | {"alembic_version"}
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT count(*) FROM candidates").fetchone() == (1,)
+        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
 
 
 def test_database_is_in_wal_mode(tmp_path: Path) -> None:
