@@ -44,6 +44,9 @@ def _parser() -> argparse.ArgumentParser:
     pr.add_argument("--note")
     _run_parser(sub)
     sub.add_parser("runs", help="list agent runs").add_argument("op", nargs="?")
+    sub.add_parser("cancel", help="cancel a running run (it stops after its current step)").add_argument("run_key")
+    u = sub.add_parser("ui", help="start the Streamlit workbench (request, watch, review, export)")
+    u.add_argument("--port", type=int, default=8501)
     ds = sub.add_parser("export-dataset", help="write LLM trajectories as JSONL for fine-tuning")
     ds.add_argument("--out", default="opforge-trajectories.jsonl")
     ds.add_argument("--op")
@@ -65,6 +68,8 @@ def _run_parser(sub) -> None:
     r.add_argument("--sandbox", help="docker, jail or none (default: auto)")
     r.add_argument("--trials", type=int, default=5)
     r.add_argument("--json", action="store_true", help="print the run summary as JSON")
+    r.add_argument("--arch", type=int, help="AOT compile target, e.g. 90 for sm_90 (default: the GPU's own, else 90)")
+    r.add_argument("--run-key", help="use this run key instead of a fresh one (the UI picks it to follow the run)")
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -199,8 +204,10 @@ def _run_or_resume(args: argparse.Namespace, reg: Registry, show):
         return resume_run(args.resume, reg, on_event=show)
     budget = Budget(rounds=args.budget, candidates=args.candidates, wall_s=args.wall, tokens=args.tokens,
                     target_speedup=args.target_speedup)
-    verify = VerifyOptions(device=None if args.device == "auto" else "cpu", sandbox=args.sandbox, trials=args.trials)
-    return start_run(args.spec, RunOptions(args.drafter, args.backend, budget, verify), reg, on_event=show)
+    verify = VerifyOptions(device=None if args.device == "auto" else "cpu", sandbox=args.sandbox, trials=args.trials,
+                           arch=args.arch)
+    options = RunOptions(args.drafter, args.backend, budget, verify, run_key=args.run_key)
+    return start_run(args.spec, options, reg, on_event=show)
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
@@ -217,6 +224,24 @@ def cmd_runs(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_cancel(args: argparse.Namespace) -> int:
+    from agents.run import cancel_run
+
+    with Registry(resolve_db_path(args.db)) as reg:
+        run = cancel_run(args.run_key, reg)
+    out.print(f"run {run.run_key} cancelled; its loop stops after the step it is in")
+    return 0
+
+
+def cmd_ui(args: argparse.Namespace) -> int:
+    import subprocess
+
+    from ui.server import server_command
+
+    argv, env = server_command(resolve_db_path(args.db), args.port)
+    return subprocess.call(argv, env=env)
+
+
 def cmd_export_dataset(args: argparse.Namespace) -> int:
     with Registry(resolve_db_path(args.db)) as reg:
         rows = reg.trajectories(args.op)
@@ -228,7 +253,7 @@ def cmd_export_dataset(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"verify": cmd_verify, "kernels": cmd_kernels, "show": cmd_show, "promote": cmd_promote,
-            "run": cmd_run, "runs": cmd_runs, "export-dataset": cmd_export_dataset}
+            "run": cmd_run, "runs": cmd_runs, "cancel": cmd_cancel, "ui": cmd_ui, "export-dataset": cmd_export_dataset}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,6 +19,7 @@ from agents.graph import build_graph
 from agents.state import RunContext
 from harness.errors import OpforgeError
 from harness.verify import VerifyOptions, prepare
+from registry.rows import RunRow
 from sandbox import get_sandbox
 
 
@@ -28,6 +29,7 @@ class RunOptions:
     backend: str = "triton"
     budget: Budget = field(default_factory=Budget)
     verify: VerifyOptions = field(default_factory=VerifyOptions)
+    run_key: str | None = None  # None: a fresh key; the UI picks one so it can follow a background run
 
 
 @dataclass(frozen=True)
@@ -53,8 +55,9 @@ def start_run(spec_path: str | Path, options: RunOptions, registry,
     drafter, note = select_drafter(options.drafter)
     spec_id = registry.record_spec(spec.name, str(spec.path), spec.source)
     config = {"spec_path": str(spec.path), "spec_sha256": spec.sha256, "budget": options.budget.to_dict(),
-              "device": options.verify.device, "sandbox": options.verify.sandbox, "trials": options.verify.trials}
-    run = registry.create_run(registry.new_run_key(), spec.name, spec_id, options.backend, drafter.name,
+              "device": options.verify.device, "sandbox": options.verify.sandbox, "trials": options.verify.trials,
+              "arch": options.verify.arch}
+    run = registry.create_run(options.run_key or registry.new_run_key(), spec.name, spec_id, options.backend, drafter.name,
                               hardware.fingerprint, config)
     emit = on_event or (lambda event: None)
     emit({"node": "start", "run_key": run.run_key, "message": f"run {run.run_key}: {spec.name} with {drafter.describe()}"
@@ -73,7 +76,7 @@ def resume_run(run_key: str, registry, on_event: Callable[[dict], None] | None =
     config = run.config
     options = RunOptions(drafter=run.drafter, backend=run.backend, budget=Budget.from_dict(config["budget"]),
                          verify=VerifyOptions(device=config.get("device"), sandbox=config.get("sandbox"),
-                                              trials=config.get("trials", 5)))
+                                              trials=config.get("trials", 5), arch=config.get("arch")))
     spec, hardware = prepare(config["spec_path"], options.verify)
     if spec.sha256 != config["spec_sha256"]:
         raise OpforgeError(f"{config['spec_path']} changed since run {run_key} started; start a new run")
@@ -83,9 +86,21 @@ def resume_run(run_key: str, registry, on_event: Callable[[dict], None] | None =
     return _drive(None, run, spec, run.spec_id, hardware, drafter, options, registry, emit, note)
 
 
+def cancel_run(run_key: str, registry) -> RunRow:
+    """Mark a running run cancelled; its loop (in whatever process drives it) stops after the node
+    it is in. The checkpoint stays, but a cancelled run is not resumed."""
+    run = registry.get_run(run_key)
+    if run is None:
+        raise OpforgeError(f"no run with key '{run_key}' (see: opforge runs)")
+    if run.status != "running":
+        raise OpforgeError(f"run {run_key} already finished ({run.status})")
+    return registry.update_run(run_key, status="cancelled", stop_reason="cancelled by the user")
+
+
 def _drive(state, run, spec, spec_id, hardware, drafter, options, registry, emit, note) -> RunSummary:
     sandbox = get_sandbox(options.verify.sandbox)  # one warm sandbox for the whole run
-    conn = sqlite3.connect(checkpoint_path(registry), check_same_thread=False)
+    # 30 s busy wait, as the registry's: concurrent runs (opforge batch --jobs N) share this file.
+    conn = sqlite3.connect(checkpoint_path(registry), timeout=30.0, check_same_thread=False)
     try:
         ctx = RunContext(registry=registry, drafter=drafter, sandbox=sandbox, spec=spec, spec_id=spec_id,
                          run_id=run.id, hardware=hardware, verify_options=options.verify, budget=options.budget,
@@ -93,7 +108,9 @@ def _drive(state, run, spec, spec_id, hardware, drafter, options, registry, emit
         graph = build_graph(SqliteSaver(conn))
         config = {"configurable": {"thread_id": run.run_key}, "recursion_limit": 10 * options.budget.rounds + 20}
         for _update in graph.stream(state, config, context=ctx, stream_mode="updates", durability="sync"):
-            pass
+            if registry.get_run(run.run_key).status == "cancelled":  # cancel_run(), from another process
+                emit({"node": "cancel", "run_key": run.run_key, "message": f"run {run.run_key} cancelled"})
+                break
         final = graph.get_state(config).values
     except OpforgeError as exc:  # the drafter cannot go on (endpoint, key, model): the run failed
         registry.update_run(run.run_key, status="failed", error=str(exc))

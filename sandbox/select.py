@@ -51,3 +51,17 @@ def _auto() -> Sandbox:
         return _make("jail")
     raise SandboxUnavailable(f"no isolating sandbox runtime: docker: {docker_reason}; jail: {jail_reason} "
                              "(pass --sandbox none to run candidates without isolation)")
+
+
+def describe_runtime(name: str | None = None) -> str:
+    """One line saying which runtime get_sandbox(name) would use, without starting it (the UI shows it)."""
+    name = name or os.environ.get("OPFORGE_SANDBOX") or "auto"
+    if name == "none":
+        return "none (no isolation: debugging only)"
+    if name != "auto":
+        reason = _why_not(name) if name in RUNTIMES else "unknown runtime"
+        return f"{name}" + (f" — unavailable: {reason}" if reason else "")
+    for candidate in ("docker", "jail"):
+        if _why_not(candidate) is None:
+            return f"{candidate} (auto)"
+    return "none available — runs will fail until docker or bubblewrap is installed (scripts/sandbox_up.sh)"

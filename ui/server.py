@@ -1,0 +1,22 @@
+"""How `opforge ui` (and the browser test) start the Streamlit server for one registry."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+from harness.errors import OpforgeError
+
+APP = Path(__file__).resolve().parent.parent / "app.py"
+
+
+def server_command(db_path: Path, port: int = 8501, headless: bool = True) -> tuple[list[str], dict[str, str]]:
+    """(argv, environment) that serve app.py on `port` for the registry at `db_path`."""
+    if importlib.util.find_spec("streamlit") is None:
+        raise OpforgeError("the workbench needs Streamlit: pip install -e '.[ui]' (make setup installs it)")
+    if not APP.is_file():
+        raise OpforgeError(f"{APP} not found: run opforge ui from a checkout of the repository")
+    argv = [sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port),
+            "--server.headless", str(headless).lower(), "--browser.gatherUsageStats", "false"]
+    return argv, os.environ | {"OPFORGE_DB": str(db_path)}
