@@ -18,7 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
-from registry import history, kernels, reviews, runs
+from registry import batch, history, kernels, reviews, runs
 from registry.db import make_engine, migrate, run_write, write_engine
 from registry.errors import RegistryError
 from registry.models import Candidate, Evaluation, Run, Spec, Version
@@ -358,3 +358,21 @@ class Registry:
         """(op, spec source, kernel source, speedup_eager) of correct kernels, fastest first."""
         require_count("limit", limit, minimum=1)
         return self._read(lambda s: history.verified_examples(s, limit, exclude_spec_sha))
+
+    # -- batch runs (registry.batch) ---------------------------------------
+
+    def verified_candidate(self, spec_sha256: str, backend: str, hardware: str) -> int | None:
+        """The newest candidate verified on `hardware` for the spec with this source hash."""
+        return self._read(batch.verified_candidate(spec_sha256, backend, hardware))
+
+    def open_run(self, spec_sha256: str, backend: str, hardware: str) -> RunRow | None:
+        """The newest run of that spec still "running" (interrupted or killed), to resume."""
+        return self._read(batch.open_run(spec_sha256, backend, hardware))
+
+    def export_run(self, run_key: str) -> dict[str, Any]:
+        """A run with its spec, candidates, evaluations, LLM calls and promotions, as plain data."""
+        return self._read(batch.export_run(run_key))
+
+    def import_run(self, bundle: dict[str, Any], spec_path: str | None = None) -> RunRow:
+        """Replay export_run's data from another registry (a Ray worker's) in one transaction."""
+        return self._write(batch.import_run(bundle, spec_path))
