@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 TORCH_SPEC ?= torch==2.13.0
 STAMP := $(VENV)/.opforge-setup
 
-.PHONY: setup sandboxes demo test clean
+.PHONY: setup sandboxes browser demo test clean
 
 setup: $(STAMP)
 
@@ -21,11 +21,15 @@ $(STAMP): pyproject.toml Makefile
 sandboxes:
 	@bash scripts/sandbox_up.sh || echo "make: continuing without them: verification needs --sandbox none (unisolated)"
 
+# Debian's Chromium for the workbench's browser test (installs it when root; else that test skips).
+browser:
+	@bash scripts/browser_up.sh || echo "make: continuing without Chromium: the browser test will skip"
+
 # The main job on the offline default: verify the suite's known-good kernels and list the registry.
 demo: setup sandboxes
 	$(BIN)/python scripts/demo.py
 
-test: setup sandboxes
+test: setup sandboxes browser
 	$(BIN)/python -m pytest -n 2 -q
 
 clean:

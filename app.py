@@ -4,12 +4,12 @@ import streamlit as st
 
 from ui.state import sidebar_status
 
-st.set_page_config(page_title="opforge workbench", page_icon="⚒️", layout="wide")
+st.set_page_config(page_title="opforge workbench", page_icon=":material/build:", layout="wide")
 page = st.navigation([
-    st.Page("ui/pages/request.py", title="Request a kernel", icon="📝", url_path="request", default=True),
-    st.Page("ui/pages/watch.py", title="Watch runs", icon="⏱️", url_path="watch"),
-    st.Page("ui/pages/review.py", title="Review", icon="🔍", url_path="review"),
-    st.Page("ui/pages/export.py", title="Export", icon="📦", url_path="export"),
+    st.Page("ui/pages/request.py", title="Request a kernel", icon=":material/edit_note:", url_path="request", default=True),
+    st.Page("ui/pages/watch.py", title="Watch runs", icon=":material/monitoring:", url_path="watch"),
+    st.Page("ui/pages/review.py", title="Review", icon=":material/rule:", url_path="review"),
+    st.Page("ui/pages/export.py", title="Export", icon=":material/package_2:", url_path="export"),
 ])
 sidebar_status()
 page.run()

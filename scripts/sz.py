@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("harness", "sandbox", "registry", "agents", "knowledge", "exporter", "ops", "benchmarks", "scripts", "tests")
+PACKAGES = ("harness", "sandbox", "registry", "agents", "knowledge", "exporter", "ui", "ops", "benchmarks", "scripts", "tests")
 LIMIT = 400
 
 

@@ -18,5 +18,6 @@ def server_command(db_path: Path, port: int = 8501, headless: bool = True) -> tu
     if not APP.is_file():
         raise OpforgeError(f"{APP} not found: run opforge ui from a checkout of the repository")
     argv = [sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port),
-            "--server.headless", str(headless).lower(), "--browser.gatherUsageStats", "false"]
+            "--server.headless", str(headless).lower(), "--browser.gatherUsageStats", "false",
+            "--client.toolbarMode", "minimal"]
     return argv, os.environ | {"OPFORGE_DB": str(db_path)}

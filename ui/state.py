@@ -56,4 +56,4 @@ def user_errors() -> Iterator[None]:
     try:
         yield
     except (OpforgeError, RegistryError) as exc:
-        st.error(str(exc), icon="⚠️")
+        st.error(str(exc), icon=":material/error:")

@@ -37,8 +37,8 @@ def elapsed(run: RunRow) -> str:
 
 def variant_table(verdict: dict) -> list[dict[str, Any]]:
     return [{"variant": v["index"], "shapes": " ".join(str(tuple(s)) for s in v["shapes"]), "trials": v["trials"],
-             "max abs err": v["max_abs_err"], "max rel err": v["max_rel_err"], "atol": v["atol"],
-             "rtol": v["rtol"], "passed": "✅" if v["passed"] else "❌"} for v in verdict.get("variants") or []]
+             "max abs err": f"{v['max_abs_err']:.2e}", "max rel err": f"{v['max_rel_err']:.2e}",
+             "atol": f"{v['atol']:g}", "rtol": f"{v['rtol']:g}", "passed": "✅" if v["passed"] else "❌"} for v in verdict.get("variants") or []]
 
 
 def anticheat_table(verdict: dict) -> list[dict[str, str]]:

@@ -15,8 +15,8 @@ def promoted_table() -> bool:
     active = registry().active_versions()
     if not active:
         st.info("Nothing is promoted yet: promote a verified candidate on **Review** (a run promotes its best "
-                "kernel by itself when the policy allows).", icon="ℹ️")
-        st.page_link("ui/pages/review.py", label="Review", icon="🔍")
+                "kernel by itself when the policy allows).", icon=":material/info:")
+        st.page_link("ui/pages/review.py", label="Review", icon=":material/rule:")
         return False
     st.subheader(f"Promoted versions ({len(active)})")
     st.dataframe([{"op": v.op, "version": f"v{v.number}", "candidate": v.candidate_id, "backend": v.backend,
@@ -38,7 +38,7 @@ def build(name: str) -> None:
 
 
 def show_result(result) -> None:
-    st.success(f"Built **{result.name}** with {len(result.ops)} op(s) in `{result.out}`", icon="📦")
+    st.success(f"Built **{result.name}** with {len(result.ops)} op(s) in `{result.out}`", icon=":material/package_2:")
     st.dataframe([{"op": op.name, "version": f"v{op.version}", "candidate": op.candidate_id, "hardware": op.hardware,
                    "speedup vs eager": f"{op.speedup_eager:.2f}x" if op.speedup_eager else "not timed (no GPU)",
                    "spec sha256": op.spec_sha256[:12]} for op in result.ops], hide_index=True, width="stretch")

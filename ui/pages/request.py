@@ -68,12 +68,12 @@ def show_validation(path: str, device: str) -> bool:
     try:
         spec = _validate(path, os.path.getmtime(path), device)
     except SpecError as exc:
-        st.error(f"Spec problem: {exc}", icon="⚠️")
+        st.error(f"Spec problem: {exc}", icon=":material/error:")
         return False
     sizes = ", ".join(f"{k}={v}" for k, v in spec.sizes_used.items()) or "no size constants"
     shrunk = " (shrunk for the CPU interpreter)" if spec.sizes_used != spec.sizes_declared else ""
     st.success(f"**{spec.name}**: valid spec — {spec.n_variants} input list(s), dtypes "
-               f"{', '.join(spec.input_dtypes)}, sizes {sizes}{shrunk}", icon="✅")
+               f"{', '.join(spec.input_dtypes)}, sizes {sizes}{shrunk}", icon=":material/check_circle:")
     return True
 
 

@@ -13,8 +13,8 @@ def pick_op() -> str | None:
     summaries = registry().op_summaries()
     if not summaries:
         st.info("The registry has no kernels yet. Request one on **Request a kernel**, or record one with "
-                "`opforge verify SPEC KERNEL`.", icon="ℹ️")
-        st.page_link("ui/pages/request.py", label="Request a kernel", icon="📝")
+                "`opforge verify SPEC KERNEL`.", icon=":material/info:")
+        st.page_link("ui/pages/request.py", label="Request a kernel", icon=":material/edit_note:")
         return None
     ops = [s.op for s in summaries]
     wanted = st.query_params.get("op")
@@ -39,7 +39,7 @@ def versions_and_candidates(op: str) -> int | None:
         st.caption("No promoted version yet.")
     rows = registry().list_kernels(op, limit=500)
     st.subheader(f"Candidates ({len(rows)}{'+' if len(rows) == 500 else ''})")
-    st.dataframe(views.kernel_table(rows), hide_index=True, width="stretch", height=min(38 * len(rows) + 40, 320))
+    st.dataframe(views.kernel_table(rows), hide_index=True, width="stretch", height="auto" if len(rows) < 9 else 320)
     ids = [r.candidate_id for r in rows]
     wanted = st.query_params.get("candidate")
     default = int(wanted) if wanted and wanted.isdigit() and int(wanted) in ids else (
@@ -119,7 +119,7 @@ def timings_tab(detail) -> None:
     points = views.timing_points(list(detail.evaluations))
     if not points:
         notes = {ev.verdict.get("timings_note") for ev in detail.evaluations} - {None}
-        st.info("No GPU timings yet" + (f": {'; '.join(sorted(notes))}" if notes else "."), icon="⏱")
+        st.info("No GPU timings yet" + (f": {'; '.join(sorted(notes))}" if notes else "."), icon=":material/timer:")
         return
     st.caption("Each point is one timed evaluation (triton.testing.do_bench medians); x is the main inputs' elements.")
     st.scatter_chart(points, x="input elements", y="ms", color="series")
@@ -166,7 +166,7 @@ def _flash(message: str) -> None:
 
 st.title("Review")
 if flash := st.session_state.pop("review_flash", None):
-    st.success(flash, icon="✅")
+    st.success(flash, icon=":material/check_circle:")
 with user_errors():
     op = pick_op()
     chosen = versions_and_candidates(op) if op else None

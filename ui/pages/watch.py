@@ -17,13 +17,15 @@ def pick_run() -> str | None:
     starting = [la for la in runs.recent_launches(db_path()) if la.alive and registry().get_run(la.run_key) is None]
     keys = [la.run_key for la in starting] + [r.run_key for r in all_runs]
     if not keys:
-        st.info("No runs yet. Start one on **Request a kernel**.", icon="ℹ️")
-        st.page_link("ui/pages/request.py", label="Request a kernel", icon="📝")
+        st.info("No runs yet. Start one on **Request a kernel**.", icon=":material/info:")
+        st.page_link("ui/pages/request.py", label="Request a kernel", icon=":material/edit_note:")
         return None
     wanted = st.query_params.get("run") or st.session_state.get("watch_run")
     key = st.selectbox("Run", keys, index=keys.index(wanted) if wanted in keys else 0,
                        format_func=lambda k: _label(k, all_runs))
     st.query_params["run"] = key
+    chosen = next((r for r in all_runs if r.run_key == key), None)
+    st.session_state["watch_rendered"] = (key, chosen and chosen.status)
     with st.expander(f"All runs ({len(all_runs)})"):
         st.dataframe(views.run_table(all_runs), hide_index=True, width="stretch")
     return key
@@ -38,6 +40,8 @@ def _label(key: str, all_runs) -> str:
 def live(run_key: str) -> None:
     with user_errors():
         run = registry().get_run(run_key)
+        if st.session_state.get("watch_rendered") != (run_key, run and run.status):
+            st.rerun()  # started or finished since the page drew its run list: redraw all of it
         launch = runs.launch_info(db_path(), run_key)
         if run is None:
             _not_started(launch)
@@ -53,9 +57,9 @@ def _not_started(launch) -> None:
     if launch is None:
         st.warning("Unknown run.")
     elif launch.alive:
-        st.info("Starting: loading the spec and the drafter…", icon="⏳")
+        st.info("Starting: loading the spec and the drafter…", icon=":material/hourglass_top:")
     else:
-        st.error("The run stopped before it began:", icon="⚠️")
+        st.error("The run stopped before it began:", icon=":material/error:")
         st.code(runs.log_tail(launch) or "(no output)", language="text")
 
 
@@ -78,7 +82,7 @@ def _header(run, launch) -> None:
     if gone and st.button("Resume run", key="resume"):
         runs.resume_run(run.run_key, db_path())
     if run.best_candidate_id:
-        st.page_link("ui/pages/review.py", label=f"Review the best kernel (#{run.best_candidate_id})", icon="🔍",
+        st.page_link("ui/pages/review.py", label=f"Review the best kernel (#{run.best_candidate_id})", icon=":material/rule:",
                      query_params={"candidate": run.best_candidate_id})
 
 
