@@ -170,3 +170,13 @@ def test_export_builds_the_library_and_offers_the_wheel(seeded, isolated_registr
     no_exception(at)
     assert "Built **kernels_generated** with 1 op(s)" in texts(at.success), texts(at.error)
     assert at.get("download_button")
+
+
+def test_op_summaries_count_candidates_verified_and_active(seeded, isolated_registry):
+    with Registry(isolated_registry) as reg:
+        (before,) = reg.op_summaries()
+        reg.promote(seeded["good"])
+        (after,) = reg.op_summaries()
+    assert (before.op, before.candidates, before.verified, before.active_versions) == ("softmax", 2, 1, 0)
+    assert before.best_speedup_eager == 1.6 and after.active_versions == 1
+    assert before.last_activity.tzinfo is not None

@@ -1,0 +1,88 @@
+"""Runs the workbench starts and cancels: cancel_run stops the loop between nodes (in-process and
+across processes), a background `opforge run` is followed by its key through the registry, and the
+LLM key never reaches the launch record."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from agents.config import Budget
+from agents.run import RunOptions, cancel_run, resume_run, start_run
+from conftest import ROOT, TINY
+from harness.errors import OpforgeError, SpecError
+from harness.verify import VerifyOptions
+from registry import Registry
+from ui import runs
+
+SILU = ROOT / "ops" / "silu.py"
+
+
+def test_cancel_stops_the_loop_after_the_node_it_is_in(isolated_registry):
+    with Registry(isolated_registry) as reg:
+        def cancel_at_start(event: dict) -> None:
+            if event["node"] == "start":
+                cancel_run(event["run_key"], reg)
+
+        options = RunOptions(drafter="expert", budget=Budget(rounds=3, candidates=1),
+                             verify=VerifyOptions(device="cpu", trials=1), run_key="r-test-cancel")
+        summary = start_run(SILU, options, reg, on_event=cancel_at_start)
+        assert (summary.run_key, summary.status, summary.promoted) == ("r-test-cancel", "cancelled", None)
+        assert reg.run_candidates("r-test-cancel") == []  # stopped after plan: nothing drafted
+        assert reg.get_run("r-test-cancel").stop_reason == "cancelled by the user"
+        with pytest.raises(OpforgeError, match="already finished"):
+            cancel_run("r-test-cancel", reg)
+        with pytest.raises(OpforgeError, match="already finished"):
+            resume_run("r-test-cancel", reg)
+        with pytest.raises(OpforgeError, match="no run"):
+            cancel_run("r-nope", reg)
+
+
+def wait_for(check, timeout: float, what: str):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if (value := check()) is not None:
+            return value
+        time.sleep(0.1)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+def test_background_run_is_followed_by_key_and_cancelled_from_another_process(isolated_registry):
+    request = runs.RunRequest(spec_path=str(SILU), budget=3, candidates=1, device="cpu")
+    launch = runs.start_run(request, isolated_registry)
+    assert launch.alive and runs.launch_info(isolated_registry, launch.run_key) == launch
+    with Registry(isolated_registry) as reg:
+        run = wait_for(lambda: reg.get_run(launch.run_key), 120, "the run row")
+        assert run.op == "silu" and run.config["arch"] is None
+        cancel_run(launch.run_key, reg)
+        wait_for(lambda: True if not launch.alive else None, 180, "the run process to stop")
+        assert reg.get_run(launch.run_key).status == "cancelled"
+    assert f"run {launch.run_key} cancelled" in runs.log_tail(launch)
+    assert launch in runs.recent_launches(isolated_registry)
+
+
+def test_a_run_that_cannot_start_leaves_its_reason_in_the_log(isolated_registry, tmp_path):
+    bad = runs.save_spec("import torch\nx = (\n", "broken.py", isolated_registry)
+    launch = runs.start_run(runs.RunRequest(spec_path=str(bad)), isolated_registry)
+    wait_for(lambda: True if not launch.alive else None, 120, "the run process to exit")
+    assert "syntax error" in runs.log_tail(launch)
+
+
+def test_llm_settings_go_to_the_process_environment_only(isolated_registry, monkeypatch):
+    request = runs.RunRequest(spec_path=str(TINY), drafter="llm", llm_base_url="http://127.0.0.1:9/v1",
+                              llm_model="m", llm_api_key="sk-secret", arch=80)
+    argv = request.argv(Path(isolated_registry), "r-x")
+    assert "sk-secret" not in " ".join(argv) and argv[-2:] == ["--arch", "80"] and "r-x" in argv
+    assert request.env()["OPENAI_API_KEY"] == "sk-secret"
+    with pytest.raises(OpforgeError, match="endpoint URL and a model"):
+        runs.start_run(runs.RunRequest(spec_path=str(TINY), drafter="llm"), isolated_registry)
+
+
+def test_saved_specs_are_named_by_content_and_checked_by_the_spec_loader(isolated_registry):
+    first = runs.save_spec(TINY.read_text(), "my op!.py", isolated_registry)
+    assert first == runs.save_spec(TINY.read_text(), "my op!.py", isolated_registry)
+    assert first.name.startswith("my_op-") and first.parent == isolated_registry.parent / "specs"
+    assert runs.validate_spec(first, "cpu").n_variants >= 1
+    with pytest.raises(SpecError, match="no `class Model"):
+        runs.validate_spec(runs.save_spec("x = 1\n", "empty.py", isolated_registry), "cpu")
