@@ -43,6 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     pr.add_argument("id", type=int)
     pr.add_argument("--note")
     _run_parser(sub)
+    _batch_parser(sub)
     sub.add_parser("runs", help="list agent runs").add_argument("op", nargs="?")
     sub.add_parser("cancel", help="cancel a running run (it stops after its current step)").add_argument("run_key")
     u = sub.add_parser("ui", help="start the Streamlit workbench (request, watch, review, export)")
@@ -70,6 +71,29 @@ def _run_parser(sub) -> None:
     r.add_argument("--json", action="store_true", help="print the run summary as JSON")
     r.add_argument("--arch", type=int, help="AOT compile target, e.g. 90 for sm_90 (default: the GPU's own, else 90)")
     r.add_argument("--run-key", help="use this run key instead of a fresh one (the UI picks it to follow the run)")
+
+
+def _batch_parser(sub) -> None:
+    b = sub.add_parser("batch", help="run the agent loop over an op list (local processes or a Ray cluster)")
+    b.add_argument("specs", nargs="*", metavar="SPEC", help="spec files or directories of them (e.g. ops/)")
+    b.add_argument("--list", metavar="FILE", help="a file with one spec path a line")
+    b.add_argument("--jobs", type=int, help="ops at once (default: 1 locally; every CPU, or GPU, of a Ray cluster)")
+    b.add_argument("--executor", choices=["local", "ray"], default="local")
+    b.add_argument("--address", help="Ray cluster address, e.g. 10.0.0.1:6379 (default: start a local Ray instance)")
+    b.add_argument("--op-timeout", type=float, default=3600.0, help="seconds before a hung op is stopped (default 3600)")
+    b.add_argument("--force", action="store_true", help="run ops again that already have a verified kernel")
+    b.add_argument("--report", help="report file, .json or .csv (default: reports/ beside the registry)")
+    b.add_argument("--no-fail", action="store_true", help="exit 0 even when some ops failed")
+    b.add_argument("--json", action="store_true", help="print the report as JSON instead of the live view and table")
+    b.add_argument("--drafter", choices=["llm", "expert"], help="as for run")
+    b.add_argument("--backend", default="triton")
+    b.add_argument("--budget", type=int, default=4, metavar="ROUNDS", help="rounds per op (default 4)")
+    b.add_argument("--candidates", type=int, default=2, help="drafts per round (default 2)")
+    b.add_argument("--wall", type=float, default=1800.0, help="wall-time budget per op run in seconds")
+    b.add_argument("--tokens", type=int, default=200_000, help="LLM token budget per op")
+    b.add_argument("--device", choices=["auto", "cpu"], default="auto")
+    b.add_argument("--sandbox", help="docker, jail or none (default: auto)")
+    b.add_argument("--trials", type=int, default=5)
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -252,8 +276,45 @@ def cmd_export_dataset(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_batch(args: argparse.Namespace) -> int:
+    from agents.batch import BatchOptions, default_report_path, resolve_specs, run_batch, write_report
+    from agents.batch.view import BatchProgress, report_table, summary_line
+
+    options = BatchOptions(run=_loop_options(args), jobs=args.jobs, executor=args.executor, address=args.address,
+                           op_timeout_s=args.op_timeout, force=args.force)
+    paths, db = resolve_specs(args.specs, args.list), resolve_db_path(args.db)
+    with Registry(db) as reg:
+        try:
+            if args.json:
+                report = run_batch(paths, options, reg)
+            else:
+                with BatchProgress(out) as view:
+                    report = run_batch(paths, options, reg, on_event=view)
+        except KeyboardInterrupt:
+            print("opforge: batch interrupted; run the same command again to resume it", file=sys.stderr)
+            return 130
+    path = write_report(report, args.report or default_report_path(db, report))
+    if args.json:
+        print(json.dumps(report.to_dict() | {"report": str(path)}, indent=2, default=str))
+    else:
+        out.print(report_table(report))
+        out.print(f"{summary_line(report)}; report: {path}")
+    return 1 if report.failed and not args.no_fail else 0
+
+
+def _loop_options(args: argparse.Namespace):
+    from agents.config import Budget
+    from agents.run import RunOptions
+    from harness.verify import VerifyOptions
+
+    budget = Budget(rounds=args.budget, candidates=args.candidates, wall_s=args.wall, tokens=args.tokens)
+    verify = VerifyOptions(device=None if args.device == "auto" else "cpu", sandbox=args.sandbox, trials=args.trials)
+    return RunOptions(args.drafter, args.backend, budget, verify)
+
+
 COMMANDS = {"verify": cmd_verify, "kernels": cmd_kernels, "show": cmd_show, "promote": cmd_promote,
-            "run": cmd_run, "runs": cmd_runs, "cancel": cmd_cancel, "ui": cmd_ui, "export-dataset": cmd_export_dataset}
+            "run": cmd_run, "runs": cmd_runs, "cancel": cmd_cancel, "ui": cmd_ui, "export-dataset": cmd_export_dataset,
+            "batch": cmd_batch}
 
 
 def main(argv: list[str] | None = None) -> int:

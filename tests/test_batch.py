@@ -1,0 +1,211 @@
+"""`opforge batch` locally: resolving the op list, 8 concurrent runs on one registry file with no lock
+failure and no lost record, Ctrl-C and a re-run that resumes the interrupted runs and skips the
+verified ones, and a hung op stopped at its time limit (whole process tree) while the others finish."""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import cli
+from agents.batch import BatchOptions, plan_batch, resolve_specs, run_batch
+from agents.config import Budget
+from agents.run import RunOptions
+from conftest import SPECS, TINY, write
+from harness.errors import OpforgeError
+from registry import Registry
+
+OPFORGE = str(Path(sys.executable).parent / "opforge")
+FAST = ["--device", "cpu", "--trials", "1", "--budget", "1", "--candidates", "1"]
+
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch):
+    monkeypatch.delenv("OPFORGE_LLM_BASE_URL", raising=False)
+    monkeypatch.delenv("OPFORGE_LLM_MODEL", raising=False)
+
+
+def fast_options(**batch) -> BatchOptions:
+    run = RunOptions(drafter="expert", budget=Budget(rounds=1, candidates=1))
+    run.verify.device, run.verify.trials = "cpu", 1
+    return BatchOptions(run=run, **batch)
+
+
+def softmax_variants(folder: Path, n: int) -> list[Path]:
+    """n distinct tiny specs (own name, own sizes): n ops, n runs."""
+    source = TINY.read_text()
+    return [write(folder / f"softmax_{i}.py", source.replace('name="tiny_softmax"', f'name="softmax_{i}"')
+                  .replace("dim = 40", f"dim = {33 + i}")) for i in range(n)]
+
+
+# -- the op list ----------------------------------------------------------------------------------
+
+
+def test_specs_from_files_directories_and_a_list_file(tmp_path):
+    folder = tmp_path / "ops"
+    a, b = write(folder / "a.py", "x = 1\n"), write(folder / "b.py", "x = 2\n")
+    write(folder / "_helper.py", "x = 3\n")
+    listing = write(tmp_path / "ops.txt", "# the suite\nops/b.py\n\nops/a.py  # again\n")
+    assert resolve_specs([str(folder)]) == [a.resolve(), b.resolve()]
+    assert resolve_specs([str(b)], str(listing)) == [b.resolve(), a.resolve()]  # each once, first order
+    with pytest.raises(OpforgeError, match="no such spec file or directory"):
+        resolve_specs([str(tmp_path / "missing.py")])
+    empty = write(tmp_path / "empty" / "notes.txt", "").parent
+    with pytest.raises(OpforgeError, match="no .py spec files"):
+        resolve_specs([str(empty)])
+    with pytest.raises(OpforgeError, match="no op specs given"):
+        resolve_specs([])
+
+
+def test_two_specs_with_one_op_name_are_refused(tmp_path, isolated_registry):
+    one = write(tmp_path / "one.py", 'OPFORGE = dict(name="same")\n')
+    two = write(tmp_path / "two.py", 'OPFORGE = {"name": "same"}\n')
+    with Registry(isolated_registry) as reg, pytest.raises(OpforgeError, match="both define op 'same'"):
+        plan_batch([one, two], reg, "triton", "cpu/x86_64/triton-interpreter")
+
+
+def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path):
+    assert cli.main(["batch", str(tmp_path / "nope")]) == 2
+    assert cli.main(["batch", str(TINY), "--jobs", "0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"opforge: error: {tmp_path / 'nope'}: no such spec file or directory",
+                   "opforge: error: --jobs must be at least 1"]
+
+
+# -- concurrency ----------------------------------------------------------------------------------
+
+
+def test_eight_concurrent_runs_lose_nothing_and_never_see_a_lock(tmp_path, isolated_registry, caplog):
+    specs = softmax_variants(tmp_path / "ops", 8)
+    with Registry(isolated_registry) as reg:
+        report = run_batch(specs, fast_options(jobs=8), reg)
+        runs = reg.list_runs()
+        kernels = reg.list_kernels()
+        versions = reg.active_versions()
+    assert [r["error"] for r in report.rows] == [None] * 8
+    assert [r["status"] for r in report.rows] == ["verified"] * 8
+    assert len(runs) == 8 and {r.status for r in runs} == {"done"}
+    assert {r.op for r in runs} == {f"softmax_{i}" for i in range(8)}
+    # every run's candidate and its verdict made it into the one file, and each op got its version
+    assert len(kernels) == 8 and all(k.correct and k.evaluation_id for k in kernels)
+    assert {k.candidate_id for k in kernels} == {r.best_candidate_id for r in runs}
+    assert sorted(v.op for v in versions) == sorted(r.op for r in runs)
+    with sqlite3.connect(isolated_registry.parent / "checkpoints.db") as conn:  # and every checkpoint
+        threads = {t for (t,) in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")}
+    assert threads == {r.run_key for r in runs}
+    assert "database is locked" not in caplog.text
+
+
+# -- interrupt and resume -------------------------------------------------------------------------
+
+
+def test_ctrl_c_then_the_same_command_resumes_and_skips(tmp_path, isolated_registry):
+    specs = softmax_variants(tmp_path / "ops", 2)
+    cmd = [OPFORGE, "batch", str(tmp_path / "ops"), "--jobs", "2", *FAST]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    interrupted = _interrupt_mid_run(proc, isolated_registry)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "run the same command again to resume" in err
+    with Registry(isolated_registry) as reg:
+        left = {r.run_key for r in reg.list_runs() if r.status == "running"}
+    assert interrupted <= left  # the runs caught mid-way are still open, checkpointed
+
+    resumed = subprocess.run([*cmd, "--json"], capture_output=True, text=True, timeout=240)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    rows = {r["op"]: r for r in json.loads(resumed.stdout)["rows"]}
+    assert {r["status"] for r in rows.values()} <= {"verified", "skipped"} and len(rows) == len(specs)
+    resumed_keys = {r["run_key"] for r in rows.values() if r["action"] == "resume"}
+    assert resumed_keys == left  # continued, not started again
+    with Registry(isolated_registry) as reg:
+        runs = reg.list_runs()
+    assert len(runs) == len(specs) and {r.status for r in runs} == {"done"}
+
+    again = subprocess.run([*cmd, "--json"], capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert [r["status"] for r in json.loads(again.stdout)["rows"]] == ["skipped", "skipped"]
+
+
+def _interrupt_mid_run(proc: subprocess.Popen, db: Path) -> set[str]:
+    """Ctrl-C (SIGINT to the process group) once a run has drafted and not finished."""
+    deadline = time.time() + 180
+    while time.time() < deadline:
+        if db.exists():
+            with Registry(db) as reg:
+                caught = {r.run_key for r in reg.list_runs() if r.status == "running" and reg.run_candidates(r.run_key)}
+            if caught:
+                os.killpg(proc.pid, signal.SIGINT)
+                return caught
+        if proc.poll() is not None:
+            pytest.fail(f"the batch ended (exit {proc.returncode}) before it could be interrupted")
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGKILL)
+    pytest.fail("no run drafted a candidate in time")
+
+
+# -- the per-op time limit ------------------------------------------------------------------------
+
+HANGS = '''
+import os, subprocess, time
+import torch
+
+OPFORGE = dict(name="hangs")
+if "OPFORGE_DB" not in os.environ:  # only inside the sandbox (its environment is scrubbed): hang
+    subprocess.Popen(["sleep", "{marker}"])
+    time.sleep(3600)
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.randn(4, 8)]
+'''
+
+
+def test_a_hung_op_is_stopped_with_its_process_tree_and_the_rest_finish(tmp_path, isolated_registry):
+    marker = f"{3000 + secrets.randbelow(1000)}.{secrets.randbelow(10**6)}"
+    hangs = write(tmp_path / "hangs.py", HANGS.format(marker=marker))
+    seen, done = threading.Event(), threading.Event()
+
+    def watch() -> None:  # proves the op really hung inside its sandbox, with a child of its own
+        while not done.wait(0.3):
+            if any(marker in p for p in _cmdlines()):
+                seen.set()
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    with Registry(isolated_registry) as reg:
+        report = run_batch([hangs, SPECS / "tiny_silu.py"], fast_options(jobs=2, op_timeout_s=30), reg)
+        runs = {r.op: r for r in reg.list_runs()}
+    done.set()
+    watcher.join()
+    assert seen.is_set(), "the hanging spec never started its child in the sandbox"
+    rows = {r["op"]: r for r in report.rows}
+    assert rows["hangs"]["status"] == "timeout" and "time limit (30 s)" in rows["hangs"]["error"]
+    assert rows["tiny_silu"]["status"] == "verified"
+    assert runs["hangs"].status == "failed" and "time limit" in runs["hangs"].error
+    assert report.failed == [rows["hangs"]]
+    time.sleep(1)  # SIGKILLed processes are gone from /proc once reaped
+    assert not [p for p in _cmdlines() if marker in p], "a process of the stopped op survived"
+
+
+def _cmdlines() -> list[str]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            found.append(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode())
+        except OSError:
+            pass
+    return found
