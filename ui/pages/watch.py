@@ -91,13 +91,13 @@ def _candidates(run_key: str, best: int | None) -> None:
     if not rows:
         st.caption("No candidates drafted yet.")
         return
-    for round_ in sorted({r.round or 0 for r in rows}):
-        st.markdown(f"**Round {round_}**")
-        table = views.kernel_table([r for r in rows if (r.round or 0) == round_])
-        for row in table:
-            row["best"] = "🏆" if row["id"] == best else ""
-        st.dataframe(table, hide_index=True, width="stretch",
-                     column_order=("best", "id", "verdict", "reason", "ms", "speedup", "active", "drafter"))
+    rounds = max(r.round or 0 for r in rows) + 1
+    st.markdown(f"**Candidates by round** — {len(rows)} in {rounds} round(s), newest first")
+    table = views.kernel_table(rows[::-1])
+    for row in table:
+        row["best"] = "🏆" if row["id"] == best else ""
+    st.dataframe(table, hide_index=True, width="stretch", height="auto" if len(table) < 12 else 420,
+                 column_order=("round", "best", "id", "verdict", "reason", "ms", "speedup", "active", "drafter"))
 
 
 st.title("Watch runs")
