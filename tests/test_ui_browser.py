@@ -91,7 +91,7 @@ def test_request_watch_review_promote_export_in_a_browser(server, isolated_regis
     sync_playwright = require_browser()
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page = browser.new_page(viewport={"width": 1400, "height": 1300})
         page.set_default_timeout(60_000)
         try:
             journey(page, server)

@@ -62,6 +62,7 @@ def candidate_tabs(candidate_id: int, others: list[int]) -> None:
     with tabs[0]:
         st.code(detail.source, language="python", line_numbers=True)
         if detail.meta:
+            st.caption("Drafter metadata (e.g. the tuning configuration drafted)")
             st.json(detail.meta, expanded=False)
     with tabs[1]:
         diff_tab(detail, others)
@@ -156,17 +157,17 @@ def review_actions(candidate_id: int) -> None:
     if cols[2].button("Promote", type="primary", key="promote"):
         v = registry().promote(candidate_id, note=comment or "promoted in the workbench")
         _flash(f"Promoted: {v.op} v{v.number} ({v.backend}, {v.hardware}) is candidate #{v.candidate_id}.")
+    if flash := st.session_state.pop("review_flash", None):
+        st.success(flash, icon=":material/check_circle:")
 
 
 def _flash(message: str) -> None:
-    """Say what happened after the rerun that shows its effect (the tables above change)."""
+    """Say what happened (below the buttons) after the rerun that shows its effect in the tables above."""
     st.session_state["review_flash"] = message
     st.rerun()
 
 
 st.title("Review")
-if flash := st.session_state.pop("review_flash", None):
-    st.success(flash, icon=":material/check_circle:")
 with user_errors():
     op = pick_op()
     chosen = versions_and_candidates(op) if op else None
