@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from registry.errors import RegistryError
 from registry.models import Candidate, Evaluation, Spec, Version
+from registry.promoted import why_not_promotable
 from registry.rows import EvaluationRow, KernelRow, VersionRow
 
 
@@ -71,18 +72,11 @@ def latest_evaluation(s: Session, candidate_id: int) -> EvaluationRow | None:
     return None if ev is None else EvaluationRow.from_orm(ev)
 
 
-def promote(s: Session, candidate_id: int, note: str | None) -> VersionRow:
+def promote(s: Session, candidate_id: int, note: str | None, force: bool = False) -> VersionRow:
     cand = s.get(Candidate, candidate_id)
     if cand is None:
         raise RegistryError(f"candidate {candidate_id} does not exist")
-    ev = s.scalars(
-        select(Evaluation)
-        .where(Evaluation.candidate_id == candidate_id, Evaluation.correct.is_(True))
-        .order_by(Evaluation.id.desc())
-        .limit(1)
-    ).first()
-    if ev is None:
-        raise RegistryError(f"candidate {candidate_id} has no correct evaluation")
+    ev = _promotable_evaluation(s, candidate_id, force)
     op = s.get_one(Spec, cand.spec_id).name
     key = (Version.op == op, Version.backend == cand.backend, Version.hardware == ev.hardware)
     current = s.scalars(select(Version).where(*key, Version.active.is_(True))).first()
@@ -101,3 +95,23 @@ def promote(s: Session, candidate_id: int, note: str | None) -> VersionRow:
     s.add(version)
     s.flush()
     return VersionRow.from_orm(version)
+
+
+def _promotable_evaluation(s: Session, candidate_id: int, force: bool) -> Evaluation:
+    """The newest of the candidate's latest-per-hardware evaluations that the policy accepts
+    (`force` waives the speed rule); RegistryError with the policy's reason if there is none."""
+    evals = s.scalars(select(Evaluation).where(Evaluation.candidate_id == candidate_id)
+                      .order_by(Evaluation.id.desc())).all()
+    latest: dict[str, Evaluation] = {}
+    for ev in evals:
+        latest.setdefault(ev.hardware, ev)
+    reasons = []
+    for ev in latest.values():  # newest first
+        reason = why_not_promotable(ev.correct, None if force else ev.speedup_eager)
+        if reason is None:
+            return ev
+        reasons.append(f"on {ev.hardware}: {reason}")
+    if not latest:
+        raise RegistryError(f"candidate {candidate_id} is not promotable: it has no evaluation")
+    hint = "" if force or not any(ev.correct for ev in latest.values()) else " (--force waives the speed rule)"
+    raise RegistryError(f"candidate {candidate_id} is not promotable: {'; '.join(reasons)}{hint}")

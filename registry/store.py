@@ -18,7 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
-from registry import batch, history, kernels, reviews, runs
+from registry import batch, history, kernels, promoted, reviews, runs
 from registry.db import make_engine, migrate, run_write, write_engine
 from registry.errors import RegistryError
 from registry.models import Candidate, Evaluation, Run, Spec, Version
@@ -250,17 +250,30 @@ class Registry:
 
     # -- versions ----------------------------------------------------------
 
-    def promote(self, candidate_id: int, note: str | None = None) -> VersionRow:
+    def promote(self, candidate_id: int, note: str | None = None, force: bool = False) -> VersionRow:
         """Make the candidate the active version of (op, backend, hardware).
 
-        The key's hardware is that of the candidate's latest correct evaluation.
-        Promoting the candidate that is already active returns its version
-        unchanged; promoting an older one again adds a new number (a rollback
-        is a new version, so history stays append-only).
+        The policy (registry.promoted) applies to the candidate's latest evaluation on each
+        hardware: the newest one that is correct and, where timed, faster than eager (`force`
+        waives the speed rule only) gives the key's hardware. Promoting the candidate that is already active
+        returns its version unchanged; promoting an older one again adds a new number (a
+        rollback is a new version, so history stays append-only).
         """
         if note is not None and not isinstance(note, str):
             raise RegistryError(f"note must be a string or None, got {type(note).__name__}")
-        return self._write(lambda s: kernels.promote(s, candidate_id, note))
+        return self._write(lambda s: kernels.promote(s, candidate_id, note, force))
+
+    def promote_auto(self, op: str | None = None, note: str = "auto policy") -> list[VersionRow]:
+        """Promote the best promotable candidate of every (op, backend, hardware) — the fastest
+        where timed, else the newest correct — unless it is already the active version."""
+        def work(s: Session) -> list[VersionRow]:
+            return [kernels.promote(s, cid, note) for cid in promoted.best_promotable(s, op)]
+
+        return self._write(work)
+
+    def promoted_kernels(self, backend: str | None = None) -> list[promoted.PromotedKernel]:
+        """The active versions with their kernel source, evaluation and spec, for the exporter."""
+        return self._read(lambda s: promoted.promoted_kernels(s, backend))
 
     def versions(self, op: str | None = None) -> list[VersionRow]:
         """Promotion history, newest first."""

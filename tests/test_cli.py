@@ -74,5 +74,5 @@ def test_show_and_promote(tmp_path):
     assert "_softmax_kernel" in shown.stdout and "correct" in shown.stdout
     promoted = opforge("promote", "1", db=db)
     assert promoted.returncode == 0 and "tiny_softmax v1" in promoted.stdout
-    assert_one_line_error(opforge("promote", "2", db=db), "no correct evaluation")
+    assert_one_line_error(opforge("promote", "2", db=db), "is not promotable: on cpu/x86_64/triton-interpreter: its latest evaluation is not correct")
     assert "★" in opforge("kernels", "tiny_softmax", db=db).stdout

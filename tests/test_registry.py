@@ -176,7 +176,7 @@ def test_list_kernels_rejects_a_bad_limit(reg: Registry) -> None:
 
 def test_promote_needs_a_correct_evaluation(reg: Registry, add_spec: int) -> None:
     cand = evaluated(reg, add_spec, "A", verdict(correct=False), verdict(correct=False))
-    with pytest.raises(RegistryError, match=f"candidate {cand} has no correct evaluation"):
+    with pytest.raises(RegistryError, match=f"candidate {cand} is not promotable: on .*: its latest evaluation is not correct"):
         reg.promote(cand)
     with pytest.raises(RegistryError, match="candidate 999 does not exist"):
         reg.promote(999)

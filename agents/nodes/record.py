@@ -1,26 +1,29 @@
-"""record: close the run in the registry and promote its best kernel when the policy allows:
-verified and, where it was timed, faster than PyTorch eager on this hardware."""
+"""record: close the run in the registry and promote its best kernel when the registry's policy
+allows (registry.promoted: verified and, where it was timed, faster than PyTorch eager)."""
 from __future__ import annotations
 
 from langgraph.runtime import Runtime
 
 from agents.state import RunContext, RunState
-
-
-def promotable(best: dict | None, timed: bool) -> bool:
-    return bool(best) and (not timed or (best.get("score") or 0.0) > 1.0)
+from registry import RegistryError
 
 
 def record(state: RunState, runtime: Runtime[RunContext]) -> dict:
     ctx = runtime.context
     best = state.get("best")
-    promoted = None
-    if promotable(best, timed=best is not None and best.get("kernel_ms") is not None):
-        version = ctx.registry.promote(best["candidate_id"], note=f"run {state['run_key']}")
-        promoted = {"op": version.op, "number": version.number, "candidate_id": version.candidate_id}
+    promoted, refused = None, None
+    if best:
+        try:
+            version = ctx.registry.promote(best["candidate_id"], note=f"run {state['run_key']}")
+            promoted = {"op": version.op, "number": version.number, "candidate_id": version.candidate_id}
+        except RegistryError as exc:  # the policy said no (e.g. slower than eager): the run still succeeded
+            refused = str(exc)
     status = "done" if best else "failed"
     ctx.registry.update_run(state["run_key"], status=status, stop_reason=state.get("stop_reason"))
-    ctx.emit({"node": "record", "message": f"run {state['run_key']} {status}"
-              + (f"; promoted {promoted['op']} v{promoted['number']} = candidate #{promoted['candidate_id']}"
-                 if promoted else "")})
+    message = f"run {state['run_key']} {status}"
+    if promoted:
+        message += f"; promoted {promoted['op']} v{promoted['number']} = candidate #{promoted['candidate_id']}"
+    elif refused:
+        message += f"; not promoted: {refused}"
+    ctx.emit({"node": "record", "message": message})
     return {"promoted": promoted}
