@@ -180,3 +180,17 @@ def test_op_summaries_count_candidates_verified_and_active(seeded, isolated_regi
     assert (before.op, before.candidates, before.verified, before.active_versions) == ("softmax", 2, 1, 0)
     assert before.best_speedup_eager == 1.6 and after.active_versions == 1
     assert before.last_activity.tzinfo is not None
+
+
+def test_watch_offers_resume_when_the_run_process_is_gone(seeded, isolated_registry):
+    import subprocess
+    import sys
+
+    from ui.runs import Launch, _launch_dir
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    launch = Launch(seeded["run"], int(gone.stdout), str(isolated_registry.parent / "x.log"), "ops/softmax.py", 0.0)
+    (_launch_dir(isolated_registry) / f"{seeded['run']}.json").write_text(json.dumps(launch.__dict__))
+    at = no_exception(open_page("watch", run=seeded["run"]))
+    assert {m.label: m.value for m in at.metric}["Status"] == "process gone — resume it"
+    assert at.button(key="resume") and not [b for b in at.button if b.key == "cancel"]

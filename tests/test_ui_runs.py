@@ -86,3 +86,23 @@ def test_saved_specs_are_named_by_content_and_checked_by_the_spec_loader(isolate
     assert runs.validate_spec(first, "cpu").n_variants >= 1
     with pytest.raises(SpecError, match="no `class Model"):
         runs.validate_spec(runs.save_spec("x = 1\n", "empty.py", isolated_registry), "cpu")
+
+
+def test_opforge_cancel_and_ui_on_the_command_line(isolated_registry, monkeypatch):
+    import cli
+    from ui.server import APP, server_command
+
+    with Registry(isolated_registry) as reg:
+        spec = reg.record_spec("silu", str(SILU), SILU.read_text())
+        reg.create_run("r-cli", "silu", spec, "triton", "expert", "cpu/x", {})
+    assert cli.main(["--db", str(isolated_registry), "cancel", "r-cli"]) == 0
+    assert cli.main(["--db", str(isolated_registry), "cancel", "r-cli"]) == 2  # one line: already finished
+    with Registry(isolated_registry) as reg:
+        assert reg.get_run("r-cli").status == "cancelled"
+    argv, env = server_command(isolated_registry, 8765)
+    assert argv[1:4] == ["-m", "streamlit", "run"] and str(APP) in argv and "8765" in argv
+    assert env["OPFORGE_DB"] == str(isolated_registry)
+    calls = []
+    monkeypatch.setattr("subprocess.call", lambda argv, env: calls.append((argv, env)) or 0)
+    assert cli.main(["--db", str(isolated_registry), "ui", "--port", "8765"]) == 0
+    assert calls and calls[0][1]["OPFORGE_DB"] == str(isolated_registry)
