@@ -48,6 +48,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("cancel", help="cancel a running run (it stops after its current step)").add_argument("run_key")
     u = sub.add_parser("ui", help="start the Streamlit workbench (request, watch, review, export)")
     u.add_argument("--port", type=int, default=8501)
+    u.add_argument("--address", default="127.0.0.1", help="listen address (default loopback: the server runs specs)")
     ds = sub.add_parser("export-dataset", help="write LLM trajectories as JSONL for fine-tuning")
     ds.add_argument("--out", default="opforge-trajectories.jsonl")
     ds.add_argument("--op")
@@ -262,7 +263,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
 
     from ui.server import server_command
 
-    argv, env = server_command(resolve_db_path(args.db), args.port)
+    argv, env = server_command(resolve_db_path(args.db), args.port, args.address)
     return subprocess.call(argv, env=env)
 
 

@@ -86,8 +86,9 @@ def drafter_settings() -> dict:
     return {"drafter": "llm",
             "llm_base_url": cols[0].text_input("Base URL", os.environ.get("OPFORGE_LLM_BASE_URL", "")),
             "llm_model": cols[1].text_input("Model", os.environ.get("OPFORGE_LLM_MODEL", "")),
+            # Never prefilled: a widget's value is sent to the browser. Empty keeps the server's own key.
             "llm_api_key": cols[2].text_input("API key (kept in the run's process only)", type="password",
-                                              value=os.environ.get("OPENAI_API_KEY", "")) or None}
+                                              help="Empty: the server's OPENAI_API_KEY, if it has one.") or None}
 
 
 def run_settings() -> dict:
