@@ -3,6 +3,7 @@ failure and no lost record, Ctrl-C and a re-run that resumes the interrupted run
 verified ones, and a hung op stopped at its time limit (whole process tree) while the others finish."""
 from __future__ import annotations
 
+import csv
 import json
 import os
 import secrets
@@ -22,6 +23,7 @@ from agents.config import Budget
 from agents.run import RunOptions
 from conftest import SPECS, TINY, write
 from harness.errors import OpforgeError
+from harness.verify import VerifyOptions
 from registry import Registry
 
 OPFORGE = str(Path(sys.executable).parent / "opforge")
@@ -35,8 +37,7 @@ def offline(monkeypatch):
 
 
 def fast_options(**batch) -> BatchOptions:
-    run = RunOptions(drafter="expert", budget=Budget(rounds=1, candidates=1))
-    run.verify.device, run.verify.trials = "cpu", 1
+    run = RunOptions(drafter="expert", budget=Budget(rounds=1, candidates=1), verify=VerifyOptions(device="cpu", trials=1))
     return BatchOptions(run=run, **batch)
 
 
@@ -79,6 +80,28 @@ def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path):
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"opforge: error: {tmp_path / 'nope'}: no such spec file or directory",
                    "opforge: error: --jobs must be at least 1"]
+
+
+SORTS = """import torch
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return torch.sort(x, dim=-1).values
+def get_inputs():
+    return [torch.randn(8, 33)]
+"""
+
+
+def test_a_failed_op_makes_exit_1_unless_no_fail_and_the_csv_says_why(tmp_path, capsys):
+    spec, report = write(tmp_path / "sorts.py", SORTS), tmp_path / "out" / "report.csv"
+    assert cli.main(["batch", str(spec), "--report", str(report), *FAST]) == 1
+    (row,) = list(csv.DictReader(report.open()))
+    assert row["op"] == "sorts" and row["status"] == "failed" and "aten.sort" in row["stop_reason"]
+    assert row["run_key"] and row["best_candidate_id"] == ""
+    capsys.readouterr()
+    assert cli.main(["batch", str(spec), "--no-fail", "--json", *FAST]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["counts"] == {"failed": 1} and again["rows"][0]["action"] == "run"  # not verified: it ran again
+    assert again["rows"][0]["run_key"] != row["run_key"]
 
 
 # -- concurrency ----------------------------------------------------------------------------------

@@ -56,7 +56,7 @@ class LocalExecutor:
             while pending or running:
                 while pending and len(running) < self.jobs:
                     task = pending.popleft()
-                    proc = ctx.Process(target=local_child, args=(task, options, self.db_path, events),
+                    proc = ctx.Process(target=local_child, args=(task, options, self.db_path, events, dict(os.environ)),
                                        name=f"opforge-batch-{task.op}", daemon=True)
                     proc.start()
                     running[task.op] = _Slot(task, proc, time.monotonic())

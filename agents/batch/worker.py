@@ -3,6 +3,7 @@ file, next to the other workers) or a Ray task (on a throwaway registry whose co
 The op runs the same loop as `opforge run`, or resumes the run an interrupted batch left."""
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import time
@@ -66,8 +67,11 @@ def _terminate(signum, frame) -> None:
     raise SystemExit(128 + signum)
 
 
-def local_child(task, options: RunOptions, db_path: str, queue) -> None:
-    """Entry point of a local worker process: its own Registry on the batch's file."""
+def local_child(task, options: RunOptions, db_path: str, queue, environ: dict[str, str]) -> None:
+    """Entry point of a local worker process: its own Registry on the batch's file. `environ` is the
+    driver's environment now: a forkserver keeps the one it was started with, which may be stale."""
+    os.environ.clear()
+    os.environ.update(environ)
     signal.signal(signal.SIGTERM, _terminate)
     started = time.monotonic()
 
