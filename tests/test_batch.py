@@ -19,6 +19,7 @@ import pytest
 
 import cli
 from agents.batch import BatchOptions, plan_batch, resolve_specs, run_batch
+from agents.batch.plan import RunLock
 from agents.config import Budget
 from agents.run import RunOptions
 from conftest import SPECS, TINY, write
@@ -72,6 +73,24 @@ def test_two_specs_with_one_op_name_are_refused(tmp_path, isolated_registry):
     two = write(tmp_path / "two.py", 'OPFORGE = {"name": "same"}\n')
     with Registry(isolated_registry) as reg, pytest.raises(OpforgeError, match="both define op 'same'"):
         plan_batch([one, two], reg, "triton", "cpu/x86_64/triton-interpreter")
+
+
+def test_an_open_run_is_resumed_unless_another_batch_drives_it(isolated_registry):
+    hardware = "cpu/x86_64/triton-interpreter"
+    with Registry(isolated_registry) as reg:
+        spec_id = reg.record_spec("tiny_softmax", str(TINY), TINY.read_text())
+        run = reg.create_run(reg.new_run_key(), "tiny_softmax", spec_id, "triton", "expert", hardware, {})
+        lock = RunLock(isolated_registry, run.run_key)
+        assert lock.acquire()  # as a live worker of another batch holds it
+        try:
+            (busy,) = plan_batch([TINY], reg, "triton", hardware)
+        finally:
+            lock.release()
+        (free,) = plan_batch([TINY], reg, "triton", hardware)  # its driver died: resume it
+        (other_hw,) = plan_batch([TINY], reg, "triton", "cuda/NVIDIA H200/sm_90")
+    assert (busy.action, busy.run_key) == ("skip", run.run_key) and "in progress" in busy.note
+    assert (free.action, free.run_key) == ("resume", run.run_key)
+    assert other_hw.action == "run"
 
 
 def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path):

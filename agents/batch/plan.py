@@ -3,7 +3,9 @@ or a list file) and, per op, whether to run it, resume the run an interrupted ba
 because a kernel for the same spec source, backend and hardware is already verified."""
 from __future__ import annotations
 
+import fcntl
 import hashlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -22,6 +24,7 @@ class OpTask:
     action: Action
     run_key: str | None = None  # the run to resume
     candidate_id: int | None = None  # the verified kernel a skip rests on
+    note: str | None = None  # why it is skipped, when not for a verified kernel
 
 
 def resolve_specs(items: list[str], list_file: str | None = None) -> list[Path]:
@@ -92,6 +95,41 @@ def _task(name: str, path: Path, sha: str, registry, backend: str, hardware: str
         if verified is not None:
             return OpTask(name, str(path), sha, "skip", candidate_id=verified)
     left = registry.open_run(sha, backend, hardware)
+    if left is not None and RunLock(registry.path, left.run_key).held_elsewhere():
+        return OpTask(name, str(path), sha, "skip", run_key=left.run_key,
+                      note=f"its run {left.run_key} is in progress in another batch")
     if left is not None:  # an interrupted batch (or `opforge run`) left it mid-way: continue it
         return OpTask(name, str(path), sha, "resume", run_key=left.run_key)
     return OpTask(name, str(path), sha, "run")
+
+
+class RunLock:
+    """An advisory lock a batch worker holds while it drives a run (`<registry dir>/batch-locks/`),
+    so a second batch on the same registry does not resume a run that is alive, only one whose
+    process died: the kernel drops a flock with its holder, SIGKILL included."""
+
+    def __init__(self, db_path, run_key: str) -> None:
+        self.path = Path(db_path).parent / "batch-locks" / f"{run_key}.lock"
+        self.fd: int | None = None
+
+    def acquire(self) -> bool:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        self.fd = fd
+        return True
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # closing drops the flock
+            self.fd = None
+
+    def held_elsewhere(self) -> bool:
+        if not self.acquire():
+            return True
+        self.release()
+        return False

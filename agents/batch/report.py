@@ -52,7 +52,8 @@ def op_row(task, result: dict, registry, hardware: str) -> dict:
 
 def skipped_outcome(task) -> dict:
     return {"status": "skipped", "best_candidate_id": task.candidate_id, "tokens": 0, "time_s": 0.0,
-            "stop_reason": "already verified for this spec source, backend and hardware"}
+            "run_key": task.run_key,
+            "stop_reason": task.note or "already verified for this spec source, backend and hardware"}
 
 
 def _kernel_facts(registry, candidate_id: int, hardware: str) -> dict:

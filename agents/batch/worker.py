@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from agents.batch.plan import RunLock
 from agents.run import RunOptions, RunSummary, resume_run, start_run
 from harness.errors import OpforgeError
 from registry import Registry
@@ -27,11 +28,26 @@ def outcome(op: str, **fields) -> dict:
 def run_op(task, options: RunOptions, registry: Registry, emit: Emit) -> dict:
     """Start (or resume) the op's run; never raises for a failing op, only returns its outcome."""
     seen: dict = {}
+    if task.action == "resume":
+        seen["run_key"], seen["lock"] = task.run_key, RunLock(registry.path, task.run_key)
+        if not seen["lock"].acquire():
+            return outcome(task.op, run_key=task.run_key, error=f"run {task.run_key} is in progress elsewhere")
 
     def forward(event: dict) -> None:
-        seen.setdefault("run_key", event.get("run_key"))
+        if event.get("run_key") and "run_key" not in seen:
+            seen["run_key"] = event["run_key"]
+            seen["lock"] = RunLock(registry.path, event["run_key"])
+            seen["lock"].acquire()  # a fresh run key: nobody else holds it
         emit({"node": event.get("node", ""), "message": str(event.get("message", "")), "run_key": event.get("run_key")})
 
+    try:
+        return _drive_op(task, options, registry, forward, seen)
+    finally:
+        if "lock" in seen:
+            seen["lock"].release()
+
+
+def _drive_op(task, options: RunOptions, registry: Registry, forward: Emit, seen: dict) -> dict:
     try:
         if task.action == "resume":
             summary = resume_run(task.run_key, registry, on_event=forward)
