@@ -14,7 +14,7 @@ import queue as queue_mod
 import signal
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from agents.batch.worker import local_child, outcome
@@ -30,7 +30,6 @@ class _Slot:
     started: float
     run_key: str | None = None
     result: dict | None = None
-    tree: set[int] = field(default_factory=set)
 
 
 def _context():
@@ -152,7 +151,7 @@ def stop_tree(pid: int, grace_s: float = GRACE_S) -> None:
     tree = descendants(pid)
     _signal([pid], signal.SIGTERM)
     deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline and Path(f"/proc/{pid}").exists() and _alive(pid):
+    while time.monotonic() < deadline and _alive(pid):
         time.sleep(0.05)
     tree |= descendants(pid)
     _signal([pid, *tree], signal.SIGKILL)
