@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 TORCH_SPEC ?= torch==2.13.0
 STAMP := $(VENV)/.opforge-setup
 
-.PHONY: setup sandboxes browser demo test clean
+.PHONY: setup sandboxes browser demo test kernels clean
 
 setup: $(STAMP)
 
@@ -30,7 +30,11 @@ demo: setup sandboxes
 	$(BIN)/python scripts/demo.py
 
 test: setup sandboxes browser
-	$(BIN)/python -m pytest -n 2 -q
+	$(BIN)/python -m pytest -n 2 --dist loadgroup -q
+
+# Regenerate the committed kernels_generated/ from the suite (tests/test_export_suite.py checks it).
+kernels: setup sandboxes
+	$(BIN)/python scripts/export_suite.py
 
 clean:
 	rm -rf $(VENV) .opforge build *.egg-info

@@ -40,8 +40,16 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("id", type=int)
     s.add_argument("--json", action="store_true")
     pr = sub.add_parser("promote", help="make a verified candidate the active version of its op")
-    pr.add_argument("id", type=int)
+    pr.add_argument("id", type=int, nargs="?")
     pr.add_argument("--note")
+    pr.add_argument("--force", action="store_true", help="promote even if timed slower than PyTorch eager")
+    pr.add_argument("--auto", action="store_true", help="promote the best promotable candidate of every op")
+    pr.add_argument("--op", help="with --auto: only this op")
+    ex = sub.add_parser("export", help="render the promoted versions as an installable op library")
+    ex.add_argument("--out", default="kernels_generated", help="project directory to write (default kernels_generated)")
+    ex.add_argument("--name", default="kernels_generated", help="import name and torch.ops namespace")
+    ex.add_argument("--wheel", action="store_true", help="also build the wheel (offline) into OUT/dist/")
+    ex.add_argument("--json", action="store_true", help="print what was exported as JSON")
     _run_parser(sub)
     _batch_parser(sub)
     sub.add_parser("runs", help="list agent runs").add_argument("op", nargs="?")
@@ -187,9 +195,39 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_promote(args: argparse.Namespace) -> int:
+    if (args.id is None) == (not args.auto):
+        raise OpforgeError("give a candidate ID, or --auto (not both)")
     with Registry(resolve_db_path(args.db)) as reg:
-        version = reg.promote(args.id, note=args.note)
-    out.print(f"{version.op} v{version.number} ({version.backend}, {version.hardware}) is now candidate #{version.candidate_id}")
+        if args.auto:
+            versions = reg.promote_auto(args.op)
+        else:
+            versions = [reg.promote(args.id, note=args.note, force=args.force)]
+    for version in versions:
+        out.print(f"{version.op} v{version.number} ({version.backend}, {version.hardware}) is now candidate #{version.candidate_id}")
+    if not versions:
+        out.print("nothing to promote: every op's best promotable candidate is already active")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from exporter import export_library
+
+    with Registry(resolve_db_path(args.db)) as reg:
+        result = export_library(reg, Path(args.out), name=args.name, wheel=args.wheel)
+    if args.json:
+        print(json.dumps(result.as_dict(), indent=2, default=str))
+        return 0
+    table = Table("op", "version", "candidate", "verified on", "speedup vs eager")
+    for op in result.ops:
+        table.add_row(op.name, f"v{op.version}", f"#{op.candidate_id}", ", ".join(op.archs),
+                      f"{op.speedup_eager:.2f}x" if op.speedup_eager else "not timed")
+    out.print(table)
+    for note in result.notes:
+        out.print(f"[yellow]note:[/] {note}")
+    out.print(f"wrote {result.name} ({len(result.ops)} ops) to {result.out}"
+              + (f"; wheel {result.wheel}" if result.wheel else "") + f"\n  install: pip install {result.out}")
     return 0
 
 
@@ -313,7 +351,7 @@ def _loop_options(args: argparse.Namespace):
     return RunOptions(args.drafter, args.backend, budget, verify)
 
 
-COMMANDS = {"verify": cmd_verify, "kernels": cmd_kernels, "show": cmd_show, "promote": cmd_promote,
+COMMANDS = {"verify": cmd_verify, "kernels": cmd_kernels, "show": cmd_show, "promote": cmd_promote, "export": cmd_export,
             "run": cmd_run, "runs": cmd_runs, "cancel": cmd_cancel, "ui": cmd_ui, "export-dataset": cmd_export_dataset,
             "batch": cmd_batch}
 

@@ -18,8 +18,12 @@ def tree_entries() -> set[str]:
     return {line.split()[0] for line in block.splitlines() if line.strip()}
 
 
+# Generated trees are one entry each (their own README lists their files).
+GENERATED = ("kernels_generated/",)
+
+
 def test_every_tracked_file_is_in_the_readme_tree():
-    missing = sorted(tracked_files() - tree_entries())
+    missing = sorted(f for f in tracked_files() - tree_entries() if not f.startswith(GENERATED))
     assert not missing, f"add to the README's file tree: {missing}"
 
 

@@ -1,0 +1,1 @@
+"""One module per op: the verified kernel source followed by its entry points (generated)."""
