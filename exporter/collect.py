@@ -4,6 +4,7 @@ the architectures it was verified on) and what its metadata reports (speedups, l
 from __future__ import annotations
 
 import inspect
+import json
 import keyword
 import re
 import tempfile
@@ -58,6 +59,7 @@ class OpExport:
     inputs: tuple[InputSig, ...]
     outputs: int  # tensors returned: 1 a bare tensor, N > 1 a tuple, -1 a one-tensor tuple, 0 None
     stateless: bool  # the reference Model has no parameters or buffers
+    init_args: list | None  # [args, kwargs] verification constructed ModelNew with (JSON), if JSON
     mutates: tuple[str, ...]
     sizes_used: dict[str, int]
     impls: tuple[ArchImpl, ...]
@@ -119,6 +121,14 @@ def _outputs(model: torch.nn.Module, inputs: list) -> int:
     raise ExportError(f"the reference returns {type(out).__name__}; an exported op returns tensors")
 
 
+def _as_json(value: Any) -> Any:
+    """The value as JSON if it is plain data (numbers, strings, lists), else None."""
+    try:
+        return json.loads(json.dumps(value, allow_nan=False))
+    except (TypeError, ValueError):
+        return None
+
+
 def describe_spec(pk: PromotedKernel) -> dict[str, Any]:
     """Load the spec source at the verified sizes: input signature and output arity."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -130,10 +140,12 @@ def describe_spec(pk: PromotedKernel) -> dict[str, Any]:
         spec_loader.apply_sizes(module, sizes)
         torch.manual_seed(0)
         lists = spec_loader.input_lists(module, path)
+        init = list(module.get_init_inputs())
         torch.manual_seed(0)
-        model = module.Model(*module.get_init_inputs())
+        model = module.Model(*init)
         stateless = not any(True for _ in model.parameters()) and not any(True for _ in model.buffers())
         return {"inputs": _inputs(module, lists), "outputs": _outputs(model, lists[0]), "stateless": stateless,
+                "init_args": _as_json([init, {}]),
                 "mutates": tuple(getattr(module, "OPFORGE", {}).get("mutates", ())), "sizes": dict(sizes)}
 
 
@@ -178,5 +190,5 @@ def _op(name: str, pks: list[PromotedKernel]) -> OpExport:
     info = describe_spec(lead)
     return OpExport(name=name, class_name=class_name(name), spec_source=lead.spec_source,
                     spec_sha256=lead.spec_sha256, inputs=info["inputs"], outputs=info["outputs"],
-                    stateless=info["stateless"],
+                    stateless=info["stateless"], init_args=info["init_args"],
                     mutates=info["mutates"], sizes_used=info["sizes"], impls=tuple(impls), notes=tuple(notes))

@@ -77,6 +77,7 @@ def op_config(op: OpExport) -> dict[str, Any]:
                                               for s in op.inputs),
         "outputs": op.outputs,
         "sizes": op.sizes_used,
+        "init_args": op.init_args,
         "tolerance": _tolerance(op.impls),
         "archs": {i.arch: {"module": i.module, "version": i.version, "candidate_id": i.candidate_id,
                            "config": i.config, "launches": i.launches} for i in op.impls},
@@ -158,5 +159,6 @@ def render_files(ops: list[OpExport], name: str) -> dict[str, str]:
     add("tests/conftest.py", tpl("conftest.py.j2"), "interpreter on CPU; fallbacks are errors")
     add("tests/test_ops.py", tpl("test_ops.py.j2"), "every op vs its reference, opcheck, dtype fallback")
     listing = sorted([("README.md", "this file")] + [(p, what) for p, (_, what) in files.items()])
-    add("README.md", tpl("README.md.j2", rows=_readme_rows(ops), example=_example(ops), files=listing), "this file")
+    add("README.md", tpl("README.md.j2", rows=_readme_rows(ops), example=_example(ops), files=listing,
+                                     width=max(len(p) for p, _ in listing)), "this file")
     return {path: text for path, (text, _) in sorted(files.items())}

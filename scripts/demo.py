@@ -1,8 +1,10 @@
 """`make demo`: the offline main job, as a user would run it from the shell.
 
-With no LLM endpoint configured, `opforge run` drafts kernels for a few suite ops with the offline
-expert, verifies them in the sandbox and promotes them (./.opforge/opforge.db); then a cheating
-kernel is shown being rejected by `opforge verify`, and the registry is listed."""
+With no LLM endpoint configured, `opforge batch` runs the agent loop on a few suite ops: the offline
+expert drafts, the sandboxed harness verifies, the best kernels are promoted (./.opforge/opforge.db);
+a cheating kernel is shown being rejected by `opforge verify`; the registry is listed; and the
+promoted kernels are exported as a library (./.opforge/kernels_generated, with its wheel) whose
+self-check runs every op against its reference."""
 from __future__ import annotations
 
 import os
@@ -13,6 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 OPFORGE = str(Path(sys.executable).parent / "opforge")
 OPS = ("silu", "softmax", "rms_norm", "matmul")
+EXPORT = ROOT / ".opforge" / "kernels_generated"
 
 
 def opforge(*args: str) -> int:
@@ -23,10 +26,19 @@ def opforge(*args: str) -> int:
 def main() -> int:
     for key in ("OPFORGE_LLM_BASE_URL", "OPFORGE_LLM_MODEL"):  # the demo is the offline default
         os.environ.pop(key, None)
-    failures = sum(opforge("run", f"ops/{op}.py") != 0 for op in OPS)
+    # The agent loop over four ops, two at a time (a second `make demo` skips what is verified).
+    failures = opforge("batch", *(f"ops/{op}.py" for op in OPS), "--jobs", "2") != 0
     # A kernel that launches Triton for show and returns PyTorch's answer: rejected, exit code 1.
     failures += opforge("verify", "tests/data/specs/tiny_softmax.py", "tests/data/kernels/cheat_torch_compute.py") != 1
     opforge("kernels")
+    # What leaves the workbench: the promoted kernels as a library, checked against the references
+    # with the kernels themselves running (fallback forbidden) under Triton's interpreter.
+    failures += opforge("export", "--out", str(EXPORT), "--wheel") != 0
+    print(f"\n$ TRITON_INTERPRET=1 KERNELS_GENERATED_NO_FALLBACK=1 python -m kernels_generated.check  # in {EXPORT}",
+          flush=True)
+    env = os.environ | {"TRITON_INTERPRET": "1", "KERNELS_GENERATED_NO_FALLBACK": "1", "PYTHONPATH": str(EXPORT)}
+    failures += subprocess.run([sys.executable, "-W", "ignore", "-m", "kernels_generated.check"], cwd=EXPORT,
+                               env=env).returncode != 0
     return 1 if failures else 0
 
 

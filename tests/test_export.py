@@ -129,3 +129,21 @@ def test_committed_library_matches_the_suite_sources():
         assert meta[op]["spec_sha256"] == hashlib.sha256(spec.read_bytes()).hexdigest(), f"{op}: run `make kernels`"
         assert meta[op]["versions"][0]["candidate_sha256"] == hashlib.sha256(kernel.read_bytes()).hexdigest(), \
             f"{op}: run `make kernels`"
+
+
+def test_a_kernel_module_that_ignores_its_constructor_runs_only_as_verified(reg, tmp_path):
+    spec = ROOT / "tests" / "data" / "specs" / "tiny_rms_norm.py"
+    reg.promote(verified(reg, spec, (KERNELS / "rms_norm_fixed_size.py").read_text()))
+    export_library(reg, tmp_path / "lib")
+    code = ("import torch, kernels_generated as k\n"
+            "from kernels_generated.references import tiny_rms_norm as ref\n"
+            "for hidden in (48, 64):\n"
+            "    torch.manual_seed(0); want = ref.Model(hidden)\n"
+            "    x = torch.randn(3, hidden)\n"
+            "    got = k.TinyRmsNorm(hidden)(x)\n"  # the reference's weights, as verification copied them
+            "    assert torch.allclose(got, want(x), atol=1e-5), hidden\n"
+            "    print(hidden, dict(k.fallbacks))\n")
+    ran = run_python(code, cwd=tmp_path / "lib", env={"TRITON_INTERPRET": "1"})
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert ran.stdout.splitlines() == ["48 {}", "64 {'tiny_rms_norm': 1}"]
+    assert "constructed with [64], verified with [48]" in ran.stderr

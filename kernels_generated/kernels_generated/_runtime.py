@@ -91,6 +91,20 @@ def select(config: dict, args: tuple) -> tuple[str | None, str]:
     return None, f"verified on {', '.join(archs)} only, this device is {here}"
 
 
+def construction_problem(config: dict, args: tuple, kwargs: dict, shared: bool) -> str:
+    """Why a module built with these constructor arguments may not run the kernel, or "".
+
+    Verification built ModelNew with one set of arguments. Others are fine when the kernel
+    module's weights follow the constructor like the reference's (same names and shapes, copied
+    in); a kernel module that ignores them (e.g. sized for the verified problem) is not."""
+    verified = config["init_args"]
+    given = json.loads(json.dumps([list(args), kwargs], default=repr))
+    if shared or verified is None or given == verified:
+        return ""
+    return (f"constructed with {given[0]}{' ' + str(given[1]) if given[1] else ''}, verified with "
+            f"{verified[0]}, and the kernel module's weights do not follow its constructor")
+
+
 def fall_back(op: str, reason: str) -> None:
     """Account for (or refuse) a call that will use the reference."""
     if os.environ.get(NO_FALLBACK) == "1":

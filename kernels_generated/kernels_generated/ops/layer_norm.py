@@ -109,10 +109,15 @@ class _ExportModule(_export_torch.nn.Module):
             reference = _export_reference.Model(*args, **kwargs)
         self._export_refs = [reference]  # a list keeps it out of the module tree and the state_dict
         self._export_shared = _export_runtime.same_state(reference, self.kernel)
+        if self._export_shared:  # as verification did: the reference's weights, copied in by name
+            self.kernel.load_state_dict(reference.state_dict())
+        self._export_problem = _export_runtime.construction_problem(_export_config, args, kwargs, self._export_shared)
         self._export_others: dict = {}
 
     def forward(self, *args):
         module, reason = _export_runtime.select(_export_config, args)
+        if self._export_problem:
+            module, reason = None, self._export_problem
         if module is None:
             _export_runtime.fall_back("layer_norm", reason)
             return self._export_reference(args)
