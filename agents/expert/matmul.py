@@ -12,14 +12,14 @@ from __future__ import annotations
 import keyword
 import math
 import re
-import textwrap
 from dataclasses import dataclass
 
 import torch
 from torch.fx import Node
 
 from agents.expert import emit
-from agents.expert.exprs import EXPR, VIEWS, Var, lit
+from agents.expert.matmul_kernel import fill, kernel_source, offsets_of
+from agents.expert.exprs import EXPR, VIEWS, Var
 from agents.expert.lower import Lowered, Unsupported, val
 
 MM_TARGETS = {"aten.mm.default": False, "aten.bmm.default": True}  # target -> batched
@@ -303,19 +303,10 @@ class Epilogue:
         name = f"e{len(self.leaves)}"
         self.leaves.append(Leaf(name, tracked, frame))
         upcast = ".to(tl.float32)" if val(node).dtype in (torch.float16, torch.bfloat16) else ""
-        offsets = _offsets(name, self.batched)
+        offsets = offsets_of(name, self.batched)
         self.lines += [f"# {name}: {node.name} as the result's tile (stride 0 on its broadcast dims)",
                        f"{name} = tl.load({name}_ptr + {offsets}, mask=mask, other=0.0){upcast}"]
         return Var(name)
-
-
-def _offsets(prefix: str, batched: bool) -> str:
-    batch = f"batch * stride_{prefix}b + " if batched else ""
-    return f"{batch}rm64[:, None] * stride_{prefix}m + rn64[None, :] * stride_{prefix}n"
-
-
-def _strides(prefix: str, axes: str, batched: bool) -> list[str]:
-    return [f"stride_{prefix}{a}" for a in ("b" if batched else "") + axes]
 
 
 # -- the plan --------------------------------------------------------------------------------------------
@@ -381,72 +372,6 @@ def _identifier(name: str, taken: set) -> str:
 
 # -- rendering -------------------------------------------------------------------------------------------
 
-KERNEL = '''
-
-@triton.jit
-def {kernel}(
-    a_ptr, b_ptr, out_ptr,{leaf_ptrs} M, N, K,
-{strides}
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-):
-    # Grouped ordering: GROUP_M row tiles sweep the columns together, so B tiles are reused from L2.
-    pid = tl.program_id(0)
-    num_pid_m = tl.cdiv(M, BLOCK_M)
-    num_pid_n = tl.cdiv(N, BLOCK_N)
-    group_size = GROUP_M * num_pid_n
-    first_m = (pid // group_size) * GROUP_M
-    group_m = min(num_pid_m - first_m, GROUP_M)
-    pid_m = first_m + (pid % group_size) % group_m
-    pid_n = (pid % group_size) // group_m
-{batch}
-    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    rk = tl.arange(0, BLOCK_K)
-    rm64, rn64 = rm.to(tl.int64), rn.to(tl.int64)  # offsets: row * stride passes 2**31 on large operands
-    a_ptrs = a_ptr + {a_batch}rm64[:, None] * stride_am + rk[None, :] * stride_ak
-    b_ptrs = b_ptr + {b_batch}rk[:, None] * stride_bk + rn64[None, :] * stride_bn
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, K, BLOCK_K):
-        # Zero padding on ragged edges contributes nothing to the dot product.
-        a = tl.load(a_ptrs, mask=(rm[:, None] < M) & (rk[None, :] + k < K), other=0.0)
-        b = tl.load(b_ptrs, mask=(rk[:, None] + k < K) & (rn[None, :] < N), other=0.0)
-{dot}
-        a_ptrs += BLOCK_K * stride_ak
-        b_ptrs += BLOCK_K * stride_bk
-    mask = (rm[:, None] < M) & (rn[None, :] < N)
-{epilogue}
-    out_ptrs = out_ptr + {out_offsets}
-    tl.store(out_ptrs, {result}.to(out_ptr.dtype.element_ty), mask=mask)
-'''
-IEEE_DOT = '''\
-        # "ieee": true fp32 products; the reduced-mantissa tensor-core default would break the fp32 contract.
-        acc = tl.dot(a, b, acc, input_precision="ieee")'''
-HALF_DOT = "        acc = tl.dot(a, b, acc)  # half-precision inputs, fp32 accumulation"
-
-
-def _fill(items: list[str], indent: str) -> str:
-    return textwrap.fill(", ".join(items), 100, initial_indent=indent, subsequent_indent=indent)
-
-
-def _kernel_source(plan: Plan) -> str:
-    b, epi = plan.batched, plan.epilogue
-    strides = _strides("a", "mk", b) + _strides("b", "kn", b) + _strides("o", "mn", b)
-    strides += [s for leaf in epi.leaves for s in _strides(leaf.name, "mn", b)]
-    body = [f"acc = acc {op} {lit(x)}  # an operand's scalar {op}, moved past the (linear) dot" for op, x in plan.scale]
-    body += epi.lines
-    fused = ", ".join(dict.fromkeys(epi.fused))
-    comment = (f"# Epilogue on the fp32 accumulator, before the one store; fuses: {fused or 'scaling'}." if body
-               else "# No epilogue: the accumulator is stored as it is.")
-    return KERNEL.format(
-        kernel=plan.kernel, leaf_ptrs="".join(f" {leaf.name}_ptr," for leaf in epi.leaves),
-        strides=_fill(strides, "    ") + ",",
-        batch="    batch = tl.program_id(1).to(tl.int64)  # int64: batch * stride passes 2**31\n" if b else "",
-        a_batch="batch * stride_ab + " if b else "", b_batch="batch * stride_bb + " if b else "",
-        dot=IEEE_DOT if plan.ieee else HALF_DOT,
-        epilogue="\n".join("    " + line for line in [comment] + body),
-        out_offsets=_offsets("o", b), result=plan.result)
-
-
 def _launcher_source(plan: Plan, config: dict) -> str:
     s, b = plan.sizes, "batch, " if plan.batched else ""
     final = f"out.reshape(*{plan.rows}_rows, N)" if plan.rows else _replay(plan.out, s)  # the reference's shape
@@ -470,7 +395,7 @@ def _launcher_source(plan: Plan, config: dict) -> str:
     launch = tensors + ["M", "N", "K"] + [f"*{t}.stride()" for t in tensors]
     launch += [f"{k}={c[k]}" for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages")]
     lines += [f"grid = ({tiles}, batch)" if b else f"grid = ({tiles},)", f"{plan.kernel}[grid](",
-              _fill(launch, "    ") + ")", f"return {final}"]
+              fill(launch, "    ") + ")", f"return {final}"]
     head = (f"\n\n# Tiles {c['BLOCK_M']}x{c['BLOCK_N']}x{c['BLOCK_K']}, GROUP_M={c['GROUP_M']}, "
             f"{c['num_warps']} warps, {c['num_stages']} stages: one configuration of the tuning space.\n")
     body = "\n".join("    " + line for item in lines for line in item.split("\n"))
@@ -483,7 +408,7 @@ def generate(lowered: Lowered, title: str, shapes: dict) -> emit.Kernel:
     plan = Plan(lowered, "op_" + name if name[0].isdigit() else name)
 
     def render(config: dict) -> str:
-        return (emit.header(f"Matmul kernel for {title}", "matmul", lowered) + _kernel_source(plan)
+        return (emit.header(f"Matmul kernel for {title}", "matmul", lowered) + kernel_source(plan)
                 + _launcher_source(plan, config) + emit.model_new(lowered, plan.launcher, shapes))
 
     space = (SKINNY_M,) + SPACE if plan.skinny else SPACE + (SKINNY_M,)
