@@ -60,6 +60,7 @@ class OpExport:
     outputs: int  # tensors returned: 1 a bare tensor, N > 1 a tuple, -1 a one-tensor tuple, 0 None
     stateless: bool  # the reference Model has no parameters or buffers
     init_args: list | None  # [args, kwargs] verification constructed ModelNew with (JSON), if JSON
+    init_size_args: tuple[int, ...]  # positions of init_args that are the spec's size constants
     mutates: tuple[str, ...]
     sizes_used: dict[str, int]
     impls: tuple[ArchImpl, ...]
@@ -102,6 +103,8 @@ def _inputs(module: Any, lists: list[list]) -> tuple[InputSig, ...]:
     first = lists[0]
     sigs = []
     for i, (name, x) in enumerate(zip(_input_names(module.Model, len(first)), first)):
+        if name.startswith("_export_"):
+            raise ExportError(f"forward argument {name!r}: the _export_ prefix is reserved for the entry points")
         kind = _kind(x)
         dtype = str(x.dtype).removeprefix("torch.") if kind == "tensor" else None
         ranks = sorted({xs[i].dim() for xs in lists if isinstance(xs[i], torch.Tensor)})
@@ -146,6 +149,7 @@ def describe_spec(pk: PromotedKernel) -> dict[str, Any]:
         stateless = not any(True for _ in model.parameters()) and not any(True for _ in model.buffers())
         return {"inputs": _inputs(module, lists), "outputs": _outputs(model, lists[0]), "stateless": stateless,
                 "init_args": _as_json([init, {}]),
+                "init_size_args": tuple(i for i, a in enumerate(init) if type(a) is int and a in sizes.values()),
                 "mutates": tuple(getattr(module, "OPFORGE", {}).get("mutates", ())), "sizes": dict(sizes)}
 
 
@@ -164,19 +168,26 @@ def _impl(pk: PromotedKernel, module: str) -> ArchImpl:
     )
 
 
-def group_ops(promoted: list[PromotedKernel]) -> list[OpExport]:
-    """One OpExport per op; a GPU-verified version is preferred as an op's primary module."""
+def group_ops(promoted: list[PromotedKernel]) -> tuple[list[OpExport], list[str]]:
+    """One OpExport per op (a GPU-verified version is preferred as its primary module), and notes
+    on the active versions left out."""
     by_op: dict[str, list[PromotedKernel]] = {}
+    skipped: dict[str, list[str]] = {}
     for pk in promoted:
-        by_op.setdefault(pk.version.op, []).append(pk)
-    return [_op(name, pks) for name, pks in sorted(by_op.items())]
+        if pk.problem:  # active, but no longer fit to ship: left out, and said so
+            skipped.setdefault(pk.version.op, []).append(
+                f"{pk.version.op}: left out v{pk.version.number} on {pk.version.hardware}: {pk.problem}")
+        else:
+            by_op.setdefault(pk.version.op, []).append(pk)
+    ops = [_op(name, pks, tuple(skipped.pop(name, ()))) for name, pks in sorted(by_op.items())]
+    return ops, [note for notes in skipped.values() for note in notes]
 
 
-def _op(name: str, pks: list[PromotedKernel]) -> OpExport:
+def _op(name: str, pks: list[PromotedKernel], notes_in: tuple[str, ...] = ()) -> OpExport:
     check_op_name(name)
     pks = sorted(pks, key=lambda pk: (arch_key(pk.evaluation.hardware) == "cpu", pk.evaluation.hardware))
     lead = pks[0]
-    notes = [f"{name}: skipped v{pk.version.number} on {pk.evaluation.hardware}: verified against another "
+    notes = list(notes_in) + [f"{name}: skipped v{pk.version.number} on {pk.evaluation.hardware}: verified against another "
              f"revision of the spec" for pk in pks if pk.spec_sha256 != lead.spec_sha256]
     pks = [pk for pk in pks if pk.spec_sha256 == lead.spec_sha256]
     impls, modules = [], {}
@@ -191,4 +202,5 @@ def _op(name: str, pks: list[PromotedKernel]) -> OpExport:
     return OpExport(name=name, class_name=class_name(name), spec_source=lead.spec_source,
                     spec_sha256=lead.spec_sha256, inputs=info["inputs"], outputs=info["outputs"],
                     stateless=info["stateless"], init_args=info["init_args"],
+                    init_size_args=info["init_size_args"],
                     mutates=info["mutates"], sizes_used=info["sizes"], impls=tuple(impls), notes=tuple(notes))

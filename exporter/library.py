@@ -60,6 +60,14 @@ def _summary(op: OpExport) -> ExportedOp:
                       speedup_eager=(lead.timings or {}).get("speedup_eager"))
 
 
+def _inside(out: Path, rel: str) -> Path:
+    """out/rel, refusing anything that would leave `out` (an edited marker must not delete elsewhere)."""
+    path = out / rel
+    if Path(rel).is_absolute() or ".." in Path(rel).parts or out.resolve() not in path.resolve().parents:
+        raise ExportError(f"{out / MARKER} lists {rel!r}, outside {out}: refusing to touch it")
+    return path
+
+
 def _previous_files(out: Path) -> list[str]:
     if not out.exists():
         return []
@@ -67,49 +75,67 @@ def _previous_files(out: Path) -> list[str]:
         raise ExportError(f"{out} exists and is not a directory")
     marker = out / MARKER
     if marker.is_file():
-        return json.loads(marker.read_text(encoding="utf-8"))["files"]
+        try:
+            files = json.loads(marker.read_text(encoding="utf-8"))["files"]
+        except (ValueError, KeyError, TypeError):
+            raise ExportError(f"{marker} is damaged; move {out} aside and export again") from None
+        return [str(_inside(out, rel).relative_to(out)) for rel in files]
     if any(out.iterdir()):
         raise ExportError(f"{out} is not empty and was not written by opforge export; choose another --out")
     return []
 
 
 def write_tree(out: Path, files: dict[str, str]) -> None:
+    try:
+        _write_tree(out, files)
+    except OSError as exc:
+        raise ExportError(f"writing {out}: {exc.strerror or exc}: {exc.filename or ''}") from None
+
+
+def _write_tree(out: Path, files: dict[str, str]) -> None:
     previous = _previous_files(out)
+    out.mkdir(parents=True, exist_ok=True)
+    # The marker first, listing old and new files: an export interrupted half-way leaves nothing
+    # the next one would not recognise as its own.
+    _write(out / MARKER, json.dumps({"files": sorted(set(previous) | set(files))}, indent=2) + "\n")
     for rel, text in files.items():
         path = out / rel
-        if path.is_file() and path.read_text(encoding="utf-8") == text:
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
+        if not (path.is_file() and path.read_bytes() == text.encode("utf-8")):
+            _write(path, text)
     for rel in sorted(set(previous) - set(files)):
-        (out / rel).unlink(missing_ok=True)
-        for parent in (out / rel).parents:  # drop directories the removal emptied
-            if parent == out or any(parent.iterdir()):
+        path = _inside(out, rel)
+        path.unlink(missing_ok=True)
+        for parent in path.parents:  # drop directories the removal emptied, never `out` or above
+            if parent == out or out not in parent.parents or any(parent.iterdir()):
                 break
             parent.rmdir()
-    (out / MARKER).write_text(json.dumps({"files": sorted(files)}, indent=2) + "\n", encoding="utf-8")
+    _write(out / MARKER, json.dumps({"files": sorted(files)}, indent=2) + "\n")
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.opforge-tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
 
 
 def build_wheel(out: Path, name: str) -> Path:
     """Build the wheel offline (no index, no build isolation) from a clean copy of the project."""
     dist = out / "dist"
-    dist.mkdir(exist_ok=True)
-    for old in dist.glob(f"{name}-*.whl"):
-        old.unlink()
     with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / "src"
-        shutil.copytree(out, src, ignore=shutil.ignore_patterns("dist", "build", "*.egg-info", "__pycache__"))
+        src, built = Path(tmp) / "src", Path(tmp) / "dist"
+        shutil.copytree(out, src, ignore=shutil.ignore_patterns("dist", "build", "*.egg-info", "__pycache__", MARKER))
         cmd = [sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "--no-build-isolation", "--no-index",
-               "-q", "-w", str(dist)]
+               "-q", "-w", str(built)]
         proc = subprocess.run(cmd, capture_output=True, text=True, env=os.environ | {"SOURCE_DATE_EPOCH": EPOCH})
-    if proc.returncode != 0:
-        raise ExportError(f"building the wheel failed: {(proc.stderr or proc.stdout).strip().splitlines()[-1:]}")
-    wheels = sorted(dist.glob(f"{name}-*.whl"))
-    if not wheels:
-        raise ExportError(f"building the wheel left no {name}-*.whl in {dist}")
-    return wheels[-1]
+        wheels = sorted(built.glob(f"{name}-*.whl"))
+        if proc.returncode != 0 or not wheels:
+            last = (proc.stderr or proc.stdout or "no wheel written").strip().splitlines()[-1]
+            raise ExportError(f"building the wheel failed: {last}")
+        dist.mkdir(exist_ok=True)
+        for old in dist.glob(f"{name}-*.whl"):  # only once the new one exists
+            old.unlink()
+        return Path(shutil.copy2(wheels[0], dist / wheels[0].name))
 
 
 def export_library(registry, out: Path, name: str = "kernels_generated", wheel: bool = False) -> ExportResult:
@@ -119,11 +145,13 @@ def export_library(registry, out: Path, name: str = "kernels_generated", wheel: 
     if not promoted:
         raise ExportError("nothing to export: no promoted Triton versions "
                           "(opforge promote ID, or opforge promote --auto)")
-    ops = group_ops(promoted)
+    ops, left_out = group_ops(promoted)
+    if not ops:
+        raise ExportError("nothing to export: " + "; ".join(left_out))
     files = render_files(ops, name)
     out = Path(out)
     write_tree(out, files)
     built = build_wheel(out, name) if wheel else None
-    notes = [note for op in ops for note in op.notes]
+    notes = left_out + [note for op in ops for note in op.notes]
     return ExportResult(out=out.resolve(), name=name, ops=[_summary(op) for op in ops], wheel=built,
                         files=sorted(files), notes=notes)

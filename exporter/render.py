@@ -78,6 +78,7 @@ def op_config(op: OpExport) -> dict[str, Any]:
         "outputs": op.outputs,
         "sizes": op.sizes_used,
         "init_args": op.init_args,
+        "init_size_args": list(op.init_size_args),
         "tolerance": _tolerance(op.impls),
         "archs": {i.arch: {"module": i.module, "version": i.version, "candidate_id": i.candidate_id,
                            "config": i.config, "launches": i.launches} for i in op.impls},
@@ -98,11 +99,17 @@ def op_metadata(op: OpExport) -> dict[str, Any]:
     }
 
 
-def version_of(ops: list[OpExport]) -> str:
-    """1.0.0+<digest of every exported kernel and spec>: changes exactly when the content does."""
-    digest = hashlib.sha256("".join(f"{op.name}:{op.spec_sha256}:" + ",".join(
-        i.candidate_sha256 for i in op.impls) for op in ops).encode()).hexdigest()
-    return f"1.0.0+g{digest[:12]}"
+VERSION_SLOT = "0+opforge.version.slot"
+
+
+def with_version(files: dict[str, str]) -> dict[str, str]:
+    """1.0.0+g<digest of every rendered file>: the version changes exactly when the content does
+    (a new kernel, a re-verification, a template fix), so pip never keeps a stale build."""
+    digest = hashlib.sha256()
+    for path, text in sorted(files.items()):
+        digest.update(f"{path}\0{text}\0".encode())
+    version = f"1.0.0+g{digest.hexdigest()[:12]}"
+    return {path: text.replace(VERSION_SLOT, version) for path, text in files.items()}
 
 
 def _speed(value: float | None) -> str:
@@ -128,7 +135,7 @@ def _example(ops: list[OpExport]) -> dict[str, str] | None:
 def render_files(ops: list[OpExport], name: str) -> dict[str, str]:
     """Every file of the exported project, keyed by its path relative to the project root."""
     env = name.upper()
-    version = version_of(ops)
+    version = VERSION_SLOT  # filled in once everything is rendered (with_version)
     ctx = {"name": name, "env": env, "ops": ops, "version": version, "dist_name": name.replace("_", "-")}
     files: dict[str, tuple[str, str]] = {}
 
@@ -161,4 +168,4 @@ def render_files(ops: list[OpExport], name: str) -> dict[str, str]:
     listing = sorted([("README.md", "this file")] + [(p, what) for p, (_, what) in files.items()])
     add("README.md", tpl("README.md.j2", rows=_readme_rows(ops), example=_example(ops), files=listing,
                                      width=max(len(p) for p, _ in listing)), "this file")
-    return {path: text for path, (text, _) in sorted(files.items())}
+    return with_version({path: text for path, (text, _) in sorted(files.items())})

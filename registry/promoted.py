@@ -27,15 +27,21 @@ def why_not_promotable(correct: bool | None, speedup_eager: float | None) -> str
     return None
 
 
+def current_spec_ids():
+    """The newest spec of each op name: kernels verified against an older revision are stale."""
+    return select(func.max(Spec.id)).group_by(Spec.name).scalar_subquery()
+
+
 def latest_evaluations(s: Session, op: str | None) -> list[tuple[Candidate, Evaluation, str]]:
-    """(candidate, its latest evaluation per hardware, op name) for every evaluated candidate."""
+    """(candidate, its latest evaluation per hardware, op name) for every evaluated candidate of
+    each op's current spec."""
     # The latest evaluation of a candidate on each hardware: max(id) per (candidate, hardware).
     ids = select(func.max(Evaluation.id)).group_by(Evaluation.candidate_id, Evaluation.hardware)
     stmt = (
         select(Candidate, Evaluation, Spec.name)
         .join(Evaluation, Evaluation.candidate_id == Candidate.id)
         .join(Spec, Spec.id == Candidate.spec_id)
-        .where(Evaluation.id.in_(ids.scalar_subquery()))
+        .where(Evaluation.id.in_(ids.scalar_subquery()), Spec.id.in_(current_spec_ids()))
         .order_by(Candidate.id)
     )
     if op is not None:
@@ -77,6 +83,7 @@ class PromotedKernel:
     spec_name: str
     spec_source: str
     spec_sha256: str
+    problem: str | None  # why it should not ship any more (re-verified incorrect, spec revised), or None
 
 
 def promoted_kernels(s: Session, backend: str | None) -> list[PromotedKernel]:
@@ -85,14 +92,19 @@ def promoted_kernels(s: Session, backend: str | None) -> list[PromotedKernel]:
     if backend is not None:
         stmt = stmt.where(Version.backend == backend)
     rows = []
+    current = set(s.scalars(select(func.max(Spec.id)).group_by(Spec.name)))
     for v in s.scalars(stmt):
         cand = s.get_one(Candidate, v.candidate_id)
         spec = s.get_one(Spec, cand.spec_id)
         ev = s.get_one(Evaluation, v.evaluation_id)
+        latest = s.scalars(select(Evaluation).where(Evaluation.candidate_id == cand.id, Evaluation.hardware == v.hardware)
+                           .order_by(Evaluation.id.desc()).limit(1)).one()
+        problem = ("its spec has been revised since it was verified" if spec.id not in current
+                   else f"re-verified incorrect on {v.hardware} (evaluation #{latest.id})" if not latest.correct else None)
         rows.append(PromotedKernel(
             version=VersionRow.from_orm(v), source=cand.source, candidate_sha256=cand.sha256,
             drafter=cand.drafter, meta=dict(cand.meta) if cand.meta else None,
             evaluation=EvaluationRow.from_orm(ev), spec_name=spec.name, spec_source=spec.source,
-            spec_sha256=spec.sha256,
+            spec_sha256=spec.sha256, problem=problem,
         ))
     return rows

@@ -146,4 +146,33 @@ def test_a_kernel_module_that_ignores_its_constructor_runs_only_as_verified(reg,
     ran = run_python(code, cwd=tmp_path / "lib", env={"TRITON_INTERPRET": "1"})
     assert ran.returncode == 0, ran.stderr[-2000:]
     assert ran.stdout.splitlines() == ["48 {}", "64 {'tiny_rms_norm': 1}"]
-    assert "constructed with [64], verified with [48]" in ran.stderr
+    assert "constructor argument 0 is 64, verified with 48 (a size, but the kernel module's weights do not" in ran.stderr
+    # Beyond the weight's width the reference itself refuses: so does the library (no out-of-bounds read).
+    code = ("import torch, kernels_generated as k\n"
+            "try:\n    k.TinyRmsNorm(48)(torch.randn(2, 60))\nexcept RuntimeError as exc:\n    print('refused')\n"
+            "print(dict(k.fallbacks))\n")
+    ran = run_python(code, cwd=tmp_path / "lib", env={"TRITON_INTERPRET": "1"})
+    assert ran.stdout.splitlines() == ["refused", "{'tiny_rms_norm': 1}"], ran.stderr[-2000:]
+    assert "the reference rejects these shapes" in ran.stderr
+
+
+def test_versions_no_longer_fit_to_ship_are_left_out_and_an_edited_marker_cannot_reach_outside(reg, tmp_path):
+    good = verified(reg, TINY, (KERNELS / "good.py").read_text())
+    silu = verified(reg, ROOT / "tests" / "data" / "specs" / "tiny_silu.py",
+                    (ROOT / "knowledge" / "triton" / "silu.py").read_text())
+    reg.promote(good)
+    reg.promote(silu)
+    hardware = reg.latest_evaluation(silu).hardware
+    reg.record_evaluation(silu, hardware, {}, {"correct": False, "stage": "compare", "reasons": ["max abs err 1 > atol"]})
+    result = export_library(reg, tmp_path / "lib")
+    assert [op.name for op in result.ops] == ["tiny_softmax"]
+    assert any("tiny_silu: left out v1" in note and "re-verified incorrect" in note for note in result.notes)
+
+    outside = write(tmp_path / "victim" / "keep.txt", "mine")
+    (tmp_path / "lib" / ".opforge-export").write_text('{"files": ["../victim/keep.txt"]}')
+    with pytest.raises(ExportError, match="outside"):
+        export_library(reg, tmp_path / "lib")
+    (tmp_path / "lib" / ".opforge-export").write_text("not json")
+    with pytest.raises(ExportError, match="damaged"):
+        export_library(reg, tmp_path / "lib")
+    assert outside.read_text() == "mine"

@@ -82,7 +82,7 @@ class _ExportModule(_export_torch.nn.Module):
     def __init__(self, *args, **kwargs):
         super().__init__()
         self._export_args = (args, kwargs)
-        with _export_torch.random.fork_rng(devices=[]):  # the seeding verification used; caller's RNG untouched
+        with _export_runtime.seeded_rng():  # the seeding verification used; the caller's RNG untouched
             _export_torch.manual_seed(0)
             self.kernel = ModelNew(*args, **kwargs)
             _export_torch.manual_seed(0)
@@ -93,15 +93,21 @@ class _ExportModule(_export_torch.nn.Module):
             self.kernel.load_state_dict(reference.state_dict())
         self._export_problem = _export_runtime.construction_problem(_export_config, args, kwargs, self._export_shared)
         self._export_others: dict = {}
+        self._export_shapes_seen: dict = {}
 
     def forward(self, *args):
         module, reason = _export_runtime.select(_export_config, args)
-        if self._export_problem:
+        if module is not None and self._export_problem:
             module, reason = None, self._export_problem
+        if module is not None:
+            state = _export_runtime.state_of(self.kernel) if self._export_shared else _export_runtime.state_of(self._export_refs[0])
+            reason = _export_runtime.shapes_problem(self._export_refs[0], state, args, self._export_shapes_seen)
+            module = None if reason else module
         if module is None:
             _export_runtime.fall_back("row_argmax", reason)
             return self._export_reference(args)
-        return self._export_impl(module, args)(*args)
+        with _export_runtime.on_device(args):
+            return self._export_impl(module, args)(*args)
 
     def _export_impl(self, module: str, args: tuple):
         if module == "row_argmax":
@@ -125,37 +131,40 @@ _ExportModule.__name__ = _ExportModule.__qualname__ = "RowArgmax"
 _export_bound_by_device: dict = {}
 
 
+def _export_init_args() -> list:
+    return list(_export_reference.get_init_inputs()) if hasattr(_export_reference, "get_init_inputs") else []
+
+
 def _export_bound(device):
     """The op module with the spec's get_init_inputs() bound, one per device."""
     key = str(device)
     if key not in _export_bound_by_device:
-        init = _export_reference.get_init_inputs() if hasattr(_export_reference, "get_init_inputs") else []
-        _export_bound_by_device[key] = _ExportModule(*init).to(device)
+        _export_bound_by_device[key] = _ExportModule(*_export_init_args()).to(device)
     return _export_bound_by_device[key]
 
 
 @_export_torch.library.custom_op("kernels_generated::row_argmax", mutates_args=())
 def _export_custom(x: _export_torch.Tensor) -> _export_torch.Tensor:
-    args = (x,)
-    return _export_runtime.own(_export_bound(_export_runtime.device_of(args))(*args), args, 1)
+    _export_args = (x,)
+    _export_out = _export_bound(_export_runtime.device_of(_export_args))(*_export_args)
+    return _export_runtime.own(_export_out, _export_args, 1)
 
 
 @_export_custom.register_fake
 def _export_custom_fake(x: _export_torch.Tensor) -> _export_torch.Tensor:
     # Built per trace, not cached: a module made under one fake mode must not meet another.
-    init = _export_reference.get_init_inputs() if hasattr(_export_reference, "get_init_inputs") else []
     with _export_torch.device("meta"):
-        reference = _export_reference.Model(*init)
-    return _export_runtime.fake(reference, (x,), 1)
+        _export_meta = _export_reference.Model(*_export_init_args())
+    return _export_runtime.fake(_export_meta, (x,), 1)
 
 
 def _export_op(x: _export_torch.Tensor) -> _export_torch.Tensor:
     """row_argmax(x): the spec's forward with get_init_inputs() bound, as
     torch.ops.kernels_generated.row_argmax; with autograd needed, the module path (its fallback has a backward)."""
-    args = (x,)
+    _export_args = (x,)
     if _export_torch.is_grad_enabled() and any(
-            isinstance(a, _export_torch.Tensor) and a.requires_grad for a in args):
-        return _export_bound(_export_runtime.device_of(args))(*args)
+            isinstance(a, _export_torch.Tensor) and a.requires_grad for a in _export_args):
+        return _export_bound(_export_runtime.device_of(_export_args))(*_export_args)
     return _export_torch.ops.kernels_generated.row_argmax(x)
 
 
