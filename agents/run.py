@@ -16,6 +16,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from agents.config import Budget
 from agents.drafters.select import select_drafter
 from agents.graph import build_graph
+from agents.runlock import RunLock
 from agents.state import RunContext
 from harness.errors import OpforgeError
 from harness.verify import VerifyOptions, prepare
@@ -64,7 +65,12 @@ def start_run(spec_path: str | Path, options: RunOptions, registry,
           + (f" ({note})" if note else "")})
     state = {"run_key": run.run_key, "round": 0, "started_at": time.time(), "attempts": [], "round_best": [],
              "tokens": 0, "best": None}
-    return _drive(state, run, spec, spec_id, hardware, drafter, options, registry, emit, note)
+    lock = RunLock(registry.path, run.run_key)
+    lock.acquire()  # a fresh run key: nobody else holds it; held so that no batch resumes a live run
+    try:
+        return _drive(state, run, spec, spec_id, hardware, drafter, options, registry, emit, note)
+    finally:
+        lock.release()
 
 
 def resume_run(run_key: str, registry, on_event: Callable[[dict], None] | None = None) -> RunSummary:
@@ -73,7 +79,17 @@ def resume_run(run_key: str, registry, on_event: Callable[[dict], None] | None =
         raise OpforgeError(f"no run with key '{run_key}' (see: opforge runs)")
     if run.status != "running":
         raise OpforgeError(f"run {run_key} already finished ({run.status}: {run.stop_reason or run.error or ''})")
-    config = run.config
+    lock = RunLock(registry.path, run_key)
+    if not lock.acquire():
+        raise OpforgeError(f"run {run_key} is being driven by another process; it resumes only once that one stops")
+    try:
+        return _resume(run, registry, on_event)
+    finally:
+        lock.release()
+
+
+def _resume(run, registry, on_event) -> RunSummary:
+    run_key, config = run.run_key, run.config
     options = RunOptions(drafter=run.drafter, backend=run.backend, budget=Budget.from_dict(config["budget"]),
                          verify=VerifyOptions(device=config.get("device"), sandbox=config.get("sandbox"),
                                               trials=config.get("trials", 5), arch=config.get("arch")))

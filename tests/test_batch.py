@@ -19,9 +19,9 @@ import pytest
 
 import cli
 from agents.batch import BatchOptions, plan_batch, resolve_specs, run_batch
-from agents.batch.plan import RunLock
 from agents.config import Budget
 from agents.run import RunOptions
+from agents.runlock import RunLock
 from conftest import SPECS, TINY, write
 from harness.errors import OpforgeError
 from harness.verify import VerifyOptions
@@ -81,11 +81,17 @@ def test_an_open_run_is_resumed_unless_another_batch_drives_it(isolated_registry
         spec_id = reg.record_spec("tiny_softmax", str(TINY), TINY.read_text())
         run = reg.create_run(reg.new_run_key(), "tiny_softmax", spec_id, "triton", "expert", hardware, {})
         lock = RunLock(isolated_registry, run.run_key)
-        assert lock.acquire()  # as a live worker of another batch holds it
+        lock.path.parent.mkdir(parents=True, exist_ok=True)
+        holder = subprocess.Popen(  # another process drives the run: it holds the run's flock
+            [sys.executable, "-c", "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
+             "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(120)", str(lock.path)],
+            stdout=subprocess.PIPE, text=True)
         try:
+            assert holder.stdout.readline().strip() == "held"
             (busy,) = plan_batch([TINY], reg, "triton", hardware)
         finally:
-            lock.release()
+            holder.kill()
+            holder.wait()
         (free,) = plan_batch([TINY], reg, "triton", hardware)  # its driver died: resume it
         (other_hw,) = plan_batch([TINY], reg, "triton", "cuda/NVIDIA H200/sm_90")
     assert (busy.action, busy.run_key) == ("skip", run.run_key) and "in progress" in busy.note

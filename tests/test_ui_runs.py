@@ -82,7 +82,10 @@ def test_llm_settings_go_to_the_process_environment_only(isolated_registry, monk
 def test_saved_specs_are_named_by_content_and_checked_by_the_spec_loader(isolated_registry):
     first = runs.save_spec(TINY.read_text(), "my op!.py", isolated_registry)
     assert first == runs.save_spec(TINY.read_text(), "my op!.py", isolated_registry)
-    assert first.name.startswith("my_op-") and first.parent == isolated_registry.parent / "specs"
+    # The file stem stays the op's name (a spec without OPFORGE["name"]); the content picks the folder.
+    assert first.name == "my_op.py" and first.parent.parent == isolated_registry.parent / "specs"
+    other = runs.save_spec(TINY.read_text() + "\n# edited\n", "my op!.py", isolated_registry)
+    assert other.name == "my_op.py" and other != first
     assert runs.validate_spec(first, "cpu").n_variants >= 1
     with pytest.raises(SpecError, match="no `class Model"):
         runs.validate_spec(runs.save_spec("x = 1\n", "empty.py", isolated_registry), "cpu")

@@ -13,7 +13,7 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from harness.errors import OpforgeError
@@ -38,7 +38,8 @@ class RunRequest:
     arch: int | None = None  # AOT target (90 = sm_90); None: the GPU's own, else 90
     llm_base_url: str | None = None
     llm_model: str | None = None
-    llm_api_key: str | None = None  # given to the run process's environment only; never written down
+    # Given to the run process's environment only; never written down (nor shown by repr).
+    llm_api_key: str | None = field(default=None, repr=False)
 
     def argv(self, db_path: Path, run_key: str) -> list[str]:
         argv = [sys.executable, "-m", "cli", "--db", str(db_path), "run", self.spec_path, "--drafter", self.drafter,
@@ -73,7 +74,9 @@ def save_spec(text: str, filename: str, db_path: Path) -> Path:
     """Keep an uploaded or edited spec beside the registry, named by its content (runs refer to it)."""
     stem = re.sub(r"[^A-Za-z0-9_]+", "_", Path(filename).stem).strip("_") or "spec"
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
-    path = Path(db_path).parent / "specs" / f"{stem}-{digest}.py"
+    # specs/<digest>/<stem>.py: the op name comes from the file stem when the spec has no
+    # OPFORGE["name"], and it must stay the user's (a hash in it would not export as a module name).
+    path = Path(db_path).parent / "specs" / digest / f"{stem}.py"
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists():
         path.write_text(text, encoding="utf-8")

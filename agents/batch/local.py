@@ -58,7 +58,7 @@ class LocalExecutor:
                     proc = ctx.Process(target=local_child, args=(task, options, self.db_path, events, dict(os.environ)),
                                        name=f"opforge-batch-{task.op}", daemon=True)
                     proc.start()
-                    running[task.op] = _Slot(task, proc, time.monotonic())
+                    running[task.op] = _Slot(task, proc, time.monotonic(), run_key=task.run_key)
                     on_event({"kind": "start", "op": task.op, "action": task.action})
                 self._drain(events, running, on_event)
                 for op in list(running):

@@ -3,13 +3,13 @@ or a list file) and, per op, whether to run it, resume the run an interrupted ba
 because a kernel for the same spec source, backend and hardware is already verified."""
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from agents.runlock import RunLock
 from harness.errors import OpforgeError
 from knowledge.corpus import opforge_fields
 
@@ -57,6 +57,8 @@ def _read_list(list_file: Path) -> list[Path]:
         lines = list_file.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
         raise OpforgeError(f"--list {list_file}: cannot read it ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise OpforgeError(f"--list {list_file}: not UTF-8 text (one spec path a line)") from None
     paths: list[Path] = []
     for line in lines:
         entry = line.split("#", 1)[0].strip()
@@ -103,33 +105,3 @@ def _task(name: str, path: Path, sha: str, registry, backend: str, hardware: str
     return OpTask(name, str(path), sha, "run")
 
 
-class RunLock:
-    """An advisory lock a batch worker holds while it drives a run (`<registry dir>/batch-locks/`),
-    so a second batch on the same registry does not resume a run that is alive, only one whose
-    process died: the kernel drops a flock with its holder, SIGKILL included."""
-
-    def __init__(self, db_path, run_key: str) -> None:
-        self.path = Path(db_path).parent / "batch-locks" / f"{run_key}.lock"
-        self.fd: int | None = None
-
-    def acquire(self) -> bool:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            return False
-        self.fd = fd
-        return True
-
-    def release(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)  # closing drops the flock
-            self.fd = None
-
-    def held_elsewhere(self) -> bool:
-        if not self.acquire():
-            return True
-        self.release()
-        return False

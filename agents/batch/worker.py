@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from agents.batch.plan import RunLock
+from agents.runlock import RunLock
 from agents.run import RunOptions, RunSummary, resume_run, start_run
 from harness.errors import OpforgeError
 from registry import Registry
@@ -54,6 +54,8 @@ def _drive_op(task, options: RunOptions, registry: Registry, forward: Emit, seen
         else:
             summary = start_run(task.spec_path, options, registry, on_event=forward)
     except OpforgeError as exc:  # bad spec, drafter endpoint down, ...: this op failed, the batch goes on
+        if task.action == "resume":  # it cannot be continued (spec moved, endpoint gone): close it, so
+            _close_failed(registry, task.run_key, f"could not resume: {exc}")  # the next batch starts afresh
         return outcome(task.op, run_key=seen.get("run_key"), error=str(exc))
     except Exception as exc:  # a bug in one op must not stop the others; the run is closed as failed
         _close_failed(registry, seen.get("run_key"), f"{type(exc).__name__}: {exc}")

@@ -9,6 +9,13 @@ from ui import views
 from ui.state import registry, user_errors
 
 
+def _as_id(text: str | None) -> int | None:
+    """A candidate id from the URL, or None for anything else ("²", "1e9", 30 digits)."""
+    if not text or not text.isascii() or not text.isdecimal() or len(text) > 18:
+        return None
+    return int(text)
+
+
 def pick_op() -> str | None:
     summaries = registry().op_summaries()
     if not summaries:
@@ -19,7 +26,7 @@ def pick_op() -> str | None:
     ops = [s.op for s in summaries]
     wanted = st.query_params.get("op")
     cand = st.query_params.get("candidate")
-    if cand and cand.isdigit() and (detail := registry().get_candidate(int(cand))) is not None:
+    if _as_id(cand) is not None and (detail := registry().get_candidate(_as_id(cand))) is not None:
         wanted = detail.op
     by_op = {s.op: s for s in summaries}
     op = st.selectbox("Op", ops, index=ops.index(wanted) if wanted in ops else 0, format_func=lambda o: (
@@ -42,7 +49,7 @@ def versions_and_candidates(op: str) -> int | None:
     st.dataframe(views.kernel_table(rows), hide_index=True, width="stretch", height="auto" if len(rows) < 9 else 320)
     ids = [r.candidate_id for r in rows]
     wanted = st.query_params.get("candidate")
-    default = int(wanted) if wanted and wanted.isdigit() and int(wanted) in ids else (
+    default = _as_id(wanted) if _as_id(wanted) in ids else (
         next((r.candidate_id for r in rows if r.active), ids[0] if ids else None))
     if default is None:
         return None
