@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 
 from rich.console import Console
 from rich.syntax import Syntax
@@ -210,8 +211,6 @@ def cmd_promote(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from exporter import export_library
 
     with Registry(resolve_db_path(args.db)) as reg:
@@ -317,11 +316,14 @@ def cmd_export_dataset(args: argparse.Namespace) -> int:
 
 def cmd_batch(args: argparse.Namespace) -> int:
     from agents.batch import BatchOptions, default_report_path, resolve_specs, run_batch, write_report
+    from agents.batch.report import check_report_path
     from agents.batch.view import BatchProgress, report_table, summary_line
 
     options = BatchOptions(run=_loop_options(args), jobs=args.jobs, executor=args.executor, address=args.address,
                            op_timeout_s=args.op_timeout, force=args.force)
     paths, db = resolve_specs(args.specs, args.list), resolve_db_path(args.db)
+    if args.report:
+        check_report_path(Path(args.report))
     with Registry(db) as reg:
         try:
             if args.json:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
-import queue as queue_mod
+import multiprocessing.connection
 import signal
 import time
 from collections import deque
@@ -28,8 +28,20 @@ class _Slot:
     task: object
     proc: mp.process.BaseProcess
     started: float
+    conn: object | None  # this worker's own pipe: a worker killed mid-message cannot block the others
     run_key: str | None = None
     result: dict | None = None
+
+
+class PipeEvents:
+    """What a worker writes its events and outcome to: one pipe per worker, not a shared Queue
+    (a Queue's cross-process write lock stays taken when its holder is SIGKILLed at a time limit)."""
+
+    def __init__(self, conn) -> None:
+        self.conn = conn
+
+    def put(self, item) -> None:
+        self.conn.send(item)
 
 
 def _context():
@@ -50,48 +62,60 @@ class LocalExecutor:
         """Run every task; returns op -> outcome. `on_timeout(task, run_key, message)` closes a
         killed op's run. KeyboardInterrupt stops every worker (runs stay resumable) and propagates."""
         ctx, pending, running, results = _context(), deque(tasks), {}, {}
-        events = ctx.Queue()
         try:
             while pending or running:
                 while pending and len(running) < self.jobs:
                     task = pending.popleft()
-                    proc = ctx.Process(target=local_child, args=(task, options, self.db_path, events, dict(os.environ)),
-                                       name=f"opforge-batch-{task.op}", daemon=True)
+                    receive, send = ctx.Pipe(duplex=False)
+                    proc = ctx.Process(target=local_child, name=f"opforge-batch-{task.op}", daemon=True,
+                                       args=(task, options, self.db_path, PipeEvents(send), dict(os.environ)))
                     proc.start()
-                    running[task.op] = _Slot(task, proc, time.monotonic(), run_key=task.run_key)
+                    send.close()  # the worker holds the only write end: its exit reads as EOF here
+                    running[task.op] = _Slot(task, proc, time.monotonic(), receive, run_key=task.run_key)
                     on_event({"kind": "start", "op": task.op, "action": task.action})
-                self._drain(events, running, on_event)
+                self._drain(running, on_event)
                 for op in list(running):
-                    done = self._reap(running[op], events, running, on_event, on_timeout)
+                    done = self._reap(running[op], running, on_event, on_timeout)
                     if done is not None:
                         results[op] = done
-                        del running[op]
+                        self._close(running.pop(op))
                         on_event({"kind": "done", "op": op, "result": done})
         except KeyboardInterrupt:
             for slot in running.values():
                 stop_tree(slot.proc.pid)
             raise
         finally:
-            events.close()
+            for slot in running.values():
+                self._close(slot)
         return results
 
-    def _drain(self, events, running: dict, on_event, wait_s: float = 0.2) -> None:
-        try:
-            kind, op, payload = events.get(timeout=wait_s)
-            while True:
-                slot = running.get(op)
-                if slot is not None and kind == "event":
-                    slot.run_key = slot.run_key or payload.get("run_key")
-                    on_event({"kind": "stage", "op": op} | payload)
-                elif slot is not None:
-                    slot.result = payload
-                kind, op, payload = events.get_nowait()
-        except queue_mod.Empty:
-            pass
+    @staticmethod
+    def _close(slot: _Slot) -> None:
+        if slot.conn is not None:
+            slot.conn.close()
+            slot.conn = None
 
-    def _reap(self, slot: _Slot, events, running, on_event, on_timeout) -> dict | None:
+    def _drain(self, running: dict, on_event, wait_s: float = 0.2) -> None:
+        by_conn = {slot.conn: slot for slot in running.values() if slot.conn is not None}
+        if not by_conn:
+            time.sleep(wait_s)
+            return
+        for conn in mp.connection.wait(list(by_conn), timeout=wait_s):
+            slot = by_conn[conn]
+            try:
+                while conn.poll():
+                    kind, op, payload = conn.recv()
+                    if kind == "event":
+                        slot.run_key = slot.run_key or payload.get("run_key")
+                        on_event({"kind": "stage", "op": op} | payload)
+                    else:
+                        slot.result = payload
+            except (EOFError, OSError):  # the worker exited (or was killed): nothing more will come
+                self._close(slot)
+
+    def _reap(self, slot: _Slot, running, on_event, on_timeout) -> dict | None:
         if slot.result is None and not slot.proc.is_alive():
-            self._drain(events, running, on_event, wait_s=1.0)  # the result may still be in the pipe
+            self._drain(running, on_event, wait_s=1.0)  # the result may still be in the pipe
         if slot.result is not None:
             slot.proc.join(timeout=GRACE_S)
             return slot.result

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -74,6 +75,17 @@ def default_report_path(db_path: Path, report: BatchReport) -> Path:
     """<registry folder>/reports/batch-<start, UTC>.json"""
     stamp = report.started_at.split("+")[0].replace("-", "").replace(":", "")
     return Path(db_path).parent / "reports" / f"batch-{stamp}.json"
+
+
+def check_report_path(path: Path) -> None:
+    """Refuse an unwritable --report before the batch runs, not after hours of work."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OpforgeError(f"--report {path}: cannot create its folder ({exc.strerror})") from None
+    if path.is_dir() or not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise OpforgeError(f"--report {path}: not a writable file path")
 
 
 def write_report(report: BatchReport, path: Path) -> Path:
