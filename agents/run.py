@@ -58,6 +58,9 @@ def start_run(spec_path: str | Path, options: RunOptions, registry,
     config = {"spec_path": str(spec.path), "spec_sha256": spec.sha256, "budget": options.budget.to_dict(),
               "device": options.verify.device, "sandbox": options.verify.sandbox, "trials": options.verify.trials,
               "arch": options.verify.arch}
+    llm = getattr(drafter, "config", None)
+    if llm is not None and getattr(llm, "base_url", None):  # what a resume must talk to again (never the key)
+        config["llm"] = {"base_url": llm.base_url, "model": llm.model}
     run = registry.create_run(options.run_key or registry.new_run_key(), spec.name, spec_id, options.backend, drafter.name,
                               hardware.fingerprint, config)
     emit = on_event or (lambda event: None)
@@ -96,7 +99,7 @@ def _resume(run, registry, on_event) -> RunSummary:
     spec, hardware = prepare(config["spec_path"], options.verify)
     if spec.sha256 != config["spec_sha256"]:
         raise OpforgeError(f"{config['spec_path']} changed since run {run_key} started; start a new run")
-    drafter, note = select_drafter(run.drafter)
+    drafter, note = select_drafter(run.drafter, endpoint=config.get("llm"))
     emit = on_event or (lambda event: None)
     emit({"node": "start", "run_key": run_key, "message": f"resuming run {run_key}: {spec.name}"})
     return _drive(None, run, spec, run.spec_id, hardware, drafter, options, registry, emit, note)

@@ -124,8 +124,10 @@ def test_killed_run_resumes_without_re_evaluating(llm_env, isolated_registry, tm
         with Registry(isolated_registry) as reg:
             assert reg.get_run(run_key).status == "running"  # killed mid-run
             before = {k.candidate_id: k.evaluation_id for k in reg.run_candidates(run_key)}
+        # The endpoint is gone from the environment: the run recorded it (never the key) and resumes there.
+        env = {k: v for k, v in os.environ.items() if k not in ("OPFORGE_LLM_BASE_URL", "OPFORGE_LLM_MODEL")}
         resumed = subprocess.run([OPFORGE, "run", "--resume", run_key, "--json"], capture_output=True, text=True,
-                                 timeout=300)
+                                 timeout=300, env=env)
     assert resumed.returncode == 0, resumed.stderr
     summary = json.loads(resumed.stdout)
     with Registry(isolated_registry) as reg:

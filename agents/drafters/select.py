@@ -5,11 +5,18 @@ from __future__ import annotations
 from agents.drafters.base import Drafter, DrafterError
 
 
-def select_drafter(name: str | None) -> tuple[Drafter, str | None]:
-    """(drafter, a note for the user or None)."""
+def select_drafter(name: str | None, endpoint: dict | None = None) -> tuple[Drafter, str | None]:
+    """(drafter, a note for the user or None). `endpoint` ({"base_url", "model"}, as a run records
+    them) wins over the environment, so a resumed LLM run talks to the model it started with; the
+    API key always comes from the environment (it is never written down)."""
+    import os
+
     from agents.drafters.llm import LLMConfig, LLMDrafter
 
-    config = LLMConfig.from_env()
+    environ = dict(os.environ)
+    if endpoint:
+        environ |= {"OPFORGE_LLM_BASE_URL": endpoint["base_url"], "OPFORGE_LLM_MODEL": endpoint["model"]}
+    config = LLMConfig.from_env(environ)
     if name not in (None, "llm", "expert"):
         raise DrafterError(f"unknown drafter '{name}' (known: llm, expert)")
     if name == "llm":
