@@ -20,6 +20,7 @@ from agents.runlock import RunLock
 from agents.state import RunContext
 from harness.errors import OpforgeError
 from harness.verify import VerifyOptions, prepare
+from registry import RegistryError
 from registry.rows import RunRow
 from sandbox import get_sandbox
 
@@ -111,9 +112,10 @@ def cancel_run(run_key: str, registry) -> RunRow:
     run = registry.get_run(run_key)
     if run is None:
         raise OpforgeError(f"no run with key '{run_key}' (see: opforge runs)")
-    if run.status != "running":
-        raise OpforgeError(f"run {run_key} already finished ({run.status})")
-    return registry.update_run(run_key, status="cancelled", stop_reason="cancelled by the user")
+    try:  # conditional in one transaction: a run that finishes meanwhile keeps its outcome
+        return registry.update_run(run_key, status="cancelled", stop_reason="cancelled by the user", if_status="running")
+    except RegistryError:
+        raise OpforgeError(f"run {run_key} already finished ({registry.get_run(run_key).status})") from None
 
 
 def _drive(state, run, spec, spec_id, hardware, drafter, options, registry, emit, note) -> RunSummary:

@@ -112,7 +112,8 @@ def get_run(run_key: str) -> Work[RunRow | None]:
 
 
 def update_run(run_key: str, status: str | None, best_candidate_id: int | None,
-               stop_reason: str | None, error: str | None, add_tokens: int) -> Work[RunRow]:
+               stop_reason: str | None, error: str | None, add_tokens: int,
+               if_status: str | None = None) -> Work[RunRow]:
     if status is not None and status not in RUN_STATUSES:
         raise RegistryError(f"status must be one of {', '.join(RUN_STATUSES)}, got {status!r}")
     optional_text("stop_reason", stop_reason)
@@ -121,6 +122,8 @@ def update_run(run_key: str, status: str | None, best_candidate_id: int | None,
 
     def work(s: Session) -> RunRow:
         run = run_by_key(s, run_key)
+        if if_status is not None and run.status != if_status:
+            raise RegistryError(f"run {run_key} is {run.status}, not {if_status}")
         if best_candidate_id is not None:
             _require_candidate_of(s, run, best_candidate_id)
             run.best_candidate_id = best_candidate_id

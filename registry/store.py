@@ -307,14 +307,15 @@ class Registry:
 
     def update_run(self, run_key: str, *, status: str | None = None,
                    best_candidate_id: int | None = None, stop_reason: str | None = None,
-                   error: str | None = None, add_tokens: int = 0) -> RunRow:
+                   error: str | None = None, add_tokens: int = 0, if_status: str | None = None) -> RunRow:
         """Change what is given (None leaves a field as it is) and add to the token count.
 
         Leaving "running" stamps finished_at; going back to "running" (a resume)
         clears finished_at, stop_reason and error. The best candidate must be
-        a kernel of the run's spec.
+        a kernel of the run's spec. `if_status`: change nothing and raise
+        RegistryError unless the run has that status, checked in the same transaction.
         """
-        work = runs.update_run(run_key, status, best_candidate_id, stop_reason, error, add_tokens)
+        work = runs.update_run(run_key, status, best_candidate_id, stop_reason, error, add_tokens, if_status)
         return self._write(work)
 
     def list_runs(self, op: str | None = None, limit: int = 50) -> list[RunRow]:

@@ -313,3 +313,16 @@ def test_verified_examples_exclude_a_spec(reg: Registry, add_spec: int) -> None:
     assert len(reg.verified_examples(exclude_spec_sha="0" * 64)) == 2
     with pytest.raises(RegistryError, match="limit"):
         reg.verified_examples(limit=0)
+
+
+def test_a_conditional_status_change_leaves_a_finished_run_alone(reg: Registry, add_spec: int) -> None:
+    from agents.run import cancel_run
+    from harness.errors import OpforgeError
+
+    run = reg.create_run(new_run_key(), "add", add_spec, "triton", "expert", "cpu", {})
+    reg.update_run(run.run_key, status="done", stop_reason="budget spent")
+    with pytest.raises(OpforgeError, match="already finished \\(done\\)"):
+        cancel_run(run.run_key, reg)  # a cancel that arrives as the run finishes
+    with pytest.raises(RegistryError, match="is done, not running"):
+        reg.update_run(run.run_key, status="failed", if_status="running")
+    assert (reg.get_run(run.run_key).status, reg.get_run(run.run_key).stop_reason) == ("done", "budget spent")

@@ -19,7 +19,10 @@ def record(state: RunState, runtime: Runtime[RunContext]) -> dict:
         except RegistryError as exc:  # the policy said no (e.g. slower than eager): the run still succeeded
             refused = str(exc)
     status = "done" if best else "failed"
-    ctx.registry.update_run(state["run_key"], status=status, stop_reason=state.get("stop_reason"))
+    try:  # a cancel that landed while this run was finishing stands
+        ctx.registry.update_run(state["run_key"], status=status, stop_reason=state.get("stop_reason"), if_status="running")
+    except RegistryError:
+        status = ctx.registry.get_run(state["run_key"]).status
     message = f"run {state['run_key']} {status}"
     if promoted:
         message += f"; promoted {promoted['op']} v{promoted['number']} = candidate #{promoted['candidate_id']}"
