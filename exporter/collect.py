@@ -78,10 +78,17 @@ def class_name(op: str) -> str:
     return "".join(part[:1].upper() + part[1:] for part in re.split(r"[^0-9a-zA-Z]+", op) if part) or "Op"
 
 
+# Names the package itself uses at its top level (an op named so would shadow them).
+PACKAGE_NAMES = {"metadata", "fallbacks", "check", "plugins", "ops", "references", "configs", "load_json",
+                 "FallbackForbidden"}
+
+
 def check_op_name(op: str) -> None:
-    if not re.fullmatch(r"[a-z_][a-z0-9_]*", op) or keyword.iskeyword(op):
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", op) or keyword.iskeyword(op) or "__" in op:
         raise ExportError(f"op name {op!r} cannot be a Python module and torch op name "
                           "(use lower_snake_case in OPFORGE['name'])")
+    if op in PACKAGE_NAMES:
+        raise ExportError(f"op name {op!r} is taken by the exported package itself; rename it in OPFORGE['name']")
 
 
 def _input_names(model_cls: type, count: int) -> list[str]:
@@ -180,6 +187,10 @@ def group_ops(promoted: list[PromotedKernel]) -> tuple[list[OpExport], list[str]
         else:
             by_op.setdefault(pk.version.op, []).append(pk)
     ops = [_op(name, pks, tuple(skipped.pop(name, ()))) for name, pks in sorted(by_op.items())]
+    classes = [op.class_name for op in ops]
+    clash = sorted({op.name for op in ops if classes.count(op.class_name) > 1})
+    if clash:
+        raise ExportError(f"ops {', '.join(clash)} would export the same class name; rename one in OPFORGE['name']")
     return ops, [note for notes in skipped.values() for note in notes]
 
 

@@ -48,9 +48,15 @@ class ExportResult:
         return asdict(self) | {"out": str(self.out), "wheel": str(self.wheel) if self.wheel else None}
 
 
+# Import names an installed library must not take over (pip would replace the real package).
+TAKEN = {"torch", "triton", "numpy", "vllm", "sglang", "aten", "prims", "opforge", "os", "sys", "typing"}
+
+
 def check_name(name: str) -> None:
     if not re.fullmatch(r"[a-z_][a-z0-9_]*", name) or keyword.iskeyword(name):
         raise ExportError(f"--name {name!r}: the import name must be lower_snake_case (e.g. kernels_generated)")
+    if name in TAKEN:
+        raise ExportError(f"--name {name!r}: that is another package's name; pick one of your own")
 
 
 def _summary(op: OpExport) -> ExportedOp:

@@ -176,3 +176,11 @@ def test_versions_no_longer_fit_to_ship_are_left_out_and_an_edited_marker_cannot
     with pytest.raises(ExportError, match="damaged"):
         export_library(reg, tmp_path / "lib")
     assert outside.read_text() == "mine"
+
+
+def test_names_that_would_take_over_another_package_or_the_library_are_refused(reg, tmp_path):
+    reg.promote(verified(reg, TINY, (KERNELS / "good.py").read_text()))
+    for bad in ("torch", "vllm"):
+        with pytest.raises(ExportError, match="another package's name"):
+            export_library(reg, tmp_path / bad, name=bad)
+    assert not (tmp_path / "torch").exists()

@@ -72,9 +72,10 @@ def _kernel_facts(registry, candidate_id: int, hardware: str) -> dict:
 
 
 def default_report_path(db_path: Path, report: BatchReport) -> Path:
-    """<registry folder>/reports/batch-<start, UTC>.json"""
-    stamp = report.started_at.split("+")[0].replace("-", "").replace(":", "")
-    return Path(db_path).parent / "reports" / f"batch-{stamp}.json"
+    """<registry folder>/reports/batch-<start, UTC>-<pid>.json (two batches started in the same
+    second on one registry must not overwrite each other's report)."""
+    stamp = report.started_at.split("+")[0].split(".")[0].replace("-", "").replace(":", "")
+    return Path(db_path).parent / "reports" / f"batch-{stamp}-{os.getpid()}.json"
 
 
 def check_report_path(path: Path) -> None:

@@ -86,8 +86,8 @@ def select(config: dict, args: tuple) -> tuple[str | None, str]:
     key, archs = device_key(device), config["archs"]
     if key in archs:
         return archs[key]["module"], ""
-    if key is not None and os.environ.get(ANY_ARCH) == "1":
-        return next(iter(archs.values()))["module"], ""
+    if key is not None and os.environ.get(ANY_ARCH) == "1":  # a GPU-verified kernel first, the interpreter's last
+        return archs[sorted(archs, key=lambda a: (a == "cpu", a))[0]]["module"], ""
     here = key or ("cpu without TRITON_INTERPRET=1" if device.type == "cpu" else device.type)
     return None, f"verified on {', '.join(archs)} only, this device is {here}"
 

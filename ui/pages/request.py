@@ -30,7 +30,9 @@ def get_inputs():
 def get_init_inputs():
     return []
 '''
-ARCHS = {"sm_90 (Hopper)": 90, "sm_80 (Ampere)": 80, "sm_89 (Ada)": 89, "sm_100 (Blackwell)": 100}
+# "auto": the GPU's own architecture where there is one, else sm_90 (the harness's default).
+ARCHS = {"auto (this machine's GPU, else sm_90)": None, "sm_90 (Hopper)": 90, "sm_80 (Ampere)": 80,
+         "sm_89 (Ada)": 89, "sm_100 (Blackwell)": 100}
 
 
 @st.cache_data(show_spinner="Loading the spec…", max_entries=64)
