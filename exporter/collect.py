@@ -197,10 +197,8 @@ def group_ops(promoted: list[PromotedKernel]) -> tuple[list[OpExport], list[str]
 def _op(name: str, pks: list[PromotedKernel], notes_in: tuple[str, ...] = ()) -> OpExport:
     check_op_name(name)
     pks = sorted(pks, key=lambda pk: (arch_key(pk.evaluation.hardware) == "cpu", pk.evaluation.hardware))
-    lead = pks[0]
-    notes = list(notes_in) + [f"{name}: skipped v{pk.version.number} on {pk.evaluation.hardware}: verified against another "
-             f"revision of the spec" for pk in pks if pk.spec_sha256 != lead.spec_sha256]
-    pks = [pk for pk in pks if pk.spec_sha256 == lead.spec_sha256]
+    lead = pks[0]  # every version here is of the op's current spec (older ones arrive with a problem)
+    notes = list(notes_in)
     impls, modules = [], {}
     for pk in pks:
         if arch_key(pk.evaluation.hardware) in {i.arch for i in impls}:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
 from registry.models import Candidate, Evaluation, Spec, Version
@@ -27,9 +27,9 @@ def why_not_promotable(correct: bool | None, speedup_eager: float | None) -> str
     return None
 
 
-def current_spec_ids():
+def current_spec_ids() -> Select:
     """The newest spec of each op name: kernels verified against an older revision are stale."""
-    return select(func.max(Spec.id)).group_by(Spec.name).scalar_subquery()
+    return select(func.max(Spec.id)).group_by(Spec.name)
 
 
 def latest_evaluations(s: Session, op: str | None) -> list[tuple[Candidate, Evaluation, str]]:
@@ -41,7 +41,7 @@ def latest_evaluations(s: Session, op: str | None) -> list[tuple[Candidate, Eval
         select(Candidate, Evaluation, Spec.name)
         .join(Evaluation, Evaluation.candidate_id == Candidate.id)
         .join(Spec, Spec.id == Candidate.spec_id)
-        .where(Evaluation.id.in_(ids.scalar_subquery()), Spec.id.in_(current_spec_ids()))
+        .where(Evaluation.id.in_(ids.scalar_subquery()), Spec.id.in_(current_spec_ids().scalar_subquery()))
         .order_by(Candidate.id)
     )
     if op is not None:
@@ -92,7 +92,7 @@ def promoted_kernels(s: Session, backend: str | None) -> list[PromotedKernel]:
     if backend is not None:
         stmt = stmt.where(Version.backend == backend)
     rows = []
-    current = set(s.scalars(select(func.max(Spec.id)).group_by(Spec.name)))
+    current = set(s.scalars(current_spec_ids()))
     for v in s.scalars(stmt):
         cand = s.get_one(Candidate, v.candidate_id)
         spec = s.get_one(Spec, cand.spec_id)

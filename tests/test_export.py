@@ -184,3 +184,14 @@ def test_names_that_would_take_over_another_package_or_the_library_are_refused(r
         with pytest.raises(ExportError, match="another package's name"):
             export_library(reg, tmp_path / bad, name=bad)
     assert not (tmp_path / "torch").exists()
+
+
+def test_versions_of_a_revised_spec_are_stale_for_export_and_auto_promotion(reg):
+    old = reg.record_spec("op", "ops/op.py", "spec v1")
+    cand = reg.record_candidate(old, "k1", "triton", "user")
+    reg.record_evaluation(cand, "cuda/H200/sm_90", {}, timed(2.0))
+    reg.promote(cand)
+    reg.record_spec("op", "ops/op.py", "spec v2")  # the op's spec changed since
+    (pk,) = reg.promoted_kernels()
+    assert pk.problem == "its spec has been revised since it was verified"
+    assert reg.promote_auto() == []  # nothing of the current spec is verified
