@@ -107,6 +107,34 @@ INLINE = {
         def get_inputs():
             return [torch.randn(2, 3, 20, 16), torch.randn(2, 3, 24, 16), torch.randn(20, 1)]
         """,
+    # torch.tril/triu lower to arange masks: each arange becomes the tile's row or column index
+    "tril_product": """
+        class Model(torch.nn.Module):
+            def forward(self, A, B):
+                return torch.tril(torch.matmul(A, B))
+
+        def get_inputs():
+            return [torch.randn(33, 40), torch.randn(40, 70)]
+
+        def get_input_variants():
+            return [[torch.randn(70, 5), torch.randn(5, 9)]]
+        """,
+    "triu_batched_offset": """
+        class Model(torch.nn.Module):
+            def forward(self, A, B):
+                return torch.triu(torch.bmm(A, B), diagonal=1)
+
+        def get_inputs():
+            return [torch.randn(3, 33, 40), torch.randn(3, 40, 33)]
+        """,
+    "arange_ramp": """
+        class Model(torch.nn.Module):
+            def forward(self, A, B):
+                return (A @ B) * torch.arange(1, 2 * B.shape[1] + 1, 2, dtype=torch.float32)
+
+        def get_inputs():
+            return [torch.randn(33, 40), torch.randn(40, 24)]
+        """,
     "viewed_epilogue": """
         class Model(torch.nn.Module):
             def __init__(self):
@@ -181,6 +209,7 @@ def test_graph_without_matmul_is_unsupported():
     ("torch.softmax(a @ b, dim=-1)", "aten.amax"),  # a reduction after the product
     ("torch.relu(a) @ b", "aten.relu"),  # a computed operand (only scalar multiplies are folded)
     ("(a @ b) @ b", "2 matmuls"),
+    ("(a @ b) * torch.arange(400.0).view(20, 20)", "aten.arange"),  # not one result dim's index
 ])
 def test_unfusable_graphs_name_what_is_not_supported(forward, reason, tmp_path):
     spec = write(tmp_path / "spec.py", HEAD + textwrap.dedent(f"""

@@ -59,6 +59,11 @@ INLINE = {
                            variants="[torch.randn(9, 1333)], [torch.randn(4, 301, 7)]"),  # 3-D: dim 1 from the left
     "exclusive_cumsum": dict(args="x", forward="torch.cumsum(x, dim=-1) - x", inputs="torch.randn(batch_size, dim)",
                              variants="[torch.randn(13, 2049)], [torch.randn(300, 1)]"),
+    # gather of one column per row (the target's log-probability); ignored targets leave the mean
+    "cross_entropy_ignore": dict(args="logits, targets", forward="F.cross_entropy(logits, targets)",
+                                 inputs="torch.randn(batch_size, dim), torch.randint(0, dim, (batch_size,))",
+                                 variants="[torch.randn(9, 1001) * 4, "
+                                          "torch.where(torch.rand(9) < 0.3, -100, torch.randint(0, 1001, (9,)))]"),
     # a full reduction used per element: row kernel, finish kernel, apply kernel
     "frobenius_norm": dict(args="x", forward="x / torch.norm(x, p='fro')", inputs="torch.randn(batch_size, dim)",
                            variants="[torch.randn(2, 5, 129)]"),
@@ -142,7 +147,7 @@ def test_title_becomes_an_identifier(tmp_path):
     assert "def _op_23_Sum_reduction_row_kernel(" in source and "def op_23_Sum_reduction(" in source
 
 
-@pytest.mark.parametrize("op, missing", [("cross_entropy", "aten.gather"), ("matmul", "aten.mm")])
+@pytest.mark.parametrize("op, missing", [("matmul", "aten.mm")])
 def test_unsupported_graph_names_the_op(op, missing):
     with pytest.raises(Unsupported, match=missing):
         generate(lower(ROOT / "ops" / f"{op}.py"), op, {})
@@ -164,3 +169,21 @@ def test_reductions_over_different_dims_are_unsupported(tmp_path):
         '''))
     with pytest.raises(Unsupported, match="different dims"):
         generate(lower(spec), "two_dims", {})
+
+
+def test_gather_of_several_columns_per_row_is_unsupported(tmp_path):
+    spec = write(tmp_path / "top2.py", textwrap.dedent('''\
+        import torch
+
+        class Model(torch.nn.Module):
+            def forward(self, x, idx):
+                return torch.gather(torch.softmax(x, dim=1), 1, idx)
+
+        def get_inputs():
+            return [torch.randn(4, 8), torch.randint(0, 8, (4, 2))]
+
+        def get_init_inputs():
+            return []
+        '''))
+    with pytest.raises(Unsupported, match="only one index per row"):
+        generate(lower(spec), "top2", {})

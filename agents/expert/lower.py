@@ -50,9 +50,38 @@ class Lowered:
         return [p for p in self.placeholders if p.kind in ("parameter", "buffer")]
 
 
+def _instance_norm(x, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled):
+    """InstanceNorm as a reduction over each (sample, channel) plane. torch's own decomposition folds
+    batch and channels into one dim of a literal size, which no generated kernel could keep generic."""
+    per_channel = [1, -1] + [1] * (x.dim() - 2)
+    if use_input_stats:
+        planes = list(range(2, x.dim()))
+        centered = x - torch.mean(x, planes, keepdim=True)  # two passes, as a stable variance needs
+        out = centered * torch.rsqrt(torch.mean(centered * centered, planes, keepdim=True) + eps)
+    else:  # eval mode with tracked statistics
+        out = (x - running_mean.view(per_channel)) * torch.rsqrt(running_var.view(per_channel) + eps)
+    if weight is not None:
+        out = out * weight.view(per_channel)
+    return out + bias.view(per_channel) if bias is not None else out
+
+
+def _batch_norm_eval(x, weight, bias, running_mean, running_var, momentum, eps):
+    """BatchNorm in eval mode: a per-channel affine map of the running statistics (torch's own
+    decomposition goes through the mutating training op, which export cannot keep functional)."""
+    per_channel = [1, -1] + [1] * (x.dim() - 2)
+    out = (x - running_mean.view(per_channel)) * torch.rsqrt(running_var.view(per_channel) + eps)
+    if weight is not None:
+        out = out * weight.view(per_channel)
+    if bias is not None:
+        out = out + bias.view(per_channel)
+    return out, x.new_zeros((0,)), x.new_zeros((0,))
+
+
 def _decompositions() -> dict:
     table = core_aten_decompositions()
     table.update(get_decompositions(EXTRA_DECOMPOSITIONS))
+    table[aten.instance_norm.default] = _instance_norm
+    table[aten._native_batch_norm_legit_no_training.default] = _batch_norm_eval
     return table
 
 
@@ -74,7 +103,57 @@ def lower(spec_path: str | Path) -> Lowered:
     except Exception as exc:  # export's own limits (data-dependent control flow...) end the expert's part
         raise Unsupported(f"torch.export could not trace the reference: {type(exc).__name__}: "
                           f"{str(exc).splitlines()[0][:200]}") from None
+    _diagonal_products(program.graph)
     return _describe(program, len(args), scalars)
+
+
+def _arange_dim(node) -> int | None:
+    """The dim along which `node` (an arange(0, n) through size-1 views) counts, from the right."""
+    while isinstance(node, Node) and str(node.target) in ("aten.unsqueeze.default", "aten.view.default"):
+        node = node.args[0]
+    if not (isinstance(node, Node) and str(node.target) == "aten.arange.start_step" and node.args[0] == 0
+            and (len(node.args) < 3 or node.args[2] == 1)):
+        return None
+    return node
+
+
+def _eye(node) -> int | None:
+    """n when `node` is torch.diag's mask: arange(n) == arange(n).unsqueeze(-1), possibly viewed [n, n]."""
+    if isinstance(node, Node) and str(node.target) == "aten.view.default":
+        node = node.args[0]
+    if not (isinstance(node, Node) and str(node.target) == "aten.eq.Tensor"):
+        return None
+    a, b = (_arange_dim(x) for x in node.args)
+    shape = tuple(val(node).shape)
+    return shape[0] if a is not None and b is not None and len(shape) == 2 and shape[0] == shape[1] else None
+
+
+def _diagonal_products(graph: Graph) -> None:
+    """`torch.diag(v) @ B` is a row scaling `v[:, None] * B` and `A @ torch.diag(v)` a column scaling:
+    strength reduction from O(n^2 k) to O(nk), and the product becomes a pointwise kernel. torch.diag
+    lowers to where(arange(n) == arange(n)[:, None], v broadcast along a row, 0)."""
+    for mm in [n for n in graph.nodes if str(n.target) == "aten.mm.default"]:
+        for side, other in ((0, 1), (1, 0)):
+            diag = mm.args[side]
+            if not (isinstance(diag, Node) and str(diag.target) == "aten.where.self" and len(diag.users) == 1):
+                continue
+            mask, v, zero = diag.args
+            n = _eye(mask)
+            if n is None or isinstance(zero, Node) and not (str(zero.target) == "aten.scalar_tensor.default"
+                                                              and zero.args[0] == 0):
+                continue
+            if not isinstance(v, Node) or tuple(val(v).shape) not in ((1, n), (n, 1)):
+                continue  # a full [n, n] matrix's diagonal would need a strided load
+            with graph.inserting_before(mm):
+                shape = [-1, 1] if side == 0 else [1, -1]
+                scale = graph.call_function(aten.view.default, (v, shape))
+                scale.meta["val"] = val(v).reshape(shape)
+                product = graph.call_function(aten.mul.Tensor, (scale, mm.args[other]) if side == 0
+                                              else (mm.args[other], scale))
+                product.meta["val"] = val(mm)
+            mm.replace_all_uses_with(product)
+            graph.eliminate_dead_code()
+            break
 
 
 def _describe(program, n_args: int, scalars: set[int]) -> Lowered:

@@ -19,7 +19,7 @@ from torch.fx import Node
 
 from agents.expert import emit
 from agents.expert.matmul_kernel import fill, kernel_source, offsets_of
-from agents.expert.exprs import EXPR, VIEWS, Var
+from agents.expert.exprs import EXPR, TL_DTYPES, VIEWS, Var
 from agents.expert.lower import Lowered, Unsupported, val
 
 MM_TARGETS = {"aten.mm.default": False, "aten.bmm.default": True}  # target -> batched
@@ -30,6 +30,7 @@ RESHAPES = {"aten.view.default", "aten._unsafe_view.default", "aten.reshape.defa
 PERMUTES = {"aten.permute.default", "aten.t.default", "aten.transpose.int"}
 SCALES = {"aten.mul.Tensor": "*", "aten.mul.Scalar": "*", "aten.div.Tensor": "/", "aten.div.Scalar": "/"}
 FLOATS = {torch.float32, torch.float16, torch.bfloat16}
+ARANGES = {"aten.arange.start_step": (0, 1, 2), "aten.arange.start": (0, 1, None), "aten.arange.default": (None, 0, None)}
 RESERVED = {"lhs", "rhs", "out", "batch", "M", "N", "K", "grid", "torch", "triton", "tl", "ModelNew"}
 
 # Best guess first; fp32 timings on an H200 (do_bench median, L2 flushed), one run each, from the
@@ -279,6 +280,9 @@ class Epilogue:
 
     def _operand(self, node: Node, frame: Tracked):
         target = str(node.target)
+        index = self._index(node, frame)
+        if index is not None:
+            return index
         if node.op == "placeholder" or target in VIEWS or target in IDENTITY:
             return self._load(node, frame)
         if target not in EXPR:
@@ -294,6 +298,38 @@ class Epilogue:
         name = Var(f"v_{node.name}")
         self.lines.append(f"{name} = {EXPR[target](args, kwargs)}  # {target}")
         self.fused.append(target.replace("aten.", "").split(".")[0])
+        return name
+
+    def _index(self, node: Node, frame: Tracked) -> Var | None:
+        """An `arange` along one dim of the result (torch.tril/triu's masks, position-dependent epilogues)
+        is that dim's index in the tile: rm, rn or the batch. None when `node` is not such a chain."""
+        chain = node
+        while chain.op == "call_function" and (str(chain.target) in RESHAPES | IDENTITY
+                                               or str(chain.target) == "aten.expand.default"):
+            chain = chain.args[0]
+        if chain.op != "call_function" or str(chain.target) not in ARANGES:
+            return None
+        start_at, end_at, step_at = ARANGES[str(chain.target)]
+        start = chain.args[start_at] if start_at is not None else 0
+        end = chain.args[end_at]
+        step = chain.args[step_at] if step_at is not None and len(chain.args) > step_at else 1
+        shape = tuple(val(node).shape)
+        placed = [i for i, size in enumerate(shape) if size != 1]
+        numbers = all(isinstance(x, int) and not isinstance(x, bool) for x in (start, end, step))
+        if not numbers or len(placed) != 1 or frame.steps or len(shape) > len(frame.dims):
+            raise Unsupported("an aten.arange in the epilogue other than one result dim's index")
+        axis = len(frame.dims) - len(shape) + placed[0]
+        if _numel(frame.dims[axis]) != shape[placed[0]]:
+            raise Unsupported("an aten.arange in the epilogue that does not span a result dim")
+        role = ("batch", "M", "N")[3 - len(frame.dims) + axis]
+        tile = {"batch": "batch", "M": "rm[:, None]", "N": "rn[None, :]"}[role]
+        tile = tile if step == 1 else f"{tile} * {step}"
+        tile = tile if start == 0 else f"({start} + {tile})"
+        name = Var(f"v_{node.name}")
+        dtype = val(node).dtype
+        cast = f".to({TL_DTYPES[dtype]})" if dtype.is_floating_point else ""
+        self.lines.append(f"{name} = {tile}{cast}  # {chain.name}: {start} + {step} * the index along {role}")
+        self.fused.append("arange")
         return name
 
     def _load(self, node: Node, frame: Tracked) -> Var:

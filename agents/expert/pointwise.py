@@ -22,6 +22,7 @@ LEAF_VIEWS = {  # views applied to an input before it broadcasts: replayed by th
     "aten.transpose.int": lambda a: f".transpose({a[1]}, {a[2]})",
     "aten.expand.default": lambda a: "",
 }
+RESHAPES = {"aten.view.default", "aten.reshape.default", "aten._unsafe_view.default"}
 SPACE = ({"BLOCK": 1024, "num_warps": 4}, {"BLOCK": 2048, "num_warps": 8}, {"BLOCK": 512, "num_warps": 4},
          {"BLOCK": 4096, "num_warps": 8})
 
@@ -34,7 +35,8 @@ class _Plan:
         self.exprs: list[tuple[str, str]] = []  # (value name, Triton expression)
         self.names: dict[str, Var] = {}
         bad = sorted({str(n.target) for n in lowered.graph.nodes if n.op == "call_function"
-                      and str(n.target) not in EXPR and str(n.target) not in LEAF_VIEWS})
+                      and str(n.target) not in EXPR and str(n.target) not in LEAF_VIEWS
+                      and str(n.target) not in RESHAPES})
         if bad:
             raise Unsupported(f"not pointwise: {', '.join(bad)}")
         for node in lowered.graph.nodes:
@@ -46,12 +48,13 @@ class _Plan:
 
     def _add(self, node: Node) -> None:
         target = str(node.target)
-        if target in LEAF_VIEWS:
+        if target in LEAF_VIEWS or target in RESHAPES:
             source = node.args[0]
             if not isinstance(source, Node) or source.name not in self.leaves:
                 raise Unsupported(f"a view ({target}) of a computed value")
             base, chain = self.leaves[source.name]
-            self.leaves[node.name] = (base, chain + LEAF_VIEWS[target](node.args))
+            view = _reshape(node) if target in RESHAPES else LEAF_VIEWS[target](node.args)
+            self.leaves[node.name] = (base, chain + view)
             self.names[node.name] = Var(f"v_{node.name}")
             return
         args = [self.names[a.name] if isinstance(a, Node) else a for a in node.args]
@@ -64,6 +67,21 @@ class _Plan:
         """Leaves in placeholder order, each distinct view chain once."""
         order = [p.name for p in lowered.placeholders]
         return sorted(self.leaves, key=lambda n: (order.index(self.leaves[n][0]), n))
+
+
+def _reshape(node: Node) -> str:
+    """A reshape of an input that only adds or drops size-1 dims (a [C] weight viewed [1, C, 1, 1]),
+    replayed shape-generically: as written when its sizes are all 1 or -1, else as squeezes and
+    unsqueezes, so no size of the export is baked in."""
+    src, out = tuple(val(node.args[0]).shape), tuple(val(node).shape)
+    written = list(node.args[1])
+    if all(s in (1, -1) for s in written) and written.count(-1) <= 1:
+        return f".reshape({tuple(written)!r})"
+    if [s for s in src if s != 1] != [s for s in out if s != 1]:
+        raise Unsupported(f"{node.target} that reshapes {list(src)} to {list(out)}")
+    ones = tuple(i for i, s in enumerate(src) if s == 1)
+    code = f".squeeze({ones!r})" if ones else ""
+    return code + "".join(f".unsqueeze({i})" for i, s in enumerate(out) if s == 1)
 
 
 def generate(lowered: Lowered, title: str, shapes: dict) -> emit.Kernel:
@@ -88,7 +106,8 @@ def generate(lowered: Lowered, title: str, shapes: dict) -> emit.Kernel:
 
 def _is_used(lowered: Lowered, name: str) -> bool:
     node = next(n for n in lowered.graph.nodes if n.name == name)
-    return any(str(u.target) not in LEAF_VIEWS for u in node.users) or any(o is node for o in lowered.outputs)
+    views = LEAF_VIEWS.keys() | RESHAPES
+    return any(str(u.target) not in views for u in node.users) or any(o is node for o in lowered.outputs)
 
 
 def _kernel(name: str, plan: _Plan, leaves: list[str], lowered: Lowered) -> str:

@@ -174,7 +174,7 @@ class RowWriter:
         what = ", ".join(a.name for a in accs)
         first: dict[tuple, Acc] = {}
         for acc in accs:  # LayerNorm's decomposition sums x for its mean and again for its variance
-            twin = first.setdefault((acc.op, acc.source, acc.dtype, acc.center), acc)
+            twin = first.setdefault((acc.op, acc.source, acc.dtype, acc.center, acc.index), acc)
             acc.tile = twin.tile
 
         def fill() -> None:
@@ -186,8 +186,9 @@ class RowWriter:
                 self.helpers |= acc.helpers
                 source = self.col(acc.source, False)
                 center = self.done[("mean", acc.center)] if acc.center is not None else None
+                index = self.row(acc.index) if acc.index is not None else None
                 self.body += [f"# {acc.name}: {self._chain(acc)}"]
-                self.body += acc.update(source, "mask", self._cast(acc), center)
+                self.body += acc.update(source, "mask", self._cast(acc), center, index)
 
         self._loop(f"pass {depth} over the columns: {what}", fill)
         for acc in accs:

@@ -15,7 +15,7 @@ from agents.expert.exprs import TL_DTYPES, Var, lit
 from agents.expert.lower import val
 
 ALIASES = {"aten.clone.default", "aten.alias.default", "aten.detach.default", "aten.lift_fresh_copy.default"}
-LABELS = {"max": "amax", "min": "amin", "sumsq": "sum of squared deviations"}
+LABELS = {"max": "amax", "min": "amin", "sumsq": "sum of squared deviations", "pick": "gather (the index's column)"}
 COMBINE = {"sum": "sum", "mean": "sum", "max": "max", "min": "min", "prod": "prod", "any": "any", "all": "all"}
 
 HELPERS = {
@@ -65,6 +65,7 @@ class Acc:
     label: str  # for the fusion comment
     key: tuple[str, Node] | None = None  # ("value" | "mean" | "partial", node) the result is recorded under
     center: Node | None = None  # sumsq: the var/std node whose mean is subtracted
+    index: Node | None = None  # pick: the row value naming the column to take
     post: str = "{r}"  # turns the reduced accumulator into the value
     pair: bool = False  # argmax of aten.max.dim: the value is (max, index)
     helpers: set[str] = field(default_factory=set)
@@ -83,12 +84,14 @@ class Acc:
             lines.append(f"{self.index_tile} = tl.full({shape}, -1, dtype=tl.int32)")
         return lines
 
-    def update(self, value, mask: str | None, cast: bool, center=None) -> list[str]:
+    def update(self, value, mask: str | None, cast: bool, center=None, index=None) -> list[str]:
         """Fold one block into the tile; `mask=None` when masked-off lanes already hold the identity."""
         v = f"{lit(value)}.to({TL_DTYPES[self.dtype]})" if cast else lit(value)
         a, ident = self.tile, identity(self.op, self.dtype)
         if self.op == "sumsq":
             return [f"d_{self.name} = tl.where({mask}, {v} - {lit(center)}, 0.0)", f"{a} += d_{self.name} * d_{self.name}"]
+        if self.op == "pick":  # only the index's lane adds its value: exact, whatever the others hold
+            return [f"{a} += tl.where({mask} & (c == {lit(index)}), {v}, {ident})"]
         if self.op in ("argmax", "argmin"):
             i = self.index_tile
             return [f"{a}, {i} = _{self.op}_step({a}, {i}, {v}, c, {mask})"]
@@ -110,11 +113,22 @@ class Acc:
             return [f"{self.name}_{self.op[3:]}, {self.name} = _{self.op}_finish({a}, {self.index_tile})"]
         reduced = {
             "sum": f"tl.sum({a}, axis={axis}{kd})", "sumsq": f"tl.sum({a}, axis={axis}{kd})",
-            "max": f"tl.reduce({a}, {axis}, _max_nan{kd})", "min": f"tl.reduce({a}, {axis}, _min_nan{kd})",
+            "pick": f"tl.sum({a}, axis={axis}{kd})",
+            "max": self._nan_wins("max", axis, kd), "min": self._nan_wins("min", axis, kd),
             "prod": f"tl.reduce({a}, {axis}, _mul{kd})",
             "any": f"tl.max({a}, axis={axis}{kd}) != 0", "all": f"tl.min({a}, axis={axis}{kd}) != 0",
         }[self.op]
         return [f"{self.name} = {self.post.format(r=reduced)}"]
+
+    def _nan_wins(self, op: str, axis: int, kd: str) -> str:
+        """tl.max/tl.min across lanes, NaN winning as in torch. The built-in reductions, not tl.reduce
+        with _max_nan: the same tree on the GPU, and the interpreter runs them in numpy instead of one
+        Python call per element (40x on a 1000-column cross-entropy)."""
+        a = self.tile
+        plain = f"tl.{op}({a}, axis={axis}{kd})"
+        if not self.dtype.is_floating_point:
+            return plain
+        return f'tl.where(tl.max(({a} != {a}).to(tl.int32), axis={axis}{kd}) > 0, float("nan"), {plain})'
 
     def result(self):
         if self.op in ("argmax", "argmin"):
@@ -164,7 +178,7 @@ def accumulators(node: Node, red, name: str) -> list[Acc]:
     post = "{r} / n_cols" if red.kind == "mean" else "{r}"
     pair = str(node.target) in ("aten.max.dim", "aten.min.dim")
     acc = Acc(name, op, red.source, dtype, LABELS.get(op, red.kind) if op != "sum" else red.kind,
-              ("value", node), post=post, pair=pair)
+              ("value", node), post=post, pair=pair, index=red.index)
     acc.helpers = {op} if op in ("max", "min", "prod", "argmax", "argmin") else set()
     return [acc]
 

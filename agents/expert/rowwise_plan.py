@@ -31,6 +31,8 @@ REDUCE_OPS = {
     "aten.all.dim": ("all", "dims"), "aten.all.dims": ("all", "dims"), "aten.all.default": ("all", "all"),
     "aten.var.correction": ("var", "var"), "aten.var.dim": ("var", "var_dim"), "prims.var.default": ("var", "prims"),
     "aten.std.correction": ("std", "var"), "aten.std.dim": ("std", "var_dim"),
+    # gather(x, dim, index) with one index per row: the value at that column (cross-entropy, NLL)
+    "aten.gather.default": ("pick", "gather"),
 }
 SCAN_OPS = {"aten.cumsum.default": "cumsum", "aten.cumprod.default": "cumprod"}
 # Views that only add, drop or broadcast size-1 dims are the identity in the row layout.
@@ -54,6 +56,7 @@ class Reduce:
     correction: float = 0.0
     full: bool = False  # over every dim: a global value, finished by a second kernel
     from_left: bool = False  # the reference counts these dims from the left (torch.sum(x, dim=1))
+    index: Node | None = None  # pick: the row value holding the column to take
 
 
 @dataclass
@@ -144,12 +147,28 @@ def _parse_reduce(node: Node) -> Reduce:
     elif style == "var_dim":
         dims, keepdim = _arg(node, 1, "dim"), bool(_arg(node, 3, "keepdim", False))
         correction = 1.0 if _arg(node, 2, "unbiased", True) else 0.0
+    elif style == "gather":
+        dims, keepdim = _arg(node, 1, "dim"), True
+        _check_gather(node, dims)
     else:
         dims, keepdim = _arg(node, 1, "dim"), bool(_arg(node, 2, "keepdim", False))
     if isinstance(dims, int):
         dims = [dims]
     norm = tuple(range(-rank, 0)) if not dims else tuple(sorted({d - rank if d >= 0 else d for d in dims}))
-    return Reduce(kind, source, norm, keepdim, correction, from_left=_from_left(node, dims or [], norm))
+    index = node.args[2] if style == "gather" else None
+    return Reduce(kind, source, norm, keepdim, correction, from_left=_from_left(node, dims or [], norm), index=index)
+
+
+def _check_gather(node: Node, dim: int) -> None:
+    """A gather is a row value when it takes one element per row: its index has size 1 along `dim`
+    and the source's sizes elsewhere (torch.gather(logp, 1, target.unsqueeze(1)))."""
+    source, index = val(node.args[0]), val(node.args[2])
+    if len(node.args) > 3 and node.args[3] or node.kwargs.get("sparse_grad"):
+        raise Unsupported("aten.gather with sparse_grad")
+    if index.dim() != source.dim() or index.shape[dim] != 1 or any(
+            i != s for d, (i, s) in enumerate(zip(index.shape, source.shape)) if d != dim % source.dim()):
+        raise Unsupported(f"aten.gather of {list(index.shape)} indices from {list(source.shape)}: "
+                          "only one index per row is fused")
 
 
 def _from_left(node: Node, written: list[int], norm: tuple[int, ...]) -> bool:
@@ -180,7 +199,7 @@ def _choose_dims(plan: Plan) -> None:
     for node, red in plan.reduces.items():
         if val(red.source).dim() == rank and (red.dims == plan.dims or rank == 1):
             plan.reduces[node] = Reduce(red.kind, red.source, plan.dims, red.keepdim, red.correction,
-                                        from_left=red.from_left)
+                                        from_left=red.from_left, index=red.index)
         elif red.dims == _every(red.source):
             _check_full(node, red)
             plan.reduces[node] = Reduce(red.kind, red.source, red.dims, red.keepdim, red.correction, full=True)
@@ -188,6 +207,8 @@ def _choose_dims(plan: Plan) -> None:
             raise Unsupported(f"{node.target} over dims {list(red.dims)} of a reduced value")
     if plan.scans and len(plan.dims) != 1:
         raise Unsupported("a scan together with a reduction over several dims")
+    if any(r.kind == "pick" and (r.full or len(r.dims) != 1) for r in plan.reduces.values()):
+        raise Unsupported("aten.gather along several dims")
     plan.from_left = _sides(plan)
 
 
@@ -243,9 +264,17 @@ def _frames(plan: Plan, nodes: list[Node]) -> None:
             if r not in by_rank:
                 raise Unsupported(f"{node.name} ({node.target}) keeps only some of the reduced dims")
             plan.maps[node] = by_rank[r]
+    guessed: set[Node] = set()  # no user said where their dims go: right-aligned, and no vote for their inputs
     for node in reversed(nodes):
         if node.op in ("placeholder", "call_function") and node not in plan.maps:
-            plan.maps[node] = _from_users(plan, node)
+            plan.maps[node] = _from_users(plan, node, guessed)
+    for node in nodes:  # a guess follows an input of its rank that is placed (a full sum of `target != -100`)
+        if node in guessed and node.op == "call_function" and str(node.target) not in SHAPE_VIEWS:
+            placed = [plan.maps[a] for a in node.all_input_nodes
+                      if a not in guessed and a in plan.maps and len(plan.maps[a]) == len(plan.maps[node])]
+            if placed:
+                plan.maps[node] = placed[0]
+                guessed.discard(node)
     for node in nodes:
         if node.op == "call_function" and str(node.target) in SHAPE_VIEWS:
             _check_view(plan, node)
@@ -256,11 +285,13 @@ def _rank(node: Node) -> int:
     return v.dim() if isinstance(v, torch.Tensor) else v[0].dim()  # max.dim: (values, indices)
 
 
-def _from_users(plan: Plan, node: Node) -> tuple:
+def _from_users(plan: Plan, node: Node, guessed: set[Node]) -> tuple:
     """The frame of an input (or a value of inputs only): its non-1 dims as its users see them."""
     shape = tuple(val(node).shape)
-    votes = [_user_view(plan, node, user) for user in node.users if user.op == "call_function"]
+    votes = [_user_view(plan, node, user) for user in node.users if user.op == "call_function" and user not in guessed]
     votes = [v for v in votes if v is not None]
+    if not votes and any(size != 1 for size in shape):
+        guessed.add(node)
     merged = []
     for i, size in enumerate(shape):
         seen = {v[i] for v in votes if v[i] is not None}
@@ -341,6 +372,8 @@ def _classify_one(plan: Plan, node: Node) -> None:
             raise Unsupported(f"{target} of a value that needs another full reduction")
         plan.cv[node], plan.scope[node], plan.late[node] = False, "global", False
         return
+    if red is not None and red.index is not None and plan.cv[red.index]:
+        raise Unsupported(f"{target} with an index that varies along the row")
     scopes = {plan.scope[a] for a in args}
     plan.scope[node] = "row" if "row" in scopes else "global" if "global" in scopes else "const"
     plan.late[node] = plan.scope[node] == "row" and ("global" in scopes or any(plan.late[a] for a in args))

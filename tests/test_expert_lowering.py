@@ -1,0 +1,106 @@
+"""The lowering's own rewrites (agents/expert/lower.py): composite modules whose stock decomposition no
+generated kernel could keep shape-generic (InstanceNorm, BatchNorm in eval mode) and torch.diag
+products. Each spec goes through the expert's dispatcher and its first candidate is verified by the
+real harness on the CPU; the graph checks pin what the rewrite produced."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from agents.drafters.expert import generate
+from agents.expert.lower import lower
+from conftest import write
+from harness.verify import VerifyOptions, prepare, verify
+
+OPTIONS = VerifyOptions(device="cpu", trials=2, seed=1, sandbox="none")
+
+SPECS = {
+    # affine weights drawn at random so a dropped scale or shift cannot pass
+    "instance_norm": ("rowwise", """
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.norm = torch.nn.InstanceNorm2d(8, affine=True)
+                torch.nn.init.normal_(self.norm.weight)
+                torch.nn.init.normal_(self.norm.bias)
+
+            def forward(self, x):
+                return self.norm(x)
+
+        def get_inputs():
+            return [torch.randn(4, 8, 24, 20)]
+
+        def get_input_variants():
+            return [[torch.randn(2, 8, 7, 33) * 5 + 3]]
+        """),
+    "batch_norm_eval": ("pointwise", """
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.bn = torch.nn.BatchNorm2d(8)
+                for t in (self.bn.weight, self.bn.bias, self.bn.running_mean):
+                    torch.nn.init.normal_(t)
+                self.bn.running_var.uniform_(0.5, 2.0)
+
+            def forward(self, x):
+                return self.bn(x)
+
+        def get_inputs():
+            return [torch.randn(4, 8, 24, 20)]
+
+        def get_input_variants():
+            return [[torch.randn(1, 8, 3, 65)]]
+        """),
+    "diag_left": ("pointwise", """
+        class Model(torch.nn.Module):
+            def forward(self, v, B):
+                return torch.diag(v) @ B
+
+        def get_inputs():
+            return [torch.randn(40), torch.randn(40, 33)]
+
+        def get_input_variants():
+            return [[torch.randn(7), torch.randn(7, 129)]]
+        """),
+    "diag_right": ("pointwise", """
+        class Model(torch.nn.Module):
+            def forward(self, A, v):
+                return torch.matmul(A, torch.diag(v))
+
+        def get_inputs():
+            return [torch.randn(33, 40), torch.randn(40)]
+        """),
+}
+
+
+def _spec(tmp_path, name: str):
+    body = "import torch\n" + textwrap.dedent(SPECS[name][1]) + "\n\ndef get_init_inputs():\n    return []\n"
+    return write(tmp_path / f"{name}.py", body)
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_rewritten_spec_verifies(tmp_path, name):
+    spec = _spec(tmp_path, name)
+    loaded, _ = prepare(spec, OPTIONS)
+    kernel = generate(spec.read_text(), name, loaded.sizes_used)
+    assert kernel.family == SPECS[name][0]
+    path = write(tmp_path / "candidate.py", kernel.render(kernel.space[0]))
+    v = verify(spec, path, OPTIONS)
+    assert v["correct"], v["reasons"]
+
+
+def test_instance_norm_reduces_each_plane_without_baked_sizes(tmp_path):
+    ops = [str(n.target) for n in lower(_spec(tmp_path, "instance_norm")).graph.nodes if n.op == "call_function"]
+    assert ops.count("aten.mean.dim") == 2  # the mean, then the mean of squared deviations
+    assert "aten.view.default" in ops and not any("batch_norm" in op for op in ops)
+    views = [n.args[1] for n in lower(_spec(tmp_path, "instance_norm")).graph.nodes
+             if str(n.target) == "aten.view.default"]
+    assert all(list(shape) == [1, -1, 1, 1] for shape in views)  # per-channel weights, no batch*channels fold
+
+
+def test_diag_product_loses_its_matmul(tmp_path):
+    ops = {str(n.target) for n in lower(_spec(tmp_path, "diag_left")).graph.nodes if n.op == "call_function"}
+    assert "aten.mm.default" not in ops and "aten.arange.start_step" not in ops
+    assert "aten.mul.Tensor" in ops
+
