@@ -41,7 +41,7 @@ CANDIDATES_PER_ROUND = 4
 # Family guessed from a file name when the spec has no OPFORGE["family"]: first keyword found wins,
 # so the specific names come before the general ones ("softmax" before "max", "l2_norm" before "norm").
 FAMILY_KEYWORDS = (
-    ("loss", "loss"), ("cross_entropy", "loss"), ("kl_div", "loss"),
+    ("loss", "loss"), ("cross_entropy", "loss"), ("kl_div", "loss"), ("pool", "pooling"),
     ("cumsum", "scan"), ("cumprod", "scan"), ("scan", "scan"),
     ("matmul", "matmul"), ("bmm", "matmul"), ("gemm", "matmul"), ("matvec", "matmul"), ("linear", "matmul"),
     ("matrix", "matmul"),

@@ -1,7 +1,8 @@
 """The offline expert drafter: Triton source generated from the reference's ATen graph.
 
 Generators are tried in order — matmul (an mm/bmm with a fused epilogue), rowwise (reductions and
-scans with fused prologue/epilogue), pointwise — and the first that accepts the graph drafts.
+scans with fused prologue/epilogue), pointwise, window (max/avg pooling) — and the first that accepts
+the graph drafts.
 Each generator exposes a tuning space; round r drafts the next `n` configurations, so the loop
 evaluates several and keeps the best (the chosen configuration is in the candidate's meta). When
 nothing accepts the graph the draft says "unsupported: ..." with the ATen ops, and the run stops
@@ -16,7 +17,7 @@ from pathlib import Path
 from agents.drafters.base import Draft, DraftRequest
 from agents.expert.lower import Lowered, Unsupported, lower, state_shapes
 
-GENERATORS = ("matmul", "rowwise", "pointwise")
+GENERATORS = ("matmul", "rowwise", "pointwise", "window")
 
 
 @lru_cache(maxsize=32)
@@ -41,6 +42,8 @@ def generate(spec_source: str, op: str, sizes: dict):
             return module.generate(lowered, title, shapes)
         except Unsupported as exc:
             reasons.append(f"{name}: {exc}")
+    # A generator that found nothing of its kind ("no pooling op...") says least: its reason goes last.
+    reasons.sort(key=lambda r: r.split(": ", 1)[1].startswith("no "))
     raise Unsupported("; ".join(reasons) or "no generator available")
 
 

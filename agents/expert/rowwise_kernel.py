@@ -293,10 +293,10 @@ class RowWriter:
         self.code.append(f"carry_{name} = tl.full([ROWS, 1], {1 if one else 0}, dtype={dtype})")
         self.body += [f"# {kind} in {dtype[3:]}, carried across column blocks (CPU torch scans fp32 in double)",
                       f"u_{name} = tl.where(mask, {lit(source)}, {1 if one else 0}).to({dtype})"]
-        if one:
-            self.helpers.add("prod")
-            self.body += [f"{name} = tl.cumprod(u_{name}, axis=1) * carry_{name}",
-                          f"carry_{name} *= tl.reduce(u_{name}, 1, _mul, keep_dims=True)"]
+        if one:  # the block's product is its scan's last lane (masked lanes hold 1)
+            self.body += [f"scan_{name} = tl.cumprod(u_{name}, axis=1)",
+                          f"{name} = scan_{name} * carry_{name}",
+                          f"carry_{name} *= tl.sum(tl.where(cols == BLOCK - 1, scan_{name}, 0), axis=1, keep_dims=True)"]
         else:
             self.body += [f"{name} = tl.cumsum(u_{name}, axis=1) + carry_{name}",
                           f"carry_{name} += tl.sum(u_{name}, axis=1, keep_dims=True)"]

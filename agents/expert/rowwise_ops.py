@@ -28,10 +28,6 @@ def _max_nan(a, b):
 def _min_nan(a, b):
     return tl.minimum(a, b, propagate_nan=tl.PropagateNan.ALL)
 ''',
-    "prod": '''@triton.jit
-def _mul(a, b):
-    return a * b
-''',
 }
 ARG_HELPER = '''@triton.jit
 def _{op}_step(best, best_idx, value, idx, valid):
@@ -115,7 +111,7 @@ class Acc:
             "sum": f"tl.sum({a}, axis={axis}{kd})", "sumsq": f"tl.sum({a}, axis={axis}{kd})",
             "pick": f"tl.sum({a}, axis={axis}{kd})",
             "max": self._nan_wins("max", axis, kd), "min": self._nan_wins("min", axis, kd),
-            "prod": f"tl.reduce({a}, {axis}, _mul{kd})",
+            "prod": self._last_of_scan(axis, kd),
             "any": f"tl.max({a}, axis={axis}{kd}) != 0", "all": f"tl.min({a}, axis={axis}{kd}) != 0",
         }[self.op]
         return [f"{self.name} = {self.post.format(r=reduced)}"]
@@ -129,6 +125,13 @@ class Acc:
         if not self.dtype.is_floating_point:
             return plain
         return f'tl.where(tl.max(({a} != {a}).to(tl.int32), axis={axis}{kd}) > 0, float("nan"), {plain})'
+
+    def _last_of_scan(self, axis: int, kd: str) -> str:
+        """The lanes' product as the last lane of their cumprod: a built-in scan, where tl.reduce with
+        _mul runs one Python call per element in the interpreter."""
+        lane = "tl.arange(0, BLOCK)" + ("[None, :]" if axis == 1 else "")
+        return (f"tl.sum(tl.where({lane} == BLOCK - 1, tl.cumprod({self.tile}, axis={axis}), 0), "
+                f"axis={axis}{kd})")
 
     def result(self):
         if self.op in ("argmax", "argmin"):
@@ -179,7 +182,7 @@ def accumulators(node: Node, red, name: str) -> list[Acc]:
     pair = str(node.target) in ("aten.max.dim", "aten.min.dim")
     acc = Acc(name, op, red.source, dtype, LABELS.get(op, red.kind) if op != "sum" else red.kind,
               ("value", node), post=post, pair=pair, index=red.index)
-    acc.helpers = {op} if op in ("max", "min", "prod", "argmax", "argmin") else set()
+    acc.helpers = {op} if op in ("max", "min", "argmax", "argmin") else set()
     return [acc]
 
 
@@ -188,7 +191,7 @@ def partial_acc(node: Node, red, name: str) -> Acc:
     op = COMBINE[red.kind]
     acc = Acc(name, op, red.source, acc_dtype(op, red.source, node), f"{red.kind} (per-row partial)",
               ("partial", node))
-    acc.helpers = {op} if op in ("max", "min", "prod") else set()
+    acc.helpers = {op} if op in ("max", "min") else set()
     return acc
 
 
