@@ -1,6 +1,6 @@
 """The lowering's own rewrites (agents/expert/lower.py): composite modules whose stock decomposition no
-generated kernel could keep shape-generic (InstanceNorm, BatchNorm in eval mode) and torch.diag
-products. Each spec goes through the expert's dispatcher and its first candidate is verified by the
+generated kernel could keep shape-generic (InstanceNorm, GroupNorm, BatchNorm in eval mode) and
+torch.diag products. Each spec goes through the expert's dispatcher and its first candidate is verified by the
 real harness on the CPU; the graph checks pin what the rewrite produced."""
 from __future__ import annotations
 
@@ -33,6 +33,23 @@ SPECS = {
 
         def get_input_variants():
             return [[torch.randn(2, 8, 7, 33) * 5 + 3]]
+        """),
+    "group_norm": ("rowwise", """
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.norm = torch.nn.GroupNorm(4, 12)
+                torch.nn.init.normal_(self.norm.weight)
+                torch.nn.init.normal_(self.norm.bias)
+
+            def forward(self, x):
+                return self.norm(x)
+
+        def get_inputs():
+            return [torch.randn(3, 12, 10, 9)]
+
+        def get_input_variants():
+            return [[torch.randn(2, 12, 33, 7) * 4 + 50], [torch.randn(1, 12, 1, 1)]]
         """),
     "batch_norm_eval": ("pointwise", """
         class Model(torch.nn.Module):
@@ -97,6 +114,15 @@ def test_instance_norm_reduces_each_plane_without_baked_sizes(tmp_path):
     views = [n.args[1] for n in lower(_spec(tmp_path, "instance_norm")).graph.nodes
              if str(n.target) == "aten.view.default"]
     assert all(list(shape) == [1, -1, 1, 1] for shape in views)  # per-channel weights, no batch*channels fold
+
+
+def test_group_norm_reads_its_weights_per_channel_without_copying_them(tmp_path):
+    spec = _spec(tmp_path, "group_norm")
+    source = generate(spec.read_text(), "gn", {}).render({"TILE": 1024, "num_warps": 4})
+    # x is viewed [N, G, C/G, *S] from its own sizes; the weights repeat over positions: c // inner
+    assert "x.reshape(x.shape[0], 4, x.shape[1] // 4, x.shape[2], x.shape[3])" in source
+    assert "_as_part_rows(" in source and "// view_1_inner" in source.replace("(c // ", "// ")
+    assert "res0.reshape(res0.shape[0], res0.shape[1] * res0.shape[2]" in source
 
 
 def test_diag_product_loses_its_matmul(tmp_path):

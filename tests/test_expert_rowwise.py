@@ -64,6 +64,14 @@ INLINE = {
                                  inputs="torch.randn(batch_size, dim), torch.randint(0, dim, (batch_size,))",
                                  variants="[torch.randn(9, 1001) * 4, "
                                           "torch.where(torch.rand(9) < 0.3, -100, torch.randint(0, 1001, (9,)))]"),
+    # a per-head norm: the input viewed [B, T, H, D] from its own sizes, the result viewed back
+    "per_head_rms_norm": dict(sizes="batch_size = 4\nseq = 64\nheads = 8\nhead_dim = 64", init=", heads",
+                              body="self.heads = heads\n        self.weight = torch.nn.Parameter(torch.randn(head_dim))",
+                              args="q", forward="(lambda x: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)"
+                                             " * self.weight)(q.view(q.shape[0], q.shape[1], self.heads, -1))"
+                                             ".view(q.shape[0], q.shape[1], -1)",
+                              inputs="torch.randn(batch_size, seq, heads * head_dim)", init_args="heads",
+                              variants="[torch.randn(2, 5, heads * head_dim) * 3]"),
     # a full reduction used per element: row kernel, finish kernel, apply kernel
     "frobenius_norm": dict(args="x", forward="x / torch.norm(x, p='fro')", inputs="torch.randn(batch_size, dim)",
                            variants="[torch.randn(2, 5, 129)]"),

@@ -65,6 +65,22 @@ def _instance_norm(x, weight, bias, running_mean, running_var, use_input_stats, 
     return out + bias.view(per_channel) if bias is not None else out
 
 
+def _group_norm(x, num_groups, weight, bias, eps, cudnn_enabled):
+    """GroupNorm as a row reduction over each (sample, group): the channels split into groups, the
+    statistics taken over a group's channels and positions, the affine map per channel; the view back
+    merges the groups. torch's own goes through native_group_norm, which no generator reads."""
+    grouped = x.unflatten(1, (num_groups, -1))
+    planes = list(range(2, grouped.dim()))
+    centered = grouped - torch.mean(grouped, planes, keepdim=True)
+    out = centered * torch.rsqrt(torch.mean(centered * centered, planes, keepdim=True) + eps)
+    per_channel = [num_groups, -1] + [1] * (x.dim() - 2)
+    if weight is not None:
+        out = out * weight.view(per_channel)
+    if bias is not None:
+        out = out + bias.view(per_channel)
+    return out.flatten(1, 2)
+
+
 def _batch_norm_eval(x, weight, bias, running_mean, running_var, momentum, eps):
     """BatchNorm in eval mode: a per-channel affine map of the running statistics (torch's own
     decomposition goes through the mutating training op, which export cannot keep functional)."""
@@ -81,6 +97,7 @@ def _decompositions() -> dict:
     table = core_aten_decompositions()
     table.update(get_decompositions(EXTRA_DECOMPOSITIONS))
     table[aten.instance_norm.default] = _instance_norm
+    table[aten.group_norm.default] = _group_norm
     table[aten._native_batch_norm_legit_no_training.default] = _batch_norm_eval
     return table
 

@@ -148,7 +148,7 @@ class RowWriter:
         def visit(node: Node) -> int:
             if node in depth:
                 return depth[node]
-            if self.plan.scope.get(node) == "global" or node.op == "placeholder":
+            if self.plan.scope.get(node) == "global" or self.plan.is_leaf(node):
                 depth[node] = 0
                 return 0
             red = self.plan.reduces.get(node)
@@ -239,7 +239,7 @@ class RowWriter:
 
     def _row(self, node: Node):
         target = str(node.target) if node.op == "call_function" else None
-        if node.op == "placeholder":
+        if self.plan.is_leaf(node):
             p = self._tensor_param(node, cv=False)
             return self._assign(self.code, node.name, f"tl.load({p}_ptr + rows * {p}_sr, mask=row_mask, "
                                                       f"other={self._other(node)}){self._upcast(node)}")
@@ -269,10 +269,13 @@ class RowWriter:
     def _col(self, node: Node, rev: bool):
         target = str(node.target) if node.op == "call_function" else None
         suffix = "_rev" if rev else ""
-        if node.op == "placeholder":
+        if self.plan.is_leaf(node):
             p = self._tensor_param(node, cv=True)
             self.rev_used |= rev
             index = "c_rev" if rev else "c"
+            if node in self.plan.partial:  # repeats along part of the row: the column it repeats
+                self.params[f"{p}_inner"] = f"{view_name(node)}_inner"
+                index = f"({index} // {p}_inner)" if self.plan.partial[node][1] else f"({index} % {p}_inner)"
             return self._assign(self.body, node.name + suffix,
                                 f"tl.load({p}_ptr + rows * {p}_sr + {index} * {p}_sc, mask=mask, "
                                 f"other={self._other(node)}){self._upcast(node)}")
@@ -308,7 +311,7 @@ class RowWriter:
 
     def _oriented(self, node: Node, rev: bool) -> bool:
         """Scans run forward along the loop: no scan may be needed at mirrored columns."""
-        if not self.plan.cv.get(node) or node.op == "placeholder":
+        if not self.plan.cv.get(node) or self.plan.is_leaf(node):
             return True
         if str(node.target) == FLIP:
             return self._oriented(node.args[0], not rev)

@@ -10,6 +10,7 @@ from torch.fx import Node
 
 from agents.expert.lower import val
 from agents.expert.rowwise_plan import Plan
+from agents.expert.rowwise_regroup import replay
 from agents.expert.rowwise_kernel import KernelText, safe, view_name
 from agents.expert.rowwise_ops import COMBINE, HELPERS, acc_dtype, wrap
 
@@ -38,6 +39,21 @@ def _tiles(n_rows, n_cols):
     return block, rows, max(1, min(NUM_WARPS, block * rows // 256))
 
 '''
+PART_HELPER = '''
+def _as_part_rows(t, shape, dims, k, outer):
+    """Like _as_rows for a `t` that varies along only the first k (outer) or last k (inner) of the
+    reduced dims: [rows, the columns it varies along], and how many columns each one repeats over
+    (outer: read at c // inner) or how many there are (inner: read at c % inner). No copy of the
+    repeats; only the varying part is made rows-major."""
+    t = t.expand(shape).movedim(dims, tuple(range(len(shape) - len(dims), len(shape))))
+    lead = len(shape) - len(dims)
+    keep = set(range(lead, lead + k) if outer else range(len(shape) - k, len(shape)))
+    drop = [d for d in range(lead, len(shape)) if d not in keep]
+    inner = math.prod(t.shape[d] for d in (drop if outer else keep))
+    t = t[tuple(0 if d in drop else slice(None) for d in range(len(shape)))]
+    return t.reshape(-1, math.prod(t.shape[lead:])), inner
+
+'''
 
 
 def source(plan: Plan, kernels: list[KernelText], config: dict) -> str:
@@ -52,19 +68,24 @@ def source(plan: Plan, kernels: list[KernelText], config: dict) -> str:
         f"REDUCED = {graph_dims if plan.from_left else tuple(plan.dims)!r}\n"
         f"# One of the expert's tuning configurations: elements per program, most warps.\n"
         f"TILE, NUM_WARPS = {config['TILE']}, {config['num_warps']}\n")
-    return "\n\n" + jit + config_lines + "\n" + HELPERS_PY + "\n" + launcher(plan, kernels)
+    helpers_py = HELPERS_PY + (PART_HELPER if plan.partial else "")
+    return "\n\n" + jit + config_lines + "\n" + helpers_py + "\n" + launcher(plan, kernels)
 
 
 def _arg_names(plan: Plan) -> dict[Node, str]:
-    return {n: n.name + "_in" if n.name in LOCALS or n.name.startswith(("out", "part_")) else n.name
+    return {n: n.name + "_in" if n.name in LOCALS or n.name.startswith(("out", "part_", "res")) else n.name
             for n in plan.lowered.graph.nodes if n.op == "placeholder"}
 
 
 def launcher(plan: Plan, kernels: list[KernelText]) -> str:
-    names = _arg_names(plan)
-    used = [n for n in names if any(view_name(n) == v for k in kernels for _, v in k.params)]
+    args = _arg_names(plan)
+    names = dict(args)  # every leaf's local: an input, or an input's regrouping view rebuilt here
+    names.update({v: f"{v.name}_leaf" for v in plan.leaves})
+    used = [n for n in names if plan.is_leaf(n) and any(view_name(n) == v for k in kernels for _, v in k.params)]
     cv = {n: plan.cv[n] for n in used}
-    lines = [f"def {plan.title}({', '.join(names.values())}):"]
+    lines = [f"def {plan.title}({', '.join(args.values())}):"]
+    lines += [f"    {names[v]} = {replay(v, args[p])}  # {v.name}, sizes from the input"
+              for v, p in plan.leaves.items() if v in used]
     lines += [f"    {names[n]} = {names[n]}{_placement(plan, n)}" for n in used if _placement(plan, n)]
     shapes = ", ".join(f"{names[n]}.shape" for n in used)
     lines.append(f"    shape = torch.broadcast_shapes({shapes})" if len(used) > 1 else
@@ -73,11 +94,21 @@ def launcher(plan: Plan, kernels: list[KernelText]) -> str:
               "    kept = tuple(1 if i in dims else s for i, s in enumerate(shape))",
               "    n_rows, n_cols = math.prod(kept), math.prod(shape[d] for d in dims)",
               f"    dev = {names[used[0]]}.device"]
-    lines += [f"    {view_name(n)} = _as_rows({names[n]}, {'shape' if cv[n] else 'kept'}, dims)" for n in used]
+    for n in used:
+        if n in plan.partial:
+            k, outer = plan.partial[n]
+            lines.append(f"    {view_name(n)}, {view_name(n)}_inner = _as_part_rows({names[n]}, shape, dims, {k}, {outer})")
+        else:
+            lines.append(f"    {view_name(n)} = _as_rows({names[n]}, {'shape' if cv[n] else 'kept'}, dims)")
     lines += _allocations(plan, kernels)
     lines.append("    block, rows, warps = _tiles(n_rows, n_cols)")
     lines += [_launch(k) for k in kernels]
-    lines.append(f"    return {_results(plan)}")
+    results = _results(plan)
+    for i, out in enumerate(plan.outputs):  # a regrouping view of a result, as the reference ends with
+        if out.view is not None:
+            lines.append(f"    res{i} = {results[i]}")
+            results[i] = replay(out.view, f"res{i}")
+    lines.append(f"    return {', '.join(results)}")
     return "\n".join(lines) + "\n"
 
 
@@ -133,7 +164,7 @@ def _launch(kernel: KernelText) -> str:
                 "", indent="    ")
 
 
-def _results(plan: Plan) -> str:
+def _results(plan: Plan) -> list[str]:
     results = []
     for i, out in enumerate(plan.outputs):
         if out.kind == "cols":
@@ -143,4 +174,4 @@ def _results(plan: Plan) -> str:
             results.append(f"out{i}.view({squeezed})")
         else:
             results.append(f"out{i}")
-    return ", ".join(results) if len(results) > 1 else results[0]
+    return results

@@ -16,6 +16,7 @@ from torch.fx import Node
 
 from agents.expert.exprs import EXPR, VIEWS
 from agents.expert.lower import Lowered, Unsupported, val
+from agents.expert.rowwise_regroup import edges
 
 # target -> (kind, argument style). Styles: "dims" (x, dim=None, keepdim=False), "all" (x),
 # "prims" (x, dims), "var" (x, dim, *, correction, keepdim), "var_dim" (x, dim, unbiased, keepdim).
@@ -65,6 +66,7 @@ class Output:
     kind: str  # "cols" (one value per element), "row" (one per row), "scalar" (0-d, global)
     keepdim: bool = False  # a row output that keeps the reduced dims as size 1
     late: bool = False  # needs a global value: written by the apply kernel after the finish kernel
+    view: Node | None = None  # a regrouping view of the result, replayed by the launcher
 
 
 @dataclass
@@ -82,6 +84,16 @@ class Plan:
     late: dict[Node, bool] = field(default_factory=dict)  # a row value that depends on a global one
     outputs: list[Output] = field(default_factory=list)
     full_shape: tuple[int, ...] = ()  # the reduced tensors' shape at export
+    leaves: dict[Node, Node] = field(default_factory=dict)  # an input's regrouping view -> the input
+    consumed: set[Node] = field(default_factory=set)  # inputs only seen through such views
+    post: dict[Node, Node] = field(default_factory=dict)  # an output's regrouping view -> its source
+    # A leaf that varies along only the first k reduced dims (outer) or the last k (inner), repeating
+    # along the others (GroupNorm's per-channel weight): read at column c // inner or c % inner.
+    partial: dict[Node, tuple[int, bool]] = field(default_factory=dict)
+
+    def is_leaf(self, node: Node) -> bool:
+        """A tensor the kernels load: an input, or an input's regrouping view the launcher rebuilds."""
+        return node.op == "placeholder" and node not in self.consumed or node in self.leaves
     after: dict[Node, bool] = field(default_factory=dict)  # depends on a reduction's result
 
     def counts(self) -> dict[str, int]:
@@ -104,8 +116,10 @@ def analyse(lowered: Lowered, title: str) -> Plan:
         raise Unsupported("no reduction or scan: not a row-wise graph")
     _choose_dims(plan)
     plan.after = _after_reduction(plan)
-    _frames(plan, list(lowered.graph.nodes))
-    _classify(plan, list(lowered.graph.nodes))
+    plan.leaves, plan.consumed, plan.post = edges(lowered)
+    planned = [n for n in lowered.graph.nodes if n not in plan.consumed and n not in plan.post]
+    _frames(plan, planned)
+    _classify(plan, planned)
     _outputs(plan)
     return plan
 
@@ -276,7 +290,7 @@ def _frames(plan: Plan, nodes: list[Node]) -> None:
                 plan.maps[node] = placed[0]
                 guessed.discard(node)
     for node in nodes:
-        if node.op == "call_function" and str(node.target) in SHAPE_VIEWS:
+        if node.op == "call_function" and str(node.target) in SHAPE_VIEWS and node not in plan.leaves:
             _check_view(plan, node)
 
 
@@ -344,8 +358,12 @@ def _check_view(plan: Plan, node: Node) -> None:
 
 def _classify(plan: Plan, nodes: list[Node]) -> None:
     for node in nodes:
-        if node.op == "placeholder":
+        if plan.is_leaf(node):
             plan.cv[node] = _input_varies(plan, plan.maps[node])
+            covered = tuple(d for d in plan.dims if d in plan.maps[node])
+            k = len(covered)
+            if plan.cv[node] and 0 < k < len(plan.dims) and covered in (plan.dims[:k], plan.dims[-k:]):
+                plan.partial[node] = (k, covered == plan.dims[:k])
             plan.scope[node], plan.late[node] = "row", False
         elif node.op == "call_function":
             _classify_one(plan, node)
@@ -389,7 +407,12 @@ def _outputs(plan: Plan) -> None:
                    if isinstance(val(n), torch.Tensor) and val(n).dim() == plan.rank]
     plan.full_shape = tuple(torch.broadcast_shapes(*full_shapes))
     for node in plan.lowered.outputs:
-        plan.outputs.append(_output(plan, node))
+        if node in plan.post:
+            out = _output(plan, plan.post[node])
+            out.view = node
+            plan.outputs.append(out)
+        else:
+            plan.outputs.append(_output(plan, node))
 
 
 def _output(plan: Plan, node) -> Output:
