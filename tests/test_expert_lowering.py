@@ -69,6 +69,53 @@ SPECS = {
         def get_input_variants():
             return [[torch.randn(1, 8, 3, 65)]]
         """),
+    # chunk lowers to slices whose bounds are re-read as halves of the run-time size (any rank)
+    "swiglu_chunk": ("pointwise", """
+        class Model(torch.nn.Module):
+            def forward(self, x):
+                gate, up = x.chunk(2, dim=-1)
+                return torch.nn.functional.silu(gate) * up
+
+        def get_inputs():
+            return [torch.randn(16, 2 * 40)]
+
+        def get_input_variants():
+            return [[torch.randn(3, 4, 2 * 33)], [torch.randn(5, 2)]]
+        """),
+    # a column of each input selected, then a mean: the selects are leaves the launcher rebuilds
+    "margin_ranking": ("rowwise", """
+        class Model(torch.nn.Module):
+            def forward(self, x, y):
+                return torch.nn.functional.margin_ranking_loss(x[:, 0], y[:, 0], torch.sign(x[:, 1]), margin=0.3)
+
+        def get_inputs():
+            return [torch.randn(64, 5), torch.randn(64, 5)]
+
+        def get_input_variants():
+            return [[torch.randn(7, 2), torch.randn(7, 3)]]
+        """),
+    # BCE with logits leaves a dtype assertion in the graph; the lowering drops it
+    "bce_with_logits": ("rowwise", """
+        class Model(torch.nn.Module):
+            def forward(self, logits, targets):
+                return torch.nn.functional.binary_cross_entropy_with_logits(logits, targets)
+
+        def get_inputs():
+            return [torch.randn(32, 50) * 4, (torch.rand(32, 50) > 0.5).float()]
+        """),
+    # elementwise ops written from formulas: ties round to even, trunc toward zero
+    "rounding_and_hyperbolic": ("pointwise", """
+        class Model(torch.nn.Module):
+            def forward(self, x):
+                return (torch.round(x * 2) + torch.trunc(x * 3) + torch.frac(x) + torch.asinh(x) + torch.sinh(x)
+                        + torch.log10(x.abs() + 1) + torch.hypot(x, x * 2) + torch.nn.functional.logsigmoid(x))
+
+        def get_inputs():
+            return [torch.randn(64, 33) * 3]
+
+        def get_input_variants():
+            return [[torch.arange(-40, 40).float().view(8, 10) / 4], [torch.randn(5, 7) * 1e-6]]
+        """),
     "diag_left": ("pointwise", """
         class Model(torch.nn.Module):
             def forward(self, v, B):

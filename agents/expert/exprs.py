@@ -102,6 +102,32 @@ def _where(a, k) -> str:
     return f"tl.where({lit(a[0])}, {lit(a[1])}, {lit(a[2])})"
 
 
+def _round(a, k) -> str:
+    """Round half to even, as torch.round: a tie goes to the even neighbour."""
+    if k.get("decimals"):
+        raise Unsupported("torch.round with decimals")
+    x = lit(a[0])
+    f, d = f"tl.floor({x})", f"({x} - tl.floor({x}))"
+    return f"tl.where({d} > 0.5, {f} + 1.0, tl.where({d} < 0.5, {f}, {f} + ({f} - 2.0 * tl.floor({f} * 0.5))))"
+
+
+def _fmt(template: str) -> Formatter:
+    """An op written once in terms of its argument(s) {0}, {1}."""
+    return lambda a, k: template.format(*(lit(x) for x in a))
+
+
+# sinh(x) = (expm1(x) - expm1(-x)) / 2 keeps tiny arguments exact; asinh(|x|) is
+# log1p(|x| + x^2 / (1 + sqrt(x^2 + 1))), a sum without cancellation.
+_EXPM1 = "tl.where(tl.abs({0}) < 1e-5, {0} * (1.0 + 0.5 * {0}), tl.exp({0}) - 1.0)"
+_LOG1P = "tl.where(tl.abs({0}) < 1e-4, {0} * (1.0 - {0} * (0.5 - {0} / 3.0)), tl.log(1.0 + {0}))"
+
+
+def _asinh(a, k) -> str:
+    x = lit(a[0])
+    ax = f"tl.abs({x})"
+    inner = f"({ax} + {x} * {x} / (1.0 + tl.sqrt({x} * {x} + 1.0)))"
+    return f"(tl.where({x} < 0, -1.0, 1.0) * {_LOG1P.format(inner)})"
+
 NAN_MAX = "tl.maximum({0}, {1}, propagate_nan=tl.PropagateNan.ALL)"
 NAN_MIN = "tl.minimum({0}, {1}, propagate_nan=tl.PropagateNan.ALL)"
 
@@ -115,10 +141,8 @@ EXPR: dict[str, Formatter] = {
     "aten.neg.default": lambda a, k: f"(-{lit(a[0])})",
     "aten.abs.default": _call("tl.abs"), "aten.exp.default": _call("tl.exp"), "aten.exp2.default": _call("tl.exp2"),
     "aten.log.default": _call("tl.log"), "aten.log2.default": _call("tl.log2"),
-    "aten.log1p.default": lambda a, k: "tl.where(tl.abs({0}) < 1e-4, {0} * (1.0 - {0} * (0.5 - {0} / 3.0)), "
-                                       "tl.log(1.0 + {0}))".format(lit(a[0])),
-    "aten.expm1.default": lambda a, k: "tl.where(tl.abs({0}) < 1e-5, {0} * (1.0 + 0.5 * {0}), tl.exp({0}) - 1.0)"
-                                       .format(lit(a[0])),
+    "aten.log1p.default": lambda a, k: _LOG1P.format(lit(a[0])),
+    "aten.expm1.default": lambda a, k: _EXPM1.format(lit(a[0])),
     "aten.sqrt.default": _call("tl.sqrt"), "aten.rsqrt.default": _call("tl.rsqrt"),
     "aten.sigmoid.default": _call("tl.sigmoid"), "aten.erf.default": _call("tl.math.erf"),
     "aten.tanh.default": lambda a, k: "(2.0 * tl.sigmoid(2.0 * {0}) - 1.0)".format(lit(a[0])),
@@ -149,6 +173,17 @@ EXPR: dict[str, Formatter] = {
     "aten.isnan.default": lambda a, k: "({0} != {0})".format(lit(a[0])),
     "aten.isinf.default": lambda a, k: '(tl.abs({0}) == float("inf"))'.format(lit(a[0])),
     "aten.full.default": lambda a, k: lit(a[1]),
+    "aten.trunc.default": _fmt("tl.where({0} >= 0, tl.floor({0}), tl.ceil({0}))"),
+    "aten.round.default": _round, "aten.round.decimals": _round,
+    "aten.sinh.default": lambda a, k: "(0.5 * (({e0}) - ({e1})))".format(
+        e0=_EXPM1.format(lit(a[0])), e1=_EXPM1.format(f"(-{lit(a[0])})")),
+    "aten.cosh.default": _fmt("(0.5 * (tl.exp({0}) + tl.exp(-{0})))"),
+    "aten.tan.default": _fmt("(tl.sin({0}) / tl.cos({0}))"),
+    "aten.asinh.default": _asinh,
+    "aten.acosh.default": _fmt("tl.log({0} + tl.sqrt({0} * {0} - 1.0))"),
+    "aten.atanh.default": _fmt("(0.5 * tl.log((1.0 + {0}) / (1.0 - {0})))"),
+    "aten.log10.default": _fmt("(tl.log({0}) * 0.4342944819032518)"),
+    "aten.hypot.default": _fmt("tl.sqrt({0} * {0} + {1} * {1})"),
 }
 
 # Shape-only ops: the value is unchanged, only how it is indexed. Generators decide what they accept.

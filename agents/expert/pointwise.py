@@ -11,6 +11,7 @@ from torch.fx import Node
 from agents.expert import emit
 from agents.expert.exprs import EXPR, Var
 from agents.expert.lower import Lowered, Unsupported, val
+from agents.expert.views import INDEXING, index_replay
 
 MAX_RANK = 5
 LEAF_VIEWS = {  # views applied to an input before it broadcasts: replayed by the launcher
@@ -36,29 +37,34 @@ class _Plan:
         self.names: dict[str, Var] = {}
         bad = sorted({str(n.target) for n in lowered.graph.nodes if n.op == "call_function"
                       and str(n.target) not in EXPR and str(n.target) not in LEAF_VIEWS
-                      and str(n.target) not in RESHAPES})
+                      and str(n.target) not in RESHAPES and str(n.target) not in INDEXING})
         if bad:
             raise Unsupported(f"not pointwise: {', '.join(bad)}")
         for node in lowered.graph.nodes:
             if node.op == "placeholder":
-                self.leaves[node.name] = (node.name, "")
+                self.leaves[node.name] = (node.name, node.name)
                 self.names[node.name] = Var(f"v_{node.name}")
             elif node.op == "call_function":
                 self._add(node)
 
     def _add(self, node: Node) -> None:
         target = str(node.target)
-        if target in LEAF_VIEWS or target in RESHAPES:
+        if target in LEAF_VIEWS or target in RESHAPES or target in INDEXING:
             source = node.args[0]
             if not isinstance(source, Node) or source.name not in self.leaves:
                 raise Unsupported(f"a view ({target}) of a computed value")
-            base, chain = self.leaves[source.name]
-            view = _reshape(node) if target in RESHAPES else LEAF_VIEWS[target](node.args)
-            self.leaves[node.name] = (base, chain + view)
+            base, code = self.leaves[source.name]
+            if target in INDEXING:  # a slice or select: bounds re-read from the run-time size
+                code = index_replay(node, code)
+            else:
+                code += _reshape(node) if target in RESHAPES else LEAF_VIEWS[target](node.args)
+            self.leaves[node.name] = (base, code)
             self.names[node.name] = Var(f"v_{node.name}")
             return
         args = [self.names[a.name] if isinstance(a, Node) else a for a in node.args]
-        if any(isinstance(a, (list, tuple)) for a in args):
+        if target == "aten.full.default" and all(size == 1 for size in args[0]):
+            args[0] = ()  # a 0-d (or all-1) constant broadcasts as its value
+        if any(isinstance(a, (list, tuple)) and a for a in args):
             raise Unsupported(f"{target} with list arguments")
         self.names[node.name] = Var(f"v_{node.name}")
         self.exprs.append((self.names[node.name], EXPR[target](args, dict(node.kwargs))))
@@ -106,7 +112,7 @@ def generate(lowered: Lowered, title: str, shapes: dict) -> emit.Kernel:
 
 def _is_used(lowered: Lowered, name: str) -> bool:
     node = next(n for n in lowered.graph.nodes if n.name == name)
-    views = LEAF_VIEWS.keys() | RESHAPES
+    views = LEAF_VIEWS.keys() | RESHAPES | INDEXING
     return any(str(u.target) not in views for u in node.users) or any(o is node for o in lowered.outputs)
 
 
@@ -145,7 +151,7 @@ def _upcast(lowered: Lowered, leaf: str) -> str:
 def _launcher(name: str, plan: _Plan, leaves: list[str], lowered: Lowered, config: dict) -> str:
     args = [p.name for p in lowered.placeholders]
     out_types = [str(val(o).dtype) for o in lowered.outputs]
-    views = "\n".join(f"    x{i} = {plan.leaves[leaf][0]}{plan.leaves[leaf][1]}" for i, leaf in enumerate(leaves))
+    views = "\n".join(f"    x{i} = {plan.leaves[leaf][1]}" for i, leaf in enumerate(leaves))
     xs = ", ".join(f"x{i}" for i in range(len(leaves)))
     outs = "\n".join(f"    out{i} = torch.empty(shape, dtype={t}, device=x0.device)" for i, t in enumerate(out_types))
     out_names = ", ".join(f"out{i}" for i in range(len(out_types)))

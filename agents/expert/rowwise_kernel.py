@@ -211,7 +211,7 @@ class RowWriter:
         cone, seen, stack = [], set(), [acc.source]
         while stack:
             node = stack.pop()
-            if node in seen or not self.plan.cv.get(node) or node.op != "call_function":
+            if node in seen or not self.plan.cv.get(node) or node.op != "call_function" or self.plan.is_leaf(node):
                 continue
             seen.add(node)
             if str(node.target) not in SHAPE_VIEWS | ALIASES:

@@ -10,7 +10,7 @@ from torch.fx import Node
 
 from agents.expert.lower import val
 from agents.expert.rowwise_plan import Plan
-from agents.expert.rowwise_regroup import replay
+from agents.expert.views import leaf_replay, replay
 from agents.expert.rowwise_kernel import KernelText, safe, view_name
 from agents.expert.rowwise_ops import COMBINE, HELPERS, acc_dtype, wrap
 
@@ -84,7 +84,7 @@ def launcher(plan: Plan, kernels: list[KernelText]) -> str:
     used = [n for n in names if plan.is_leaf(n) and any(view_name(n) == v for k in kernels for _, v in k.params)]
     cv = {n: plan.cv[n] for n in used}
     lines = [f"def {plan.title}({', '.join(args.values())}):"]
-    lines += [f"    {names[v]} = {replay(v, args[p])}  # {v.name}, sizes from the input"
+    lines += [f"    {names[v]} = {leaf_replay(v, args[p])}  # {v.name}, sizes from the input"
               for v, p in plan.leaves.items() if v in used]
     lines += [f"    {names[n]} = {names[n]}{_placement(plan, n)}" for n in used if _placement(plan, n)]
     shapes = ", ".join(f"{names[n]}.shape" for n in used)

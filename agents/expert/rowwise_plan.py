@@ -16,7 +16,7 @@ from torch.fx import Node
 
 from agents.expert.exprs import EXPR, VIEWS
 from agents.expert.lower import Lowered, Unsupported, val
-from agents.expert.rowwise_regroup import edges
+from agents.expert.views import edges
 
 # target -> (kind, argument style). Styles: "dims" (x, dim=None, keepdim=False), "all" (x),
 # "prims" (x, dims), "var" (x, dim, *, correction, keepdim), "var_dim" (x, dim, unbiased, keepdim).
@@ -105,7 +105,8 @@ class Plan:
 
 def analyse(lowered: Lowered, title: str) -> Plan:
     plan = Plan(lowered, title)
-    nodes = [n for n in lowered.graph.nodes if n.op == "call_function"]
+    plan.leaves, plan.consumed, plan.post = edges(lowered)
+    nodes = [n for n in lowered.graph.nodes if n.op == "call_function" and n not in plan.leaves]
     _check_ops(nodes)
     for node in nodes:
         if str(node.target) in REDUCE_OPS:
@@ -116,7 +117,6 @@ def analyse(lowered: Lowered, title: str) -> Plan:
         raise Unsupported("no reduction or scan: not a row-wise graph")
     _choose_dims(plan)
     plan.after = _after_reduction(plan)
-    plan.leaves, plan.consumed, plan.post = edges(lowered)
     planned = [n for n in lowered.graph.nodes if n not in plan.consumed and n not in plan.post]
     _frames(plan, planned)
     _classify(plan, planned)

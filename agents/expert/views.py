@@ -1,8 +1,10 @@
-"""Reshapes at the edges of a row-wise graph: an input viewed into more or fewer dims before any op
-(GroupNorm's [N, C, H, W] -> [N, G, C/G, H, W], a per-head norm's [B, T, H*D] -> [B, T, H, D]) and
-an output viewed back. The plan treats such a view of an input as a leaf the launcher rebuilds, and
-such an output as its source with the view replayed on the result. Replays take every size from the
-tensor at run time (`x.shape[1] // 8`), so only the split's own factors (the group count) are literal."""
+"""Views at the edges of a graph that a launcher replays from run-time sizes: an input regrouped
+into more or fewer dims before any op (GroupNorm's [N, C, H, W] -> [N, G, C/G, H, W], a per-head
+norm's [B, T, H*D] -> [B, T, H, D]), an input sliced or indexed (GLU's halves, `chunk`, a column),
+and an output viewed back. Generators treat such a view of an input as a leaf the launcher rebuilds.
+Sizes are read from the tensor at run time (`x.shape[1] // 8`); only what the reference wrote as a
+constant (the group count, an index) stays literal. A slice bound torch.export baked from a size is
+read back as a fraction or an offset of that size (`x.shape[1] * 1 // 2`, `x.shape[1] - 1`)."""
 from __future__ import annotations
 
 import math
@@ -12,6 +14,7 @@ from torch.fx import Node
 from agents.expert.lower import Lowered, Unsupported, val
 
 RESHAPES = {"aten.view.default", "aten._unsafe_view.default", "aten.reshape.default"}
+INDEXING = {"aten.slice.Tensor", "aten.select.int"}
 
 
 def _regrouping(node: Node) -> bool:
@@ -62,13 +65,53 @@ def replay(node: Node, t: str) -> str:
     return f"{t}.reshape({', '.join(sizes)})"
 
 
+def _bound(value: int, size: int, t: str, dim: int) -> str:
+    """A slice bound as an expression of `t.shape[dim]`: torch.export wrote it for one size."""
+    if value <= 0 or value >= size:
+        return "0" if value <= 0 else f"{t}.shape[{dim}]"
+    for q in range(2, 9):
+        if value * q % size == 0:
+            return f"{t}.shape[{dim}] * {value * q // size} // {q}"
+    return f"{t}.shape[{dim}] - {size - value}" if size - value <= 8 else str(value)
+
+
+def index_replay(node: Node, t: str) -> str:
+    """Torch code taking `t` to a slice (step 1) or a select of it; the dim keeps the side the
+    reference counted it from, so an input of another rank slices the same dim."""
+    shape = tuple(val(node.args[0]).shape)
+    written = node.args[1]
+    dim = written % len(shape)
+    if str(node.target) == "aten.select.int":
+        return f"{t}.select({written}, {node.args[2]})"
+    start = node.args[2] if len(node.args) > 2 and node.args[2] is not None else 0
+    end = node.args[3] if len(node.args) > 3 and node.args[3] is not None else shape[dim]
+    step = node.args[4] if len(node.args) > 4 else 1
+    if step != 1:
+        raise Unsupported(f"a slice with step {step}")
+    start, end = (v + shape[dim] if v < 0 else v for v in (start, end))
+    lo = _bound(start, shape[dim], t, written)
+    hi = _bound(min(end, shape[dim]), shape[dim], t, written)
+    if lo == "0" and hi == f"{t}.shape[{written}]":
+        return t
+    return f"{t}.narrow({written}, {lo}, {hi if lo == '0' else f'{hi} - ({lo})'})"
+
+
+def leaf_replay(node: Node, t: str) -> str:
+    """The launcher's code for a leaf view of input `t`."""
+    return index_replay(node, t) if str(node.target) in INDEXING else replay(node, t)
+
+
+def _leaf_view(node: Node) -> bool:
+    return _regrouping(node) or node.op == "call_function" and str(node.target) in INDEXING
+
+
 def edges(lowered: Lowered) -> tuple[dict[Node, Node], set[Node], dict[Node, Node]]:
     """(leaf views -> their input, inputs consumed by them, output views -> their source)."""
     leaves, consumed, post = {}, set(), {}
     for node in lowered.graph.nodes:
         if node.op != "placeholder" or not node.users:
             continue
-        if all(_regrouping(user) for user in node.users):
+        if all(_leaf_view(user) for user in node.users):
             leaves.update({user: node for user in node.users})
             consumed.add(node)
     for node in lowered.outputs:
