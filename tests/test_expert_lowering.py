@@ -116,6 +116,18 @@ SPECS = {
         def get_input_variants():
             return [[torch.arange(-40, 40).float().view(8, 10) / 4], [torch.randn(5, 7) * 1e-6]]
         """),
+    # a global max pool (adaptive to size 1) is a max over the spatial dims
+    "global_max_pool": ("rowwise", """
+        class Model(torch.nn.Module):
+            def forward(self, x):
+                return torch.nn.functional.adaptive_max_pool2d(x, 1)
+
+        def get_inputs():
+            return [torch.randn(4, 6, 9, 13)]
+
+        def get_input_variants():
+            return [[-torch.rand(2, 6, 1, 31) - 1]]
+        """),
     "diag_left": ("pointwise", """
         class Model(torch.nn.Module):
             def forward(self, v, B):

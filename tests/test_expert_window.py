@@ -86,6 +86,21 @@ def test_epilogue_after_the_pool_is_fused(tmp_path):
     assert "fuses: sigmoid, mul" in source and source.count("tl.store(") == 1
 
 
+def test_elementwise_prologue_is_applied_to_each_loaded_element(tmp_path):
+    """LPPool: x ** 2 before an average pool, a root after. Lanes outside the input are reset after
+    the prologue, so padding stays out of the average whatever the prologue makes of the filler."""
+    spec = write(tmp_path / "lp.py", SPEC.format(module="torch.nn.AvgPool2d(3, stride=2, padding=1)",
+                                                 forward="torch.sqrt(self.pool(torch.exp(x) ** 2) + 1e-6)",
+                                                 inputs="torch.randn(2, 3, 17, 12)",
+                                                 variants="[torch.randn(1, 2, 5, 4)]"))
+    _verify(tmp_path, spec)
+    lp = write(tmp_path / "lp_pool.py", SPEC.format(module="torch.nn.LPPool2d(2, 3, stride=2)", forward="self.pool(x)",
+                                                    inputs="torch.randn(2, 4, 16, 15)", variants=""))
+    source = window.generate(lower(lp), "op", {}).render(window.SPACE[0])
+    assert "v = tl.where(inside, p_" in source
+    _verify(tmp_path, lp)
+
+
 def test_large_window_loops_instead_of_unrolling(tmp_path):
     small = window.generate(lower(_spec(tmp_path, "max3d")), "op", {}).render(window.SPACE[0])
     big = write(tmp_path / "big.py", SPEC.format(module="torch.nn.AvgPool2d(9)", forward="self.pool(x)",
@@ -95,7 +110,7 @@ def test_large_window_loops_instead_of_unrolling(tmp_path):
 
 
 @pytest.mark.parametrize("forward, reason", [
-    ("self.pool(x + 1.0)", "computed by aten.add"),  # a prologue is not fused
+    ("self.pool(x + x.mean())", "computed by aten.add"),  # a prologue of two tensors is not fused
     ("self.pool(x) + self.pool(x * 2)", "2 pooling ops"),
 ])
 def test_unfusable_pool_graphs_name_what_is_not_supported(tmp_path, forward, reason):

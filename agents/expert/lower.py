@@ -104,6 +104,14 @@ def _split(x, split_size, dim=0):
     return _split_with_sizes(x, [min(split_size, size - s) for s in range(0, size, split_size)], dim)
 
 
+def _adaptive_max_pool_global(x, output_size):
+    """adaptive_max_pool to size 1: a max over the spatial dims (other sizes stay unsupported)."""
+    if any(size != 1 for size in output_size):
+        raise NotImplementedError("adaptive max pooling to a size other than 1")
+    planes = list(range(x.dim() - len(output_size), x.dim()))
+    return torch.amax(x, planes, keepdim=True), x.new_zeros((0,), dtype=torch.int64)
+
+
 def _decompositions() -> dict:
     table = core_aten_decompositions()
     table.update(get_decompositions(EXTRA_DECOMPOSITIONS))
@@ -111,6 +119,8 @@ def _decompositions() -> dict:
     table[aten.group_norm.default] = _group_norm
     table[aten.split_with_sizes.default] = _split_with_sizes
     table[aten.split.Tensor] = _split
+    table[aten.adaptive_max_pool2d.default] = _adaptive_max_pool_global
+    table[aten.adaptive_max_pool3d.default] = _adaptive_max_pool_global
     table[aten._native_batch_norm_legit_no_training.default] = _batch_norm_eval
     return table
 

@@ -10,7 +10,7 @@ from torch.fx import Node
 
 from agents.expert.lower import val
 from agents.expert.rowwise_plan import Plan
-from agents.expert.views import leaf_replay, replay
+from agents.expert.views import leaf_replay
 from agents.expert.rowwise_kernel import KernelText, safe, view_name
 from agents.expert.rowwise_ops import COMBINE, HELPERS, acc_dtype, wrap
 
@@ -107,7 +107,7 @@ def launcher(plan: Plan, kernels: list[KernelText]) -> str:
     for i, out in enumerate(plan.outputs):  # a regrouping view of a result, as the reference ends with
         if out.view is not None:
             lines.append(f"    res{i} = {results[i]}")
-            results[i] = replay(out.view, f"res{i}")
+            results[i] = leaf_replay(out.view, f"res{i}")
     lines.append(f"    return {', '.join(results)}")
     return "\n".join(lines) + "\n"
 

@@ -15,6 +15,7 @@ from agents.expert.lower import Lowered, Unsupported, val
 
 RESHAPES = {"aten.view.default", "aten._unsafe_view.default", "aten.reshape.default"}
 INDEXING = {"aten.slice.Tensor", "aten.select.int"}
+PERMUTES = {"aten.permute.default", "aten.transpose.int", "aten.t.default"}
 
 
 def _regrouping(node: Node) -> bool:
@@ -96,13 +97,29 @@ def index_replay(node: Node, t: str) -> str:
     return f"{t}.narrow({written}, {lo}, {hi if lo == '0' else f'{hi} - ({lo})'})"
 
 
+def permute_replay(node: Node, t: str) -> str:
+    target = str(node.target)
+    if target == "aten.t.default":
+        return f"{t}.t()"
+    if target == "aten.transpose.int":  # as written: a negative dim stays counted from the right
+        return f"{t}.transpose({node.args[1]}, {node.args[2]})"
+    return f"{t}.permute({', '.join(str(d) for d in node.args[1])})"
+
+
 def leaf_replay(node: Node, t: str) -> str:
-    """The launcher's code for a leaf view of input `t`."""
-    return index_replay(node, t) if str(node.target) in INDEXING else replay(node, t)
+    """The launcher's code for a view of `t` at the graph's edge (an input's, or the output's)."""
+    target = str(node.target)
+    if target in INDEXING:
+        return index_replay(node, t)
+    return permute_replay(node, t) if target in PERMUTES else replay(node, t)
+
+
+def _edge_view(node: Node) -> bool:
+    return _regrouping(node) or node.op == "call_function" and str(node.target) in PERMUTES
 
 
 def _leaf_view(node: Node) -> bool:
-    return _regrouping(node) or node.op == "call_function" and str(node.target) in INDEXING
+    return _edge_view(node) or node.op == "call_function" and str(node.target) in INDEXING
 
 
 def edges(lowered: Lowered) -> tuple[dict[Node, Node], set[Node], dict[Node, Node]]:
@@ -115,6 +132,6 @@ def edges(lowered: Lowered) -> tuple[dict[Node, Node], set[Node], dict[Node, Nod
             leaves.update({user: node for user in node.users})
             consumed.add(node)
     for node in lowered.outputs:
-        if _regrouping(node) and node not in leaves and len(node.users) == 1:
+        if isinstance(node, Node) and _edge_view(node) and node not in leaves and len(node.users) == 1:
             post[node] = node.args[0]
     return leaves, consumed, post

@@ -62,8 +62,8 @@ class Pool:
         self.rank = rank
 
 
-def _chain(lowered: Lowered) -> tuple[Node, list[Node], Node, list[Node]]:
-    """(placeholder, its size-1 views, the pool, the nodes after it) or Unsupported."""
+def _chain(lowered: Lowered) -> tuple[Node, list[Node], list[Node], Node, list[Node]]:
+    """(placeholder, its size-1 views, the elementwise prologue, the pool, the nodes after it)."""
     nodes = [n for n in lowered.graph.nodes if n.op == "call_function"]
     pools = [n for n in nodes if str(n.target) in POOLS]
     if not pools:
@@ -71,16 +71,39 @@ def _chain(lowered: Lowered) -> tuple[Node, list[Node], Node, list[Node]]:
     if len(pools) > 1:
         raise Unsupported(f"{len(pools)} pooling ops; the kernel fuses one")
     pool = pools[0]
-    before, x = [], pool.args[0]
-    while isinstance(x, Node) and x.op == "call_function" and str(x.target) in SIZE_VIEWS.keys() | IDENTITY:
-        before.insert(0, x)
+    before, prologue, x = [], [], pool.args[0]
+    while isinstance(x, Node) and x.op == "call_function":
+        target = str(x.target)
+        inputs = [a for a in list(x.args) + list(x.kwargs.values()) if isinstance(a, Node)]
+        if target in SIZE_VIEWS.keys() | IDENTITY:
+            before.insert(0, x)
+        elif target in EXPR and len(inputs) == 1 and inputs[0] is x.args[0]:
+            prologue.insert(0, x)  # elementwise on each loaded element (LPPool's x ** p)
+        else:
+            raise Unsupported(f"a pooling input computed by {target} (views and one-input elementwise "
+                              "ops are fused)")
         x = x.args[0]
     if not (isinstance(x, Node) and x.op == "placeholder"):
-        raise Unsupported(f"a pooling input computed by {getattr(x, 'target', x)} (only views are fused)")
-    after = [n for n in nodes if n not in before and n is not pool]
+        raise Unsupported(f"a pooling input computed by {getattr(x, 'target', x)}")
+    after = [n for n in nodes if n not in before and n not in prologue and n is not pool]
     if len(lowered.outputs) != 1 or not isinstance(lowered.outputs[0], Node):
         raise Unsupported("a pooling graph with several outputs")
-    return x, before, pool, after
+    return x, before, prologue, pool, after
+
+
+def _prologue(nodes: list[Node], kind: str) -> list[str]:
+    """Statements turning the loaded `v` into the pooled value; lanes outside the input are reset to
+    the pool's identity afterwards (a prologue may map the load's filler to anything: (-inf) ** 2)."""
+    if not nodes:
+        return []
+    lines, value = [], Var("v")
+    for node in nodes:
+        args = [value if a is node.args[0] else a for a in node.args]
+        name = Var(f"p_{node.name}")
+        lines.append(f"{name} = {EXPR[str(node.target)](args, dict(node.kwargs))}  # {node.target}")
+        value = name
+    filler = 'float("-inf")' if kind == "max" else "0.0"
+    return lines + [f"v = tl.where(inside, {value}, {filler})"]
 
 
 class _Epilogue:
@@ -148,7 +171,7 @@ def {name}(x_ptr, out_ptr, n_out, C, D, H, W, OD, OH, OW, sx_n, sx_c, sx_d, sx_h
                 w = w0 + kw * DW
                 inside = mask & (d >= 0) & (d < D) & (h >= 0) & (h < H) & (w >= 0) & (w < W)
                 v = tl.load(base + d * sx_d + h * sx_h + w * sx_w, mask=inside, other={other}).to(tl.float32)
-{update}
+{prologue}{update}
 {finish}
 {epilogue}    tl.store(out_ptr + idx, {result}.to(out_ptr.dtype.element_ty), mask=mask)
 '''
@@ -224,7 +247,7 @@ def _views(nodes: list[Node]) -> str:
 
 def generate(lowered: Lowered, title: str, shapes: dict) -> emit.Kernel:
     """A pooling kernel for a graph with one max/avg pool; Unsupported names what is not."""
-    x, before, pool_node, after = _chain(lowered)
+    x, before, prologue, pool_node, after = _chain(lowered)
     pool = Pool(pool_node)
     pooled_rank = val(pool_node.args[0]).dim()
     if pooled_rank != pool.rank + 2:
@@ -250,6 +273,7 @@ def generate(lowered: Lowered, title: str, shapes: dict) -> emit.Kernel:
         # Small windows unroll (static_range); a large one stays a loop so compile time stays flat.
         loop = "tl.static_range" if math.prod(pool.kernel) <= UNROLL else "range"
         kernel = KERNEL.format(name=name, pad=" " * (len(name) + 5), loop=loop,
+                               prologue="".join(" " * 16 + line + "\n" for line in _prologue(prologue, pool.kind)),
                                epilogue="".join("    " + s + "\n" for s in body),
                                result=str(epilogue.values[output]), **parts)
         described = (f"{pool.kind} pool over {pool.rank} spatial dims: kernel {pool.kernel[missing:]}, stride "
