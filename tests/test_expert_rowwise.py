@@ -72,6 +72,9 @@ INLINE = {
                                              ".view(q.shape[0], q.shape[1], -1)",
                               inputs="torch.randn(batch_size, seq, heads * head_dim)", init_args="heads",
                               variants="[torch.randn(2, 5, heads * head_dim) * 3]"),
+    # read through a transpose and written back through one: both replayed by the launcher
+    "softmax_transposed_back": dict(args="x", forward="torch.softmax(x.transpose(1, 2), dim=-1).transpose(1, 2)",
+                                    inputs="torch.randn(batch_size, 33, dim)", variants="[torch.randn(2, 7, 65)]"),
     # a full reduction used per element: row kernel, finish kernel, apply kernel
     "frobenius_norm": dict(args="x", forward="x / torch.norm(x, p='fro')", inputs="torch.randn(batch_size, dim)",
                            variants="[torch.randn(2, 5, 129)]"),

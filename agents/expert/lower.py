@@ -104,6 +104,14 @@ def _split(x, split_size, dim=0):
     return _split_with_sizes(x, [min(split_size, size - s) for s in range(0, size, split_size)], dim)
 
 
+def _glu(x, dim=-1):
+    """GLU with the dim as the user wrote it (torch's own makes it non-negative, which would slice
+    another dim of an input of another rank)."""
+    half = x.shape[dim] // 2
+    a, b = _split_with_sizes(x, [half, half], dim)
+    return a * torch.sigmoid(b)
+
+
 def _adaptive_max_pool_global(x, output_size):
     """adaptive_max_pool to size 1: a max over the spatial dims (other sizes stay unsupported)."""
     if any(size != 1 for size in output_size):
@@ -119,6 +127,7 @@ def _decompositions() -> dict:
     table[aten.group_norm.default] = _group_norm
     table[aten.split_with_sizes.default] = _split_with_sizes
     table[aten.split.Tensor] = _split
+    table[aten.glu.default] = _glu
     table[aten.adaptive_max_pool2d.default] = _adaptive_max_pool_global
     table[aten.adaptive_max_pool3d.default] = _adaptive_max_pool_global
     table[aten._native_batch_norm_legit_no_training.default] = _batch_norm_eval

@@ -103,7 +103,8 @@ class Plan:
 def analyse(lowered: Lowered, title: str) -> Plan:
     plan = Plan(lowered, title)
     plan.leaves, plan.consumed, plan.post = edges(lowered)
-    nodes = [n for n in lowered.graph.nodes if n.op == "call_function" and n not in plan.leaves]
+    nodes = [n for n in lowered.graph.nodes if n.op == "call_function" and n not in plan.leaves
+             and n not in plan.post]
     _check_ops(nodes)
     for node in nodes:
         if str(node.target) in REDUCE_OPS:
