@@ -52,7 +52,7 @@ FAMILY_KEYWORDS = (
     ("max", "reduction"), ("min", "reduction"), ("prod", "reduction"), ("var", "reduction"), ("std", "reduction"),
     ("norm", "norm"),
     ("bias", "elementwise"), ("add", "elementwise"), ("mul", "elementwise"), ("residual", "elementwise"),
-    ("standardize", "elementwise"), ("scale", "elementwise"),
+    ("standardize", "elementwise"), ("scale", "elementwise"), ("quant", "elementwise"),
     ("relu", "activation"), ("gelu", "activation"), ("elu", "activation"), ("silu", "activation"),
     ("swish", "activation"), ("glu", "activation"), ("mish", "activation"), ("soft", "activation"),
     ("hard", "activation"), ("sigmoid", "activation"), ("tanh", "activation"), ("clamp", "activation"),

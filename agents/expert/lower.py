@@ -120,9 +120,26 @@ def _adaptive_max_pool_global(x, output_size):
     return torch.amax(x, planes, keepdim=True), x.new_zeros((0,), dtype=torch.int64)
 
 
+def _kept(stock, op):
+    """`op` with keepdim=True as the stock keepdim=False decomposition, viewed back: the stock one
+    broadcasts with prims.broadcast_in_dim, an aliasing prim export cannot functionalize."""
+    def decomposition(x, dim=None, *, correction=None, keepdim=False):
+        if not keepdim or dim is None:
+            return stock(x, dim, correction=correction, keepdim=keepdim)
+        dims = sorted(d % x.dim() for d in ([dim] if isinstance(dim, int) else dim))
+        out = op(x, dims, correction=correction, keepdim=False)
+        return aten.view.default(out, [1 if i in dims else size for i, size in enumerate(x.shape)])
+    return decomposition
+
+
 def _decompositions() -> dict:
     table = core_aten_decompositions()
     table.update(get_decompositions(EXTRA_DECOMPOSITIONS))
+    for op in (aten.var.correction, aten.std.correction):
+        table[op] = _kept(table[op], op)
+    for op, corrected in ((aten.var.dim, aten.var.correction), (aten.std.dim, aten.std.correction)):
+        table[op] = lambda x, dim=None, unbiased=True, keepdim=False, _op=corrected: _op(
+            x, dim, correction=1 if unbiased else 0, keepdim=keepdim)
     table[aten.instance_norm.default] = _instance_norm
     table[aten.group_norm.default] = _group_norm
     table[aten.split_with_sizes.default] = _split_with_sizes
