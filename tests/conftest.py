@@ -50,3 +50,11 @@ def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return path
+
+
+def default_sigint() -> None:
+    """preexec_fn for a child a test will Ctrl-C: SIGINT back to its default. A suite started as a
+    background job inherits SIGINT ignored, and Python then never raises KeyboardInterrupt."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

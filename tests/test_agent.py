@@ -19,7 +19,7 @@ from agents.config import Budget
 from agents.drafters.base import DrafterError
 from agents.graph import build_graph
 from agents.run import RunOptions, resume_run, start_run
-from conftest import KERNELS, ROOT, TINY
+from conftest import KERNELS, ROOT, TINY, default_sigint
 from harness.verify import VerifyOptions
 from llm_server import Error, ScriptedLLM
 from registry import Registry
@@ -174,7 +174,7 @@ def test_ctrl_c_says_how_to_resume_and_the_run_resumes(isolated_registry, monkey
     monkeypatch.delenv("OPFORGE_LLM_BASE_URL", raising=False)
     monkeypatch.delenv("OPFORGE_LLM_MODEL", raising=False)
     proc = subprocess.Popen([OPFORGE, "run", str(ROOT / "ops" / "silu.py"), "--device", "cpu", "--trials", "2"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     for line in proc.stdout:  # interrupt once drafting is done and the evaluation has begun
         if " draft " in line:
             proc.send_signal(signal.SIGINT)

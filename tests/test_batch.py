@@ -22,7 +22,7 @@ from agents.batch import BatchOptions, plan_batch, resolve_specs, run_batch
 from agents.config import Budget
 from agents.run import RunOptions
 from agents.runlock import RunLock
-from conftest import SPECS, TINY, write
+from conftest import SPECS, TINY, default_sigint, write
 from harness.errors import OpforgeError
 from harness.verify import VerifyOptions
 from registry import Registry
@@ -159,7 +159,8 @@ def test_eight_concurrent_runs_lose_nothing_and_never_see_a_lock(tmp_path, isola
 def test_ctrl_c_then_the_same_command_resumes_and_skips(tmp_path, isolated_registry):
     specs = softmax_variants(tmp_path / "ops", 2)
     cmd = [OPFORGE, "batch", str(tmp_path / "ops"), "--jobs", "2", *FAST]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=default_sigint)
     interrupted = _interrupt_mid_run(proc, isolated_registry)
     _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
