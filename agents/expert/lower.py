@@ -50,19 +50,28 @@ class Lowered:
         return [p for p in self.placeholders if p.kind in ("parameter", "buffer")]
 
 
+def _normalized(x, planes: list[int], eps):
+    """(x - mean) / sqrt(var + eps) over `planes`, in two passes, as a stable variance needs."""
+    centered = x - torch.mean(x, planes, keepdim=True)
+    return centered * torch.rsqrt(torch.mean(centered * centered, planes, keepdim=True) + eps)
+
+
+def _affine(out, weight, bias, shape: list[int]):
+    """The norms' optional per-channel scale and shift, each viewed to `shape`."""
+    if weight is not None:
+        out = out * weight.view(shape)
+    return out + bias.view(shape) if bias is not None else out
+
+
 def _instance_norm(x, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled):
     """InstanceNorm as a reduction over each (sample, channel) plane. torch's own decomposition folds
     batch and channels into one dim of a literal size, which no generated kernel could keep generic."""
     per_channel = [1, -1] + [1] * (x.dim() - 2)
     if use_input_stats:
-        planes = list(range(2, x.dim()))
-        centered = x - torch.mean(x, planes, keepdim=True)  # two passes, as a stable variance needs
-        out = centered * torch.rsqrt(torch.mean(centered * centered, planes, keepdim=True) + eps)
+        out = _normalized(x, list(range(2, x.dim())), eps)
     else:  # eval mode with tracked statistics
         out = (x - running_mean.view(per_channel)) * torch.rsqrt(running_var.view(per_channel) + eps)
-    if weight is not None:
-        out = out * weight.view(per_channel)
-    return out + bias.view(per_channel) if bias is not None else out
+    return _affine(out, weight, bias, per_channel)
 
 
 def _group_norm(x, num_groups, weight, bias, eps, cudnn_enabled):
@@ -70,15 +79,8 @@ def _group_norm(x, num_groups, weight, bias, eps, cudnn_enabled):
     statistics taken over a group's channels and positions, the affine map per channel; the view back
     merges the groups. torch's own goes through native_group_norm, which no generator reads."""
     grouped = x.unflatten(1, (num_groups, -1))
-    planes = list(range(2, grouped.dim()))
-    centered = grouped - torch.mean(grouped, planes, keepdim=True)
-    out = centered * torch.rsqrt(torch.mean(centered * centered, planes, keepdim=True) + eps)
-    per_channel = [num_groups, -1] + [1] * (x.dim() - 2)
-    if weight is not None:
-        out = out * weight.view(per_channel)
-    if bias is not None:
-        out = out + bias.view(per_channel)
-    return out.flatten(1, 2)
+    out = _normalized(grouped, list(range(2, grouped.dim())), eps)
+    return _affine(out, weight, bias, [num_groups, -1] + [1] * (x.dim() - 2)).flatten(1, 2)
 
 
 def _batch_norm_eval(x, weight, bias, running_mean, running_var, momentum, eps):
@@ -86,11 +88,7 @@ def _batch_norm_eval(x, weight, bias, running_mean, running_var, momentum, eps):
     decomposition goes through the mutating training op, which export cannot keep functional)."""
     per_channel = [1, -1] + [1] * (x.dim() - 2)
     out = (x - running_mean.view(per_channel)) * torch.rsqrt(running_var.view(per_channel) + eps)
-    if weight is not None:
-        out = out * weight.view(per_channel)
-    if bias is not None:
-        out = out + bias.view(per_channel)
-    return out, x.new_zeros((0,)), x.new_zeros((0,))
+    return _affine(out, weight, bias, per_channel), x.new_zeros((0,)), x.new_zeros((0,))
 
 
 def _split_with_sizes(x, sizes, dim=0):
@@ -175,14 +173,12 @@ def lower(spec_path: str | Path) -> Lowered:
     return _describe(program, len(args), scalars)
 
 
-def _arange_dim(node) -> int | None:
-    """The dim along which `node` (an arange(0, n) through size-1 views) counts, from the right."""
+def _is_index(node) -> bool:
+    """Whether `node` is an arange(0, n) with step 1, through size-1 views."""
     while isinstance(node, Node) and str(node.target) in ("aten.unsqueeze.default", "aten.view.default"):
         node = node.args[0]
-    if not (isinstance(node, Node) and str(node.target) == "aten.arange.start_step" and node.args[0] == 0
-            and (len(node.args) < 3 or node.args[2] == 1)):
-        return None
-    return node
+    return (isinstance(node, Node) and str(node.target) == "aten.arange.start_step" and node.args[0] == 0
+            and (len(node.args) < 3 or node.args[2] == 1))
 
 
 def _eye(node) -> int | None:
@@ -191,9 +187,9 @@ def _eye(node) -> int | None:
         node = node.args[0]
     if not (isinstance(node, Node) and str(node.target) == "aten.eq.Tensor"):
         return None
-    a, b = (_arange_dim(x) for x in node.args)
     shape = tuple(val(node).shape)
-    return shape[0] if a is not None and b is not None and len(shape) == 2 and shape[0] == shape[1] else None
+    square = len(shape) == 2 and shape[0] == shape[1]
+    return shape[0] if square and all(_is_index(x) for x in node.args) else None
 
 
 def _diagonal_products(graph: Graph) -> None:
@@ -244,6 +240,11 @@ def _describe(program, n_args: int, scalars: set[int]) -> Lowered:
         raise Unsupported("tensor constants created in forward")
     ops = {str(n.target) for n in program.graph.nodes if n.op == "call_function"}
     return Lowered(program.graph, placeholders, outputs, n_args, ops)
+
+
+def arg(node: Node, index: int, name: str, default=None):
+    """A call's argument, positional or by keyword."""
+    return node.args[index] if len(node.args) > index else node.kwargs.get(name, default)
 
 
 def val(node) -> torch.Tensor | None:

@@ -11,7 +11,7 @@ from torch.fx import Node
 from agents.expert import emit
 from agents.expert.exprs import EXPR, Var
 from agents.expert.lower import Lowered, Unsupported, val
-from agents.expert.views import INDEXING, index_replay
+from agents.expert.views import INDEXING, RESHAPES, index_replay
 
 MAX_RANK = 5
 LEAF_VIEWS = {  # views applied to an input before it broadcasts: replayed by the launcher
@@ -23,7 +23,6 @@ LEAF_VIEWS = {  # views applied to an input before it broadcasts: replayed by th
     "aten.transpose.int": lambda a: f".transpose({a[1]}, {a[2]})",
     "aten.expand.default": lambda a: "",
 }
-RESHAPES = {"aten.view.default", "aten.reshape.default", "aten._unsafe_view.default"}
 SPACE = ({"BLOCK": 1024, "num_warps": 4}, {"BLOCK": 2048, "num_warps": 8}, {"BLOCK": 512, "num_warps": 4},
          {"BLOCK": 4096, "num_warps": 8})
 

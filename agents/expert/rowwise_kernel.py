@@ -17,7 +17,7 @@ from torch.fx import Node
 from agents.expert.exprs import EXPR, Var, lit
 from agents.expert.lower import Unsupported, val
 from agents.expert.rowwise_plan import CONSTANTS, FLIP, GETITEM, SHAPE_VIEWS, Output, Plan
-from agents.expert.rowwise_ops import ALIASES, Acc, accumulators, partial_acc, short, wrap
+from agents.expert.rowwise_ops import ALIASES, Acc, accumulators, last_lane, partial_acc, short, wrap
 
 RESERVED = {"row", "rows", "cols", "c", "c_rev", "mask", "row_mask", "start", "offs", "r", "valid", "n_rows",
             "n_cols", "numel", "size0", "BLOCK", "ROWS", "tl", "triton", "torch", "math", "glob_ptr"}
@@ -301,7 +301,7 @@ class RowWriter:
         if one:  # the block's product is its scan's last lane (masked lanes hold 1)
             self.body += [f"scan_{name} = tl.cumprod(u_{name}, axis=1)",
                           f"{name} = scan_{name} * carry_{name}",
-                          f"carry_{name} *= tl.sum(tl.where(cols == BLOCK - 1, scan_{name}, 0), axis=1, keep_dims=True)"]
+                          f"carry_{name} *= {last_lane(f'scan_{name}', 1, ', keep_dims=True')}"]
         else:
             self.body += [f"{name} = tl.cumsum(u_{name}, axis=1) + carry_{name}",
                           f"carry_{name} += tl.sum(u_{name}, axis=1, keep_dims=True)"]

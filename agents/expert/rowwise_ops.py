@@ -129,15 +129,20 @@ class Acc:
     def _last_of_scan(self, axis: int, kd: str) -> str:
         """The lanes' product as the last lane of their cumprod: a built-in scan, where tl.reduce with
         _mul runs one Python call per element in the interpreter."""
-        lane = "tl.arange(0, BLOCK)" + ("[None, :]" if axis == 1 else "")
-        return (f"tl.sum(tl.where({lane} == BLOCK - 1, tl.cumprod({self.tile}, axis={axis}), 0), "
-                f"axis={axis}{kd})")
+        return last_lane(f"tl.cumprod({self.tile}, axis={axis})", axis, kd)  # row kernel: cols; finish: offs
 
     def result(self):
         if self.op in ("argmax", "argmin"):
             index = Var(self.name)
             return (Var(f"{self.name}_{self.op[3:]}"), index) if self.pair else index
         return Var(self.name)
+
+
+def last_lane(scan: str, axis: int, kd: str) -> str:
+    """The last lane of a scan, as a built-in sum: a row kernel's [ROWS, BLOCK] tile along axis 1 (its
+    lane index is `cols`), or the finish kernel's [BLOCK] along axis 0 (`offs`)."""
+    lane = "cols" if axis == 1 else "offs"
+    return f"tl.sum(tl.where({lane} == BLOCK - 1, {scan}, 0), axis={axis}{kd})"
 
 
 def identity(op: str, dtype: torch.dtype) -> str:

@@ -15,7 +15,7 @@ import torch
 from torch.fx import Node
 
 from agents.expert.exprs import EXPR
-from agents.expert.lower import Lowered, Unsupported, val
+from agents.expert.lower import Lowered, Unsupported, arg, val
 from agents.expert.rowwise_frames import SHAPE_VIEWS, _frames
 from agents.expert.views import edges
 
@@ -138,10 +138,6 @@ def _check_ops(nodes: list[Node]) -> None:
         raise Unsupported(f"row-wise generator cannot handle {', '.join(bad)}")
 
 
-def _arg(node: Node, index: int, name: str, default=None):
-    return node.args[index] if len(node.args) > index else node.kwargs.get(name, default)
-
-
 def _parse_reduce(node: Node) -> Reduce:
     kind, style = REDUCE_OPS[str(node.target)]
     source = node.args[0]
@@ -150,20 +146,20 @@ def _parse_reduce(node: Node) -> Reduce:
     if style == "all":
         dims = None
     elif style == "prims":
-        dims = _arg(node, 1, "dims")
-        correction = float(_arg(node, 2, "correction", 0.0) or 0.0)
+        dims = arg(node, 1, "dims")
+        correction = float(arg(node, 2, "correction", 0.0) or 0.0)
     elif style == "var":
-        dims, keepdim = _arg(node, 1, "dim"), bool(node.kwargs.get("keepdim", False))
+        dims, keepdim = arg(node, 1, "dim"), bool(node.kwargs.get("keepdim", False))
         correction = node.kwargs.get("correction")
         correction = 1.0 if correction is None else float(correction)
     elif style == "var_dim":
-        dims, keepdim = _arg(node, 1, "dim"), bool(_arg(node, 3, "keepdim", False))
-        correction = 1.0 if _arg(node, 2, "unbiased", True) else 0.0
+        dims, keepdim = arg(node, 1, "dim"), bool(arg(node, 3, "keepdim", False))
+        correction = 1.0 if arg(node, 2, "unbiased", True) else 0.0
     elif style == "gather":
-        dims, keepdim = _arg(node, 1, "dim"), True
+        dims, keepdim = arg(node, 1, "dim"), True
         _check_gather(node, dims)
     else:
-        dims, keepdim = _arg(node, 1, "dim"), bool(_arg(node, 2, "keepdim", False))
+        dims, keepdim = arg(node, 1, "dim"), bool(arg(node, 2, "keepdim", False))
     if isinstance(dims, int):
         dims = [dims]
     norm = tuple(range(-rank, 0)) if not dims else tuple(sorted({d - rank if d >= 0 else d for d in dims}))
@@ -236,7 +232,7 @@ def _check_full(node: Node, red: Reduce) -> None:
 
 
 def _scan_dim(node: Node) -> int:
-    dim, rank = _arg(node, 1, "dim"), val(node).dim()
+    dim, rank = arg(node, 1, "dim"), val(node).dim()
     return dim - rank if dim >= 0 else dim
 
 
@@ -244,7 +240,7 @@ def _sides(plan: Plan) -> bool:
     """Whether the launcher counts the reduced dims from the left: only when every row reduction and
     scan was written that way."""
     sides = [r.from_left for r in plan.reduces.values() if not r.full]
-    sides += [_arg(n, 1, "dim") >= 0 for n in plan.scans]
+    sides += [arg(n, 1, "dim") >= 0 for n in plan.scans]
     return bool(sides) and all(sides)
 
 

@@ -16,7 +16,7 @@ from torch.fx import Node
 
 from agents.expert import emit
 from agents.expert.exprs import EXPR, Var, lit
-from agents.expert.lower import Lowered, Unsupported, val
+from agents.expert.lower import Lowered, Unsupported, arg, val
 
 POOLS = {  # target -> (kind, spatial rank)
     "aten.max_pool2d_with_indices.default": ("max", 2), "aten.max_pool3d_with_indices.default": ("max", 3),
@@ -34,8 +34,6 @@ class Pool:
 
     def __init__(self, node: Node) -> None:
         self.kind, rank = POOLS[str(node.target)]
-        args = list(node.args) + [None] * 8
-        kw = node.kwargs
 
         def triple(value, default, depth: int) -> tuple[int, ...]:
             """Per spatial dim as (depth, height, width); a 2-D pool's depth is `depth`."""
@@ -46,19 +44,18 @@ class Pool:
                 raise Unsupported(f"{node.target} with {value}")
             return (depth,) * (3 - rank) + tuple(int(v) for v in value)
 
-        self.kernel = triple(args[1], None, 1)
-        self.stride = triple(args[2] if args[2] is not None else kw.get("stride"), list(self.kernel[3 - rank:]), 1)
-        self.padding = triple(args[3] if args[3] is not None else kw.get("padding", 0), 0, 0)
-        if self.kind == "max":
-            self.dilation = triple(args[4] if args[4] is not None else kw.get("dilation", 1), 1, 1)
-            self.ceil_mode = bool(args[5] if args[5] is not None else kw.get("ceil_mode", False))
+        self.kernel = triple(arg(node, 1, "kernel_size"), None, 1)
+        self.stride = triple(arg(node, 2, "stride"), list(self.kernel[3 - rank:]), 1)
+        self.padding = triple(arg(node, 3, "padding", 0), 0, 0)
+        if self.kind == "max":  # (x, kernel, stride, padding, dilation, ceil_mode)
+            self.dilation = triple(arg(node, 4, "dilation", 1), 1, 1)
+            self.ceil_mode = bool(arg(node, 5, "ceil_mode", False))
             self.count_include_pad, self.divisor = True, None
-        else:
+        else:  # (x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
             self.dilation = (1, 1, 1)
-            self.ceil_mode = bool(args[4] if args[4] is not None else kw.get("ceil_mode", False))
-            include = args[5] if args[5] is not None else kw.get("count_include_pad", True)
-            self.count_include_pad = bool(include)
-            self.divisor = args[6] if args[6] is not None else kw.get("divisor_override")
+            self.ceil_mode = bool(arg(node, 4, "ceil_mode", False))
+            self.count_include_pad = bool(arg(node, 5, "count_include_pad", True))
+            self.divisor = arg(node, 6, "divisor_override")
         self.rank = rank
 
 
