@@ -10,6 +10,7 @@ import json
 import os
 import secrets
 import shutil
+import stat
 import tempfile
 import threading
 from dataclasses import dataclass, field
@@ -36,6 +37,9 @@ class Job:
     payload: dict
     files: dict[str, str] = field(default_factory=dict)
     timeout_s: float = 600.0
+    # Files the job writes into its directory that the caller reads back: name -> most bytes accepted.
+    # Anything larger, not a regular file, or a link is refused unread (JobResult.output_errors).
+    outputs: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -49,6 +53,8 @@ class JobResult:
     peak_rss_mb: float = 0.0
     cause: str | None = None  # one of CAUSES when the job did not leave a result
     runtime: str = "none"
+    outputs: dict[str, bytes] = field(default_factory=dict)  # the Job's declared outputs that were readable
+    output_errors: dict[str, str] = field(default_factory=dict)  # why a declared output was refused
 
     @property
     def ok(self) -> bool:
@@ -98,17 +104,55 @@ class StagedJob:
         return f"{self.inside}/job.json"
 
     def result(self) -> tuple[dict | None, bool]:
-        """(payload, unreadable): a result.json that is not JSON means the job was tampered with or died mid-write."""
-        path = self.host / "result.json"
-        if not path.is_file():
-            return None, False
+        """(payload, unreadable): a result.json that is not JSON, too large, or not a regular file
+        means the job was tampered with or died mid-write."""
+        data, problem = read_capped(self.host / "result.json", RESULT_CAP)
+        if data is None:
+            return None, problem != "missing"
         try:
-            return json.loads(path.read_text(errors="replace")[: 16 << 20]), False
+            return json.loads(data.decode("utf-8", "replace")), False
         except ValueError:
             return None, True
 
+    def outputs(self, caps: dict[str, int]) -> tuple[dict[str, bytes], dict[str, str]]:
+        """The declared output files, each read only when it is a regular file within its cap."""
+        found, errors = {}, {}
+        for name, cap in caps.items():
+            data, problem = read_capped(self.host / name, cap)
+            if data is not None:
+                found[name] = data
+            elif problem != "missing":
+                errors[name] = problem
+        return found, errors
+
     def cleanup(self) -> None:
         shutil.rmtree(self.host, ignore_errors=True)
+
+
+RESULT_CAP = 8 << 20  # result.json holds a verdict's data, never tensors
+
+
+def read_capped(path: Path, cap: int) -> tuple[bytes | None, str]:
+    """(bytes, "") for a regular file of at most `cap` bytes; else (None, why). Never follows a
+    link and checks the size before reading, so a job cannot point the reader at a host file or
+    make it read a sparse terabyte."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None, "missing"
+    except OSError as exc:
+        return None, f"unreadable ({exc.strerror})"
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None, "not a regular file"
+        if info.st_size > cap:
+            return None, f"too large: {info.st_size} bytes (at most {cap})"
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(cap + 1)
+        return (data, "") if len(data) <= cap else (None, f"too large: over {cap} bytes")
+    finally:
+        os.close(fd)
 
 
 class CappedReader(threading.Thread):

@@ -113,7 +113,7 @@ class DockerSandbox:
             self._ensure_container()
             staged = StagedJob(job, owner=self.uid, parent=self.jobs_root, inside_parent=JOBS)
             code, timed_out, out, err = self._exec(staged, job.timeout_s)
-            return self._result(staged, code, timed_out, out, err, time.perf_counter() - started)
+            return self._result(staged, job, code, timed_out, out, err, time.perf_counter() - started)
         except Exception as exc:  # the engine refused the job (bad image, daemon gone): never raise
             self.close()
             return JobResult(exit_code=None, payload=None, stderr=f"docker: {type(exc).__name__}: {exc}",
@@ -185,15 +185,18 @@ class DockerSandbox:
         exec_id = api.exec_create(self.container.id, ["/bin/sh", "-c", RESET], user=f"{self.uid}:{self.uid}")["Id"]
         api.exec_start(exec_id)
 
-    def _result(self, staged: StagedJob, code: int | None, timed_out: bool, out: str, err: str, wall: float) -> JobResult:
+    def _result(self, staged: StagedJob, job: Job, code: int | None, timed_out: bool, out: str, err: str,
+                wall: float) -> JobResult:
         payload, unreadable = staged.result()
+        files, file_errors = staged.outputs(job.outputs)
         usage = (payload or {}).get("usage", {})
         signalled = -(code - 128) if code is not None and code >= 128 else code
         # SIGKILL that we did not send: the cgroup's OOM killer (nothing else in the container kills)
         oom = signalled == -9 and not timed_out
         return JobResult(exit_code=signalled, payload=payload, stdout=out, stderr=err, wall_s=wall,
                          cpu_s=usage.get("cpu_s", 0.0), peak_rss_mb=usage.get("max_rss_mb", 0.0),
-                         cause=cause_of(signalled, payload, unreadable, timed_out, oom), runtime=self.name)
+                         cause=cause_of(signalled, payload, unreadable, timed_out, oom), runtime=self.name,
+                         outputs=files, output_errors=file_errors)
 
 
 class _ExecReader(threading.Thread):

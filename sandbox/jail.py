@@ -119,7 +119,7 @@ class JailSandbox:
                 argv = unshare_argv(str(root), str(staged.host), self.scratch_bytes, job_env(SCRATCH), uid,
                                     [exposure().python, *WORKER, staged.job_file])
             return run_process(argv, staged, {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}, job.timeout_s, self.name,
-                               preexec=limits)
+                               preexec=limits, outputs=job.outputs)
         finally:
             staged.cleanup()
             if root.exists():

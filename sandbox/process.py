@@ -39,7 +39,8 @@ def _wait(pid: int, deadline: float) -> tuple[bool, int, resource.struct_rusage]
 
 
 def run_process(argv: list[str], staged: StagedJob, env: dict[str, str], timeout_s: float, runtime: str,
-                cwd: str | None = None, preexec: Callable[[], None] | None = None) -> JobResult:
+                cwd: str | None = None, preexec: Callable[[], None] | None = None,
+                outputs: dict[str, int] | None = None) -> JobResult:
     """Start argv in a new session, drain its output through capped readers, kill the whole
     session at the deadline, and read the result the worker left in the job directory."""
     started = time.perf_counter()
@@ -54,11 +55,13 @@ def run_process(argv: list[str], staged: StagedJob, env: dict[str, str], timeout
     wall = time.perf_counter() - started
     stdout, stderr = (r.text() for r in readers)
     payload, unreadable = staged.result()
+    files, file_errors = staged.outputs(outputs or {})
     reported = (payload or {}).get("usage", {})  # a jailed worker is not our direct child: it reports itself
     return JobResult(exit_code=code, payload=payload, stdout=stdout, stderr=stderr, wall_s=wall,
                      cpu_s=max(usage.ru_utime + usage.ru_stime, reported.get("cpu_s", 0.0)),
                      peak_rss_mb=max(usage.ru_maxrss / 1024, reported.get("max_rss_mb", 0.0)),
-                     cause=cause_of(code, payload, unreadable, timed_out, _oom(payload)), runtime=runtime)
+                     cause=cause_of(code, payload, unreadable, timed_out, _oom(payload)), runtime=runtime,
+                     outputs=files, output_errors=file_errors)
 
 
 def _oom(payload: dict | None) -> bool:
@@ -80,7 +83,8 @@ class ProcessSandbox:
             scratch = staged.host / "scratch"
             scratch.mkdir()
             return run_process([sys.executable, *WORKER, staged.job_file], staged, job_env(str(scratch)),
-                               job.timeout_s, self.name, cwd=str(scratch), preexec=_core_limits)
+                               job.timeout_s, self.name, cwd=str(scratch), preexec=_core_limits,
+                               outputs=job.outputs)
         finally:
             staged.cleanup()
 
