@@ -3,7 +3,13 @@ from __future__ import annotations
 
 import torch
 
-from harness.compare import TOLERANCES, compare_outputs, compare_tensor, tolerance
+import math
+
+import pytest
+
+from harness.compare import TOLERANCES, compare_outputs, compare_tensor, small_element_tolerance, tolerance
+
+F = torch.nn.functional
 
 
 def test_shape_is_checked_first():
@@ -45,7 +51,7 @@ def test_atol_scales_with_reference_magnitude_so_zeros_fail_a_wide_softmax():
 
 
 def test_tolerance_table_and_overrides():
-    assert tolerance(torch.float32) == TOLERANCES[torch.float32]
+    assert tolerance(torch.float32) == TOLERANCES[torch.float32][:2]
     assert tolerance(torch.float16, atol=0.5) == (0.5, TOLERANCES[torch.float16][1])
     assert tolerance(torch.int64) == (0.0, 0.0)
     rep = compare_tensor(0, torch.tensor([1, 2, 3]), torch.tensor([1, 2, 4]), None, None)
@@ -57,3 +63,117 @@ def test_output_count_and_tuple_outputs():
     assert reps[0].problem == "returned 1 outputs, reference returns 2"
     reps = compare_outputs((torch.ones(2), 3.0), (torch.ones(2), 3.0), None, None)
     assert all(r.problem is None for r in reps)
+
+
+# The small-element check: elements with |ref| >= floor x rms must be within rtol_small of themselves.
+
+def _randn(*shape, scale=1.0, seed=0):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)) * scale
+
+
+def test_small_element_error_under_the_rms_atol_is_named():
+    ref = torch.ones(10, 1000)
+    ref[3, 7] = 2e-3  # 2e-3 x rms: above the floor (1e-3 x rms), where an atol of 1e-4 x rms is 5%
+    out = ref.clone()
+    out[3, 7] = 2.08e-3  # 4% off, 8e-5 absolute: under the atol
+    rep = compare_tensor(0, ref, out, None, None)
+    assert rep.problem == ("output 0: relative err 0.04 at [3, 7] on a small element (got 0.00208, expected 0.002; "
+                           "|ref| >= 0.001 x rms 1, rtol_small 0.02); 1 of 10000 elements differ")
+    out[3, 7] = 2.02e-3  # 1%: within rtol_small
+    assert compare_tensor(0, ref, out, None, None).problem is None
+
+
+def test_elements_below_the_floor_only_answer_to_the_atol():
+    # 1 + erf(x) near x = -3.5 keeps only erf's absolute error: relative error there means nothing
+    ref = torch.ones(10, 1000)
+    ref[5, 5] = 5e-5
+    out = ref.clone()
+    out[5, 5] = 1e-4  # 100% off but 5e-5 absolute, below the floor and under the atol
+    rep = compare_tensor(0, ref, out, None, None)
+    assert rep.problem is None and rep.floor == 1e-3 and rep.rtol_small == 2e-2
+
+
+def test_tanh_gelu_fails_where_the_rms_atol_hid_it():
+    x = _randn(7, 4097, scale=8)  # gelu_erf's variant: rms 5.6, so the atol is 5.6e-4
+    rep = compare_tensor(0, F.gelu(x), F.gelu(x, approximate="tanh"), None, None)
+    assert "on a small element" in rep.problem and "|ref| >= 0.001 x rms" in rep.problem
+    # a spec declaring atol = rtol = 1e-3 passes the tanh GELU on the atol everywhere; the small
+    # elements still catch it, under a floor and rtol_small loosened to match
+    x = _randn(64, 1000)
+    rep = compare_tensor(0, F.gelu(x), F.gelu(x, approximate="tanh"), 1e-3, 1e-3)
+    assert "on a small element" in rep.problem and "|ref| >= 0.01 x rms" in rep.problem
+
+
+def test_spec_tolerances_loosen_the_small_element_check_never_tighten_it():
+    assert small_element_tolerance(torch.float32) == TOLERANCES[torch.float32][2:]
+    assert small_element_tolerance(torch.float32, atol=1e-3, rtol=1e-2) == pytest.approx((1e-2, 0.1))
+    assert small_element_tolerance(torch.float32, atol=1e-6, rtol=1e-6) == TOLERANCES[torch.float32][2:]
+    assert small_element_tolerance(torch.int64) == (0.0, 0.0)
+    half, single = small_element_tolerance(torch.float16), small_element_tolerance(torch.float32)
+    assert half[0] > single[0] and half[1] >= single[1]
+
+
+def _blocked_cumsum(x, block=1024):
+    out, carry = torch.empty_like(x), torch.zeros_like(x[:, :1])
+    for start in range(0, x.shape[1], block):
+        chunk = x[:, start:start + block]
+        out[:, start:start + block] = torch.cumsum(chunk, 1) + carry
+        carry = carry + chunk.sum(1, keepdim=True)
+    return out
+
+
+def _serial_cumsum(x):
+    out, acc = torch.empty_like(x), torch.zeros_like(x[:, 0])
+    for j in range(x.shape[1]):
+        acc = acc + x[:, j]
+        out[:, j] = acc
+    return out
+
+
+def _ksplit_matmul(a, b, block_k=32):
+    acc = torch.zeros(a.shape[0], b.shape[1])
+    for start in range(0, a.shape[1], block_k):
+        acc = acc + a[:, start:start + block_k] @ b[start:start + block_k]
+    return acc
+
+
+def _erf_abramowitz_stegun(z):  # 7.1.26, |error| <= 1.5e-7
+    t = 1.0 / (1.0 + 0.3275911 * z.abs())
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    return torch.sign(z) * (1.0 - poly * torch.exp(-z * z))
+
+
+def _layer_norm(x):
+    return F.layer_norm(x, x.shape[-1:], eps=1e-5)
+
+
+CORRECT = {  # name: (reference, the same op computed another correct way)
+    "softmax 16k columns in float64": (lambda x: torch.softmax(x, -1),
+                                       lambda x: torch.softmax(x.double(), -1).float(), (4, 16384)),
+    "layer norm of x*4+2 in float64": (lambda x: _layer_norm(x * 4 + 2),
+                                       lambda x: _layer_norm(x.double() * 4 + 2).float(), (33, 4096)),
+    "cumsum in 1024-column blocks": (lambda x: torch.cumsum(x, 1), _blocked_cumsum, (8, 4096)),
+    "cumsum added serially in fp32": (lambda x: torch.cumsum(x, 1), _serial_cumsum, (8, 4096)),
+    "row sum of 16k columns serially": (lambda x: x.sum(1), lambda x: _serial_cumsum(x)[:, -1], (64, 16384)),
+    "gelu through erfc": (F.gelu, lambda x: 0.5 * x * torch.erfc(-x / math.sqrt(2)), (64, 4096)),
+    "gelu x8 through erfc": (lambda x: F.gelu(x * 8), lambda x: 0.5 * x * 8 * torch.erfc(-x * 8 / math.sqrt(2)),
+                             (7, 4097)),
+    "gelu through a 1.5e-7 erf": (F.gelu, lambda x: 0.5 * x * (1 + _erf_abramowitz_stegun(x / math.sqrt(2))),
+                                  (64, 4096)),
+    "log softmax as x - logsumexp": (lambda x: torch.log_softmax(x * 100, -1),
+                                     lambda x: x * 100 - torch.logsumexp(x.double() * 100, -1, keepdim=True).float(),
+                                     (16, 4096)),
+}
+
+
+@pytest.mark.parametrize("name", list(CORRECT))
+def test_correct_fp32_computations_in_another_order_pass(name):
+    ref_fn, alt_fn, shape = CORRECT[name]
+    x = _randn(*shape)
+    assert compare_tensor(0, ref_fn(x), alt_fn(x), None, None).problem is None
+
+
+@pytest.mark.parametrize("k_split", [32, 256])
+def test_matmul_with_another_k_split_passes(k_split):
+    a, b = _randn(128, 1024, seed=1), _randn(1024, 96, seed=2)
+    assert compare_tensor(0, a @ b, _ksplit_matmul(a, b, k_split), None, None).problem is None
