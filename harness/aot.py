@@ -3,6 +3,9 @@
 The interpreter accepts code the GPU compiler rejects (non-power-of-two aranges, small tl.dot
 tiles...), so every launch signature seen while the candidate runs is compiled for the target
 (default sm_90) and its registers, spills and shared memory are read back with ptxas / cuobjdump.
+The PTX also says at what precision the tensor cores multiply: a float32 op whose kernel feeds them
+tf32 (tl.dot's default for fp32 operands), fp16, bf16 or fp8 operands is reported, since such a
+kernel only passes the value comparison when the test inputs happen to be benign.
 Runs in the worker with TRITON_INTERPRET unset; no GPU is needed.
 """
 from __future__ import annotations
@@ -29,6 +32,23 @@ TYPE_NAMES = {
     torch.bool: "i1", torch.float8_e4m3fn: "fp8e4nv", torch.float8_e5m2: "fp8e5",
 }
 OPTION_KEYS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+
+# Tensor-core instructions (mma.sync on sm_80+, wgmma on sm_90, tcgen05.mma on sm_100), optionally
+# predicated; their dotted suffixes name the operand types, tcgen05's `kind::` names the family.
+MMA = re.compile(r"^\s*(?:@!?%\w+\s+)?((?:wgmma\.mma_async|mma|tcgen05\.mma)(?:\.[\w:]+)*)", re.M)
+REDUCED_TYPES = {"tf32": "tf32", "f16": "fp16", "bf16": "bf16", "e4m3": "fp8e4m3", "e5m2": "fp8e5m2",
+                 "e3m2": "fp6", "e2m3": "fp6", "e2m1": "fp4", "s8": "int8", "u8": "int8", "s4": "int4",
+                 "u4": "int4", "b1": "int1", "kind::tf32": "tf32", "kind::f16": "fp16/bf16",
+                 "kind::f8f6f4": "fp8/fp6/fp4", "kind::mxf8f6f4": "fp8/fp6/fp4", "kind::mxf4": "fp4",
+                 "kind::mxf4nvf4": "fp4", "kind::i8": "int8"}
+# tl.dot(input_precision=...) on fp32 operands that Triton emulates with several reduced-precision
+# products, and the mma precisions each leaves in the PTX: tf32x3 and bf16x6 come within a few ulps
+# of fp32, bf16x3 keeps ~16 mantissa bits. PLAIN: what a dot on half operands leaves there.
+EMULATIONS = {"tf32x3": {"tf32"}, "bf16x6": {"bf16", "fp16/bf16"}, "bf16x3": {"bf16", "fp16/bf16"}}
+NEAR_FP32 = {"tf32x3", "bf16x6"}
+PLAIN = {"f16": {"fp16", "fp16/bf16"}, "bf16": {"bf16", "fp16/bf16"}}
+# `tt.dot %a, %b, %c[, inputPrecision = tf32] : tensor<64x64xf32> * ...`; no precision means ieee.
+TTIR_DOT = re.compile(r"\btt\.dot\s[^:\n]*?(?:inputPrecision = (\w+)[^:\n]*)?:\s*tensor<(?:\d+x)*(\w+)")
 
 
 def _type_of(value: Any) -> str:
@@ -108,8 +128,35 @@ def _resource_usage(compiled: Any, arch: int) -> dict:
     return metrics
 
 
-def compile_launches(launches: list[Launch], arch: int = 90) -> tuple[list[dict], list[str], list[str]]:
-    """Compile each distinct launch signature; return (per-kernel metrics, build-error reasons, notes)."""
+def tensor_core_precisions(ptx: str, ttir: str = "") -> tuple[list[str], list[str]]:
+    """(mma instructions in the PTX, the reduced operand precisions they use). The mma of an fp32
+    dot Triton emulates (TTIR `inputPrecision = tf32x3`) is named by the emulation, and keeps its
+    own name only if a plain dot at that precision is there too."""
+    instructions = list(dict.fromkeys(MMA.findall(ptx)))
+    found = {REDUCED_TYPES[t] for ins in instructions for t in ins.split(".") if t in REDUCED_TYPES}
+    dots = {(prec or "ieee", elem) for prec, elem in TTIR_DOT.findall(ttir)}
+    plain = set().union({"tf32"} if ("tf32", "f32") in dots else set(), *(PLAIN.get(e, set()) for _, e in dots))
+    seen = set(found)
+    for emulation in {p for p, e in dots if e == "f32" and p in EMULATIONS}:
+        if EMULATIONS[emulation] & seen:
+            found = (found - (EMULATIONS[emulation] - plain)) | {emulation}
+    return instructions, sorted(found)
+
+
+def _low_precision(entry: dict, instructions: list[str]) -> str | None:
+    low = [p for p in entry["tensor_core_precisions"] if p not in NEAR_FP32]
+    if not low:
+        return None
+    ins = next((i for i in instructions if any(REDUCED_TYPES.get(t) in low for t in i.split("."))),
+               next(i for i in instructions if any(t in REDUCED_TYPES for t in i.split("."))))
+    return (f"low-precision: {entry['kernel']} uses {ins} (tensor cores at {'/'.join(low)}) "
+            f"in a float32 op")
+
+
+def compile_launches(launches: list[Launch], arch: int = 90,
+                     float32: bool = False) -> tuple[list[dict], list[str], list[str]]:
+    """Compile each distinct launch signature; return (per-kernel metrics, build-error and, for a
+    float32 op (`float32`), low-precision reasons, notes)."""
     results, reasons, notes, seen = [], [], [], set()
     target = GPUTarget("cuda", arch, 32)
     for launch in launches:
@@ -134,8 +181,13 @@ def compile_launches(launches: list[Launch], arch: int = 90) -> tuple[list[dict]
         entry = {"kernel": launch.name, "arch": f"sm_{arch}", "num_warps": compiled.metadata.num_warps,
                  "num_stages": compiled.metadata.num_stages,
                  "constexprs": {k: repr(v) for k, v in constexprs.items()}}
+        instructions, entry["tensor_core_precisions"] = tensor_core_precisions(
+            compiled.asm.get("ptx", ""), compiled.asm.get("ttir", ""))
+        entry["mma"] = bool(instructions)
         entry.update(_resource_usage(compiled, arch))
         results.append(entry)
+        if float32 and (reason := _low_precision(entry, instructions)):
+            reasons.append(reason)
     return results, reasons, notes
 
 
