@@ -139,7 +139,7 @@ def input_lists(module: ModuleType, path: Path) -> list[list]:
     return lists
 
 
-def _meta_footprint(module: ModuleType, path: Path) -> tuple[int, int]:
+def meta_footprint(module: ModuleType, path: Path) -> tuple[int, int]:
     """(elements, bytes) of the main inputs and the reference outputs, computed on the meta device
     so that a spec asking for 64 GiB is measured without allocating it."""
     with torch.device("meta"):
@@ -165,7 +165,7 @@ def shrink_sizes(module: ModuleType, path: Path, max_elements: int) -> dict[str,
     sizes = declared_sizes(module)
     frozen: set[str] = set()
     for _ in range(200):
-        elements, _bytes = _meta_footprint(module, path)
+        elements, _bytes = meta_footprint(module, path)
         candidates = [k for k, v in sizes.items() if v >= 2 * MIN_SHRINKABLE and k not in frozen]
         if elements <= max_elements or not candidates:
             break
@@ -174,7 +174,7 @@ def shrink_sizes(module: ModuleType, path: Path, max_elements: int) -> dict[str,
         sizes[key] = old // 2
         apply_sizes(module, {key: sizes[key]})
         try:
-            _meta_footprint(module, path)
+            meta_footprint(module, path)
         except SpecError:
             sizes[key] = old
             apply_sizes(module, {key: old})
@@ -199,7 +199,7 @@ def load_spec(path: Path | str, *, max_elements: int | None, max_bytes: int) -> 
     declared = declared_sizes(module)
     try:
         used = shrink_sizes(module, path, max_elements) if max_elements else dict(declared)
-        _elements, nbytes = _meta_footprint(module, path)
+        _elements, nbytes = meta_footprint(module, path)
     except SpecError:
         raise
     except Exception as exc:

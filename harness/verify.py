@@ -1,7 +1,9 @@
 """`verify(spec, kernel)`: load the spec, read the candidate, static checks, then the build and run
 jobs in the sandbox, merged into one verdict dict (the contract `opforge verify --json` prints).
 
-This process never imports the candidate: it parses its source, and the worker does the rest.
+This process never imports the candidate: it parses its source, runs the reference and judges
+(harness/judge.py, harness/evidence.py); the candidate runs in a sandboxed process of its own
+(harness/checker.py) that gets inputs and gives back outputs as copies.
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness import evidence, judge
 from harness.backends import get_backend
 from harness.errors import CandidateError
 from harness.hardware import Hardware, detect
@@ -86,35 +89,65 @@ def _verify_in(spec: OpSpec, hardware: Hardware, source: str, options: VerifyOpt
     elif static.reasons:
         stage = "load" if static.reasons[0].startswith("syntax-error") else "static"
         return _finish(verdict, stage, static.reasons, started)
-    payload = {"sizes": spec.sizes_used, "seed": seed, "trials": options.trials, "device": hardware.device,
-               "atol": spec.meta.get("atol"), "rtol": spec.meta.get("rtol"),
-               "mutates": list(spec.meta.get("mutates", [])), "arch": options.arch or hardware.arch,
-               "profile": options.profile}
+    try:
+        material = judge.prepare(spec, seed, options.trials, hardware.device)
+    except judge.ReferenceError_ as exc:
+        return _finish(verdict, "load", [str(exc)], started)
+    payload = {"device": hardware.device, "arch": options.arch or hardware.arch, "float32": spec.is_float32}
     # On a GPU one process builds and runs; on the CPU the interpreted run needs its own process.
     modes = ["build", "run"] if hardware.device == "cpu" else ["verify"]
-    files = {"spec.py": str(spec.path), "candidate.py": _write_source(source)}
+    files = {"candidate.py": _write_temp(source.encode(), ".py"), "inputs.pt": _write_temp(material.payload(), ".pt")}
+    outputs_cap = {"outputs.pt": material.output_cap()}
     results: dict = {"build": None, "run": None}
+    outputs = None
     try:
         for mode in modes:
-            result = sandbox.run(Job({**payload, "mode": mode}, files, options.timeout_s))
+            result = sandbox.run(Job({**payload, "mode": mode}, files, options.timeout_s,
+                                     outputs=outputs_cap if mode != "build" else {}))
             _add_usage(verdict, mode, result)
             if problem := _job_problem(result):
                 # the build job runs forward once to record launches: a hang there is the forward's
                 stage = "build" if mode == "build" and result.cause != "timeout" else "run"
                 return _finish(verdict, stage, [problem], started)
-            results.update({k: v for k, v in result.payload.items() if v is not None})
-            if results["build"] and results["build"]["reasons"]:
+            results.update({k: v for k, v in result.payload.items() if k in results and isinstance(v, dict)})
+            if mode != "build":
+                outputs = _outputs(result)
+            if results["build"] and results["build"].get("reasons"):
                 break
     finally:
-        os.unlink(files["candidate.py"])
-    build, run = results["build"], results["run"]
-    verdict["build"] = {"target": f"sm_{payload['arch']}", "kernels": build["kernels"], "note": build.get("note")}
-    if build["reasons"]:
-        return _finish(verdict, "build", build["reasons"], started)
-    verdict.update({k: run[k] for k in ("variants", "launches", "anticheat", "timings")})
+        for path in files.values():
+            os.unlink(path)
+    build = results["build"] or {"kernels": [], "reasons": ["runtime-error: the build job returned no report"]}
+    verdict["build"] = {"target": f"sm_{payload['arch']}", "kernels": build.get("kernels", []), "note": build.get("note")}
+    if build.get("reasons"):
+        return _finish(verdict, "build", [str(r) for r in build["reasons"]], started)
+    run = _judge_run(spec, material, results["run"] or {}, outputs, hardware, options, started)
+    verdict.update({k: run[k] for k in ("variants", "stress", "launches", "anticheat", "timings", "calls")})
     if verdict["timings"] is None:
         verdict["timings_note"] = _no_timings_reason(hardware, run)
     return _finish(verdict, run["stage"], run["reasons"], started)
+
+
+def _outputs(result: JobResult) -> list | None:
+    if "outputs.pt" in result.output_errors:
+        return None
+    return judge.load_outputs(result.outputs.get("outputs.pt"))
+
+
+def _judge_run(spec: OpSpec, material: judge.Material, payload: dict, outputs: list | None,
+               hardware: Hardware, options: VerifyOptions, started: float) -> dict:
+    atol, rtol = spec.meta.get("atol"), spec.meta.get("rtol")
+    n_calls = len(payload.get("calls") or [])
+    findings = evidence.judge_calls(material, payload, outputs, atol, rtol)
+    timings = None
+    bench = payload.get("bench")
+    if bench and outputs is not None:
+        evidence.judge_bench(findings, material, bench, outputs[n_calls:], atol, rtol)
+        if not findings.reasons and options.profile:
+            from harness.profile import profile_reference, timings as make_timings
+            main = material.cases[judge.main_case(material)]
+            timings = make_timings(bench["kernel_ms"], profile_reference(material.refs[0], main.inputs))
+    return evidence.run_result(findings, material, started, timings, ran=not payload.get("rejected"))
 
 
 def _add_usage(verdict: dict, mode: str, result: JobResult) -> None:
@@ -123,12 +156,12 @@ def _add_usage(verdict: dict, mode: str, result: JobResult) -> None:
         "peak_rss_mb": round(result.peak_rss_mb, 1), "runtime": result.runtime}
 
 
-def _write_source(source: str) -> str:
+def _write_temp(data: bytes, suffix: str) -> str:
     import tempfile
 
-    fd, path = tempfile.mkstemp(prefix="opforge-candidate-", suffix=".py")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(source)
+    fd, path = tempfile.mkstemp(prefix="opforge-job-", suffix=suffix)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
     return path
 
 
@@ -139,7 +172,7 @@ def _base_verdict(spec: OpSpec, hw: Hardware, source: str, options: VerifyOption
         "candidate_sha256": hashlib.sha256(source.encode()).hexdigest(),
         "device": hw.device, "hardware": hw.fingerprint,
         "sizes": {"declared": spec.sizes_declared, "used": spec.sizes_used},
-        "seed": seed, "trials": options.trials, "variants": [], "anticheat": {}, "launches": {},
+        "seed": seed, "trials": options.trials, "variants": [], "stress": [], "calls": 0, "anticheat": {}, "launches": {},
         "build": None, "timings": None, "timings_note": None, "sandbox": runtime,
     }
     if runtime == "none":
@@ -154,8 +187,8 @@ def _job_problem(result: JobResult) -> str | None:
     if result.cause:
         tail = (result.stderr.strip().splitlines() or [""])[-1][:200]
         return f"{result.cause}: the job died (exit {result.exit_code}) {tail}".rstrip()
-    if "error" in result.payload:
-        return f"harness-error: {result.payload['error']}"
+    if "error" in result.payload:  # the candidate's process died on its way: its words are data
+        return f"runtime-error: the candidate's process failed: {str(result.payload['error'])[:300]}"
     return None
 
 

@@ -1,12 +1,14 @@
 """The evaluation worker: `python -m harness.worker JOB.json` runs one job on candidate code.
 
-This is the only process that imports a candidate. It is started by a sandbox runtime (sandbox/) with
-a time limit, a scrubbed environment and a scratch directory; it writes its result as JSON to the
-path named in the job. Only the standard library is imported before the job says whether Triton
-must run under its interpreter (TRITON_INTERPRET has to be set before Triton is imported).
+This is the only process that imports a candidate, and it holds neither the reference nor the
+comparison (see harness/checker.py and harness/judge.py). It is started by a sandbox runtime
+(sandbox/) with a time limit, a scrubbed environment and a scratch directory; it writes what the
+candidate did as JSON to the path named in the job, and the outputs to `outputs.pt`. Only the
+standard library is imported before the job says whether Triton must run under its interpreter
+(TRITON_INTERPRET has to be set before Triton is imported).
 
-Job fields: mode ("build" | "run" | "verify"), spec_path, candidate_path, result_path, sizes, seed, trials,
-device ("cpu" | "cuda"), atol, rtol, mutates, arch, profile.
+Job fields: mode ("build" | "run" | "verify"), candidate_path, inputs_path, outputs_path, result_path,
+device ("cpu" | "cuda"), arch, float32.
 """
 from __future__ import annotations
 
@@ -27,13 +29,14 @@ def run_job(job: dict) -> dict:
         os.environ.pop("TRITON_INTERPRET", None)
     # Triton 3.9 warns in every process that this is unset; keep its current default explicitly.
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
-    from harness import checker
+    from harness import checker, guards
 
+    guards.install_tripwires()
     result: dict = {"build": None, "run": None}
     if job["mode"] == "build":
         result["build"] = checker.build_job(job)
         return result
-    snapshot = checker.take_snapshot()  # before any candidate code runs, so import-time patches show
+    snapshot = guards.ModuleSnapshot()  # before any candidate code runs, so import-time patches show
     if job["mode"] == "verify":
         result["build"] = checker.build_job(job)
         if result["build"]["reasons"]:

@@ -93,6 +93,8 @@ class StagedJob:
         for name, host_path in job.files.items():
             shutil.copyfile(host_path, self.host / name)
             payload[f"{Path(name).stem}_path"] = f"{self.inside}/{name}"
+        for name in job.outputs:  # where the worker writes each declared output
+            payload[f"{Path(name).stem}_path"] = f"{self.inside}/{name}"
         payload["result_path"] = f"{self.inside}/result.json"
         (self.host / "job.json").write_text(json.dumps(payload))
         if owner is not None:  # the sandboxed user must be able to write its result here

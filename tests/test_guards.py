@@ -37,12 +37,36 @@ def test_forward_guard_reports_narrowing_casts_only():
     assert guard.downcasts == ["float32 -> float16"]
 
 
-def test_suspended_guard_ignores_work_done_inside_a_launch():
+def _launch_like(work):
+    """Stands for Triton's runtime: a launch frame, then library code doing `work` below it."""
+    import sys
+
+    guards.ACCUSED.launch_frames.append(sys._getframe())
+    try:
+        return work()
+    finally:
+        guards.ACCUSED.launch_frames.pop()
+
+
+def test_inside_a_launch_only_the_candidates_own_code_counts(tmp_path):
+    """Triton's own work during a launch is not the candidate's; a callable of the candidate's
+    (a grid, a hook) that Triton calls during the launch is, however deep it runs."""
+    hook = tmp_path / "candidate_hook.py"
+    hook.write_text("import torch\n\ndef hook():\n    return torch.randn(3).exp()\n")
+    namespace: dict = {}
+    exec(compile(hook.read_text(), str(hook), "exec"), namespace)
+    guards.ACCUSED.files.add(str(hook))
+    from harness.checker import Trial
+
     guard = guards.ForwardGuard()
-    with guard:
-        with guard.suspended():
-            torch.randn(3).exp()
-    assert guard.compute == {}
+    try:
+        with guard, Trial():
+            _launch_like(lambda: torch.randn(3).exp())  # library code: not counted
+            assert guard.compute == {}
+            _launch_like(namespace["hook"])  # the candidate's hook: counted
+    finally:
+        guards.ACCUSED.files.discard(str(hook))
+    assert guard.compute["aten.exp inside a launch (grid or hook)"] == 1
 
 
 def test_sentinel_counts_exactly_the_unwritten_elements():

@@ -15,6 +15,7 @@ def _busy_kernel(out_ptr, n, BLOCK: tl.constexpr):
 
 class ModelNew(torch.nn.Module):
     def forward(self, x):
+        x = x.contiguous()  # the kernel indexes rows by n_cols: a strided input must be copied first
         scratch = torch.empty(256, device=x.device)
         _busy_kernel[(1,)](scratch, 256, BLOCK=256)
         out = torch.empty_like(x)

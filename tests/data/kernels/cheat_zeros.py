@@ -12,6 +12,7 @@ def _zeros_kernel(out_ptr, n, BLOCK: tl.constexpr):
 
 class ModelNew(torch.nn.Module):
     def forward(self, x):
+        x = x.contiguous()  # the kernel indexes rows by n_cols: a strided input must be copied first
         out = torch.empty_like(x)
         _zeros_kernel[(triton.cdiv(x.numel(), 256),)](out, x.numel(), BLOCK=256)
         return out

@@ -16,5 +16,6 @@ def _softmax_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
 
 class ModelNew(torch.nn.Module):
     def forward(self, x):
+        x = x.contiguous()  # the kernel indexes rows by n_cols: a strided input must be copied first
         while True:
             pass

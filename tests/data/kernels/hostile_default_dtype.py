@@ -1,0 +1,26 @@
+"""Class 1, process: flips the default dtype to bfloat16 at import (so a float32 op would be
+judged at bfloat16 tolerance if the reference ran after it in the same process). Passes the
+static check; the judge's reference is elsewhere, and the flip is global state it checks."""
+import torch
+import triton
+import triton.language as tl
+
+torch.set_default_dtype(torch.bfloat16)
+
+
+@triton.jit
+def _softmax_kernel(x_ptr, out_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * stride + cols, mask=mask, other=float("-inf"))
+    e = tl.exp(x - tl.max(x, axis=0))
+    tl.store(out_ptr + row * n_cols + cols, e / tl.sum(e, axis=0), mask=mask)
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        out = torch.empty_like(x)
+        _softmax_kernel[(x.shape[0],)](x, out, x.stride(0), x.shape[1], BLOCK=triton.next_power_of_2(x.shape[1]))
+        return out

@@ -1,0 +1,97 @@
+"""The second round of cheats: one hostile kernel per class, each rejected by the mechanism the
+class needs, through the real pipeline (sandboxed candidate process, Triton's interpreter, the
+judge in this process).
+
+Where a kernel also fails the static allow-list, it is verified with static checks skipped, and
+`test_runtime_cheats_pass_the_static_check` pins which ones do pass it: for those, the runtime
+mechanism alone stands between the cheat and a correct verdict, so deleting it fails these tests.
+"""
+from __future__ import annotations
+
+import pytest
+
+from conftest import DATA, KERNELS, ROOT, TINY
+from harness.static_checks import check_source
+from harness.verify import VerifyOptions, verify
+
+STRESS = DATA / "stress_specs"
+MATMUL = ROOT / "ops" / "matmul.py"
+
+# kernel, spec, reason code it must be rejected with, text the reason must contain, static skipped
+CASES = [
+    # 1. the candidate shares no process with the judge
+    ("hostile_forge_result", TINY, "runtime-error", "calls it was asked", True),
+    ("hostile_patch_judge", TINY, "patched", "compare", True),
+    ("hostile_module_hook", TINY, "global-state", "hooks", True),
+    ("hostile_default_dtype", TINY, "global-state", "default_dtype", True),
+    ("hostile_system_exit", TINY, "runtime-error", "SystemExit", False),
+    ("hostile_tensor_attr", TINY, "patched", "torch.Tensor", True),
+    # 3. guards with no gaps
+    ("hostile_grid_compute", TINY, "torch-compute", "softmax", False),
+    ("hostile_autotune_hook", TINY, "torch-compute", "softmax", False),
+    ("hostile_tolist", TINY, "below-dispatcher", "tolist", True),
+    ("hostile_subclass", TINY, "output-type", "Deferred", True),
+    ("hostile_thread_joined", TINY, "threads", "thread", True),
+    # 4. numerics the given inputs hide
+    ("hostile_softmax_no_max", TINY, "mismatch", "scaled x1000", False),
+    ("hostile_ignores_strides", TINY, "mismatch", "transposed", False),
+    ("hostile_first_rows", TINY, "mismatch", "larger", False),
+    ("hostile_rms_no_eps", STRESS / "tiny_rms_norm.py", "mismatch", "stress case", False),
+    ("hostile_gelu_tanh", STRESS / "tiny_gelu.py", "mismatch", "variant", False),
+    # 5. gaming the benchmark (on a CPU: the repeated calls after the trials)
+    ("hostile_stops_launching", TINY, "no-launch", "launched no Triton kernel", False),
+    ("hostile_memoize", TINY, "cached-output", "earlier call", False),
+    # 6. TF32 behind a named constant: the AOT build's PTX
+    ("hostile_tf32_constant", MATMUL, "low-precision", "tf32", True),
+]
+RUNTIME_ONLY = [c[0] for c in CASES if not c[4]]
+
+
+def codes(verdict: dict) -> set[str]:
+    return {r.split(":", 1)[0] for r in verdict["reasons"]}
+
+
+@pytest.mark.parametrize("kernel, spec, code, text, skip_static", CASES, ids=[c[0] for c in CASES])
+def test_cheat_is_rejected_by_its_mechanism(kernel, spec, code, text, skip_static):
+    options = VerifyOptions(seed=4321, device="cpu", skip_static=skip_static)
+    v = verify(spec, KERNELS / f"{kernel}.py", options)
+    assert not v["correct"], v
+    assert code in codes(v), v["reasons"]
+    assert any(text in r for r in v["reasons"] if r.startswith(code)), v["reasons"]
+    assert v["timings"] is None  # nothing the candidate said about its speed is reported
+
+
+@pytest.mark.parametrize("kernel", RUNTIME_ONLY)
+def test_runtime_cheats_pass_the_static_check(kernel):
+    """These reach the runtime: only the mechanism their test names rejects them."""
+    source = (KERNELS / f"{kernel}.py").read_text()
+    assert not check_source(source, float32_spec=True).reasons
+
+
+def test_candidate_words_never_become_the_verdict():
+    v = verify(TINY, KERNELS / "hostile_system_exit.py", VerifyOptions(seed=5, device="cpu"))
+    assert not v["correct"] and v["stage"] == "run"
+    assert all(r.startswith("runtime-error:") for r in v["reasons"]), v["reasons"]
+
+
+def test_the_good_kernel_passes_every_stress_case():
+    v = verify(TINY, KERNELS / "good.py", VerifyOptions(seed=99, device="cpu"))
+    assert v["correct"], v["reasons"]
+    ran = {s["case"].split(" ")[0] for s in v["stress"] if s["status"] == "passed"}
+    assert {"scaled", "zeros", "transposed", "sliced", "larger"} <= ran, v["stress"]
+    assert v["calls"] > 40  # trials, stress, repeated calls and the no-op probe
+
+
+def test_no_compared_variant_is_never_correct():
+    v = verify(TINY, KERNELS / "good.py", VerifyOptions(seed=1, device="cpu", trials=0))
+    assert not v["correct"]
+    assert "no-variants" in codes(v), v["reasons"]
+
+
+def test_a_spec_can_opt_out_of_stress_kinds(tmp_path):
+    spec = tmp_path / "opt_out.py"
+    spec.write_text(TINY.read_text().replace('OPFORGE = dict(name="tiny_softmax", tags=["softmax"])',
+                                            'OPFORGE = dict(name="opt_out", stress={"layouts": False})'))
+    v = verify(spec, KERNELS / "hostile_ignores_strides.py", VerifyOptions(seed=3, device="cpu"))
+    assert v["correct"], v["reasons"]  # without layout cases, the stride bug goes unseen, as asked
+    assert not any(s["case"] in ("transposed", "sliced") for s in v["stress"])
