@@ -1,11 +1,13 @@
 """One interface for running a job on untrusted code: `Sandbox.run(job) -> JobResult`, which never raises.
 
-A job is `python -m harness.worker /job/job.json`: its files are staged in a fresh host directory
-that the runtime exposes as the job directory (the only place a job may write besides its scratch
-space), and the worker leaves `result.json` there.
+A job is `python -I -B -m harness.worker /job/job.json`: its files are staged in a fresh host
+directory that the runtime exposes as the job directory (the only place a job may write besides its
+scratch space; a tmpfs sized for the job where the runtime can mount one), and the worker leaves
+`result.json` there. Whatever the job wrote is read back only through `read_capped`.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import secrets
@@ -16,6 +18,8 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Protocol
+
+from sandbox import mounts
 
 STDIO_CAP = 64 * 1024  # bytes of stdout/stderr kept from a job (head and tail); a candidate may print gigabytes
 SANDBOX_UID_BASE = 200_000  # jobs run as a fresh unprivileged uid, never as the caller
@@ -55,6 +59,7 @@ class JobResult:
     runtime: str = "none"
     outputs: dict[str, bytes] = field(default_factory=dict)  # the Job's declared outputs that were readable
     output_errors: dict[str, str] = field(default_factory=dict)  # why a declared output was refused
+    warnings: list[str] = field(default_factory=list)  # an isolation the runtime could not give this job
 
     @property
     def ok(self) -> bool:
@@ -72,49 +77,84 @@ class Sandbox(Protocol):
 
 
 def job_env(scratch: str, extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The whole environment of a job: a few locale/GPU variables, scratch as home and temp."""
+    """The whole environment of a job: a few locale/GPU variables, scratch as home and temp. No
+    PYTHON* variables: the worker runs in isolated mode (WORKER's -I), which ignores them all."""
     env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
-    env.update(HOME=scratch, TMPDIR=scratch, USER="opforge", LOGNAME="opforge", PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0",
+    env.update(HOME=scratch, TMPDIR=scratch, USER="opforge", LOGNAME="opforge",
                TRITON_CACHE_DIR=f"{scratch}/.triton", PATH="/usr/local/bin:/usr/bin:/bin")
     env.update(extra or {})
     return env
 
 
+RESULT_CAP = 8 << 20  # result.json holds a verdict's data, never tensors
+JOB_DIR_SLACK = 1 << 20  # on top of the files' bytes: a 4 KiB page per small file, directory entries
+
+
+def job_dir_bytes(job: Job, job_json_bytes: int) -> int:
+    """The size cap of a job directory: its staged files and job.json, then every declared output
+    and result.json at their caps. A job can fill it, never the host's disk."""
+    staged = sum(os.path.getsize(path) for path in job.files.values())
+    return staged + job_json_bytes + sum(job.outputs.values()) + RESULT_CAP + JOB_DIR_SLACK
+
+
 class StagedJob:
-    """A fresh host directory holding job.json and the job's files, seen as `inside` by the job."""
+    """A fresh host directory holding job.json and the job's files, seen as `inside` by the job;
+    with `capped`, a tmpfs of job_dir_bytes(job) (else a line in `warnings` says it is uncapped)."""
 
     def __init__(self, job: Job, inside: str | None = None, owner: int | None = None,
-                 parent: Path | None = None, inside_parent: str | None = None) -> None:
+                 parent: Path | None = None, inside_parent: str | None = None, capped: bool = False) -> None:
         """`inside`: the job dir's path as the job sees it; or, for jobs staged under a shared
         `parent` directory, `inside_parent` is where the job sees that parent."""
-        self.host = Path(tempfile.mkdtemp(prefix="opforge-job-", dir=parent))
+        self.host = Path(tempfile.mkdtemp(prefix=mounts.prefix("job"), dir=parent))
         self.inside = f"{inside_parent}/{self.host.name}" if inside_parent else inside or str(self.host)
+        self.warnings: list[str] = []
+        self.mounted = False
         payload = dict(job.payload)
-        for name, host_path in job.files.items():
-            shutil.copyfile(host_path, self.host / name)
-            payload[f"{Path(name).stem}_path"] = f"{self.inside}/{name}"
-        for name in job.outputs:  # where the worker writes each declared output
+        for name in [*job.files, *job.outputs]:  # where the worker reads each file and writes each output
             payload[f"{Path(name).stem}_path"] = f"{self.inside}/{name}"
         payload["result_path"] = f"{self.inside}/result.json"
-        (self.host / "job.json").write_text(json.dumps(payload))
-        if owner is not None:  # the sandboxed user must be able to write its result here
+        text = json.dumps(payload)
+        try:
+            if capped:
+                self._cap(job_dir_bytes(job, len(text.encode())))
+            for name, host_path in job.files.items():
+                shutil.copyfile(host_path, self.host / name)
+            (self.host / "job.json").write_text(text)
+            if owner is not None:  # the sandboxed user must be able to write its result here
+                self._hand_over(owner)
+        except BaseException:  # a missing input file: leave no directory or mount behind
+            self.cleanup()
+            raise
+
+    def _cap(self, size_bytes: int) -> None:
+        problem = mounts.mount_tmpfs(self.host, size_bytes)
+        if problem:
+            self.warnings.append(uncapped_warning(problem))
+        self.mounted = problem is None
+
+    def _hand_over(self, owner: int) -> None:
+        if os.geteuid() == 0:
             for path in [self.host, *self.host.iterdir()]:
                 os.chown(path, owner, owner)
+        else:  # not root: another uid cannot be given the directory, only let in
+            self.host.chmod(0o777)
 
     @property
     def job_file(self) -> str:
         return f"{self.inside}/job.json"
 
-    def result(self) -> tuple[dict | None, bool]:
-        """(payload, unreadable): a result.json that is not JSON, too large, or not a regular file
-        means the job was tampered with or died mid-write."""
+    def result(self) -> tuple[dict | None, str]:
+        """(payload, problem): problem is "" when result.json is a JSON object or was never written,
+        else why it was refused unread or unparsed (too large, not a regular file, not JSON): the
+        job tampered with it or died mid-write."""
         data, problem = read_capped(self.host / "result.json", RESULT_CAP)
         if data is None:
-            return None, problem != "missing"
+            return None, "" if problem == "missing" else problem
         try:
-            return json.loads(data.decode("utf-8", "replace")), False
-        except ValueError:
-            return None, True
+            payload = json.loads(data.decode("utf-8", "replace"))
+        except ValueError as exc:
+            return None, f"not JSON ({exc})"
+        return (payload, "") if isinstance(payload, dict) else (None, "not a JSON object")
 
     def outputs(self, caps: dict[str, int]) -> tuple[dict[str, bytes], dict[str, str]]:
         """The declared output files, each read only when it is a regular file within its cap."""
@@ -127,11 +167,40 @@ class StagedJob:
                 errors[name] = problem
         return found, errors
 
+    def job_result(self, job: Job, runtime: str, exit_code: int | None, stdout: str, stderr: str, wall_s: float,
+                   timed_out: bool = False, oom_killed: bool = False, cpu_s: float = 0.0,
+                   peak_rss_mb: float = 0.0) -> JobResult:
+        """Everything the job left, read back within caps, as the JobResult its runtime returns."""
+        payload, problem = self.result()
+        files, errors = self.outputs(job.outputs)
+        if problem:
+            errors["result.json"] = problem
+            stderr = f"{stderr.rstrip()}\nsandbox: result.json refused: {problem}".lstrip()
+        reported_cpu, reported_rss = reported_usage(payload)
+        oom = oom_killed or str((payload or {}).get("error", "")).startswith("MemoryError")
+        return JobResult(exit_code=exit_code, payload=payload, stdout=stdout, stderr=stderr, wall_s=wall_s,
+                         cpu_s=max(cpu_s, reported_cpu), peak_rss_mb=max(peak_rss_mb, reported_rss),
+                         cause=cause_of(exit_code, payload, bool(problem), timed_out, oom), runtime=runtime,
+                         outputs=files, output_errors=errors, warnings=list(self.warnings))
+
     def cleanup(self) -> None:
+        if self.mounted:
+            mounts.unmount(self.host)
         shutil.rmtree(self.host, ignore_errors=True)
 
 
-RESULT_CAP = 8 << 20  # result.json holds a verdict's data, never tensors
+def uncapped_warning(why: str) -> str:
+    return f"job directory not size-capped ({why}): the job could fill the host's disk"
+
+
+def reported_usage(payload: dict | None) -> tuple[float, float]:
+    """(cpu_s, max_rss_mb) as the worker reported them; a jailed or containerised worker is not our
+    direct child, so only it can say. Anything but numbers (a forged result) counts as zero."""
+    usage = (payload or {}).get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    numbers = [usage.get("cpu_s"), usage.get("max_rss_mb")]
+    cpu, rss = (float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0.0 for v in numbers)
+    return cpu, rss
 
 
 def read_capped(path: Path, cap: int) -> tuple[bytes | None, str]:
@@ -143,6 +212,8 @@ def read_capped(path: Path, cap: int) -> tuple[bytes | None, str]:
     except FileNotFoundError:
         return None, "missing"
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return None, "a symbolic link (never followed)"
         return None, f"unreadable ({exc.strerror})"
     try:
         info = os.fstat(fd)

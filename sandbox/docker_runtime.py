@@ -1,11 +1,17 @@
 """The `docker` runtime: jobs run in a container on the real Docker engine (docker SDK).
 
-What it isolates: no network at all (`network_mode=none`), a read-only root, a size-capped tmpfs
-as scratch and the job directory as the only writable paths, memory (swap included), CPU and pids
-limits from cgroups, the a fresh unprivileged uid, every capability dropped, no new privileges; GPUs are passed
-in with a device request when the host has them. The image is built from local files — no registry
-is needed: `docker import` of a skeleton root (a few empty directories and a passwd file), with the
-system, the Python runtime, the workbench's environment and the harness bound read-only at run time.
+What it isolates: no network at all (`network_mode=none`), a read-only root, size-capped tmpfs
+scratch, /tmp and /dev/shm, and the job directory (a tmpfs the host mounts per job, sized for its
+files and declared outputs, seen through the jobs root bound with `rslave` propagation) as the
+only writable paths; memory (swap included), CPU and pids limits from cgroups, a fresh
+unprivileged uid, every capability dropped, no new privileges; GPUs are passed in with a device
+request when the host has them. Between jobs in the warm container nothing of a job survives: each
+job has its own scratch directory, and afterwards every process of the uid is killed, every
+writable place is made writable again and emptied, and checked empty — a container whose wipe
+fails is discarded, never reused. PID 1 is a zombie reaper that no job can ptrace. The image is
+built from local files — no registry is needed: `docker import` of a skeleton root (a few empty
+directories and a passwd file), with the system, the Python runtime, the workbench's environment
+and the harness bound read-only at run time.
 What it does not: the kernel is shared (as with every container runtime).
 
 A self-contained image for a GPU server, instead of host binds: build FROM an image with CUDA and
@@ -16,6 +22,7 @@ from __future__ import annotations
 import atexit
 import hashlib
 import io
+import logging
 import os
 import shutil
 import tarfile
@@ -25,13 +32,48 @@ import time
 from functools import lru_cache
 from pathlib import Path
 
-from sandbox.base import STDIO_CAP, Job, JobResult, StagedJob, cause_of, job_env, sandbox_uid
+from sandbox import mounts
+from sandbox.base import STDIO_CAP, Job, JobResult, StagedJob, job_env, sandbox_uid, uncapped_warning
 from sandbox.exposure import exposure, symlinked_system_dirs
-from sandbox.process import WORKER
+from sandbox.process import worker_argv
 
+log = logging.getLogger("opforge.sandbox")
 JOBS = "/jobs"
 SCRATCH = "/scratch"
-RESET = "kill -9 -1 2>/dev/null; rm -rf /scratch/* /scratch/.[!.]* /tmp/* /tmp/.[!.]* 2>/dev/null; true"
+WRITABLE = "/scratch /tmp /dev/shm /dev/mqueue"  # every path the sandbox uid can write in the container
+# Each job runs in a scratch directory of its own, made by the job's first process.
+IN_OWN_SCRATCH = 'mkdir -m 700 "$0" && cd "$0" && exec "$@"'
+# After each job, as the job's uid: kill every process of it (kill -1 spares PID 1 and the caller;
+# loop until none is left), give back the write permission a job may have taken from its own
+# directories (a 0555 directory survives `rm -rf`), delete everything, and prove it: exit non-zero
+# when a file, an IPC object or a process is left, and the container is discarded.
+RESET = f"""
+n=0
+while kill -9 -1 2>/dev/null; do
+  n=$((n + 1)); [ $n -lt 100 ] || {{ echo "processes survive kill" >&2; exit 3; }}; sleep 0.02
+done
+ipcrm --all 2>/dev/null
+chmod -R u+rwX {WRITABLE} 2>/dev/null
+find {WRITABLE} -mindepth 1 -delete 2>/dev/null
+left=$(find {WRITABLE} -mindepth 1 2>/dev/null | head -5; tail -q -n +2 /proc/sysvipc/*)
+[ -z "$left" ] || {{ echo "left after the wipe: $left" >&2; exit 4; }}
+"""
+# PID 1: reaps the orphans a job leaves (a zombie still counts against the pids limit), and is not
+# dumpable (PR_SET_DUMPABLE 0), so a job of the same uid cannot ptrace it or write its memory to
+# outlive the wipe; SIGINT ignored, the only signal Python would let a job stop it with.
+REAPER = """
+import ctypes, os, signal
+ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
+while True:
+    signal.sigtimedwait({signal.SIGCHLD}, 1)
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass
+"""
 SKELETON_DIRS = ("jobs", "scratch", "tmp", "proc", "dev", "sys", "etc", "root", "work", "home", "opt", "usr")
 PASSWD = "root:x:0:0:root:/root:/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/scratch:/usr/sbin/nologin\n"
 GROUP = "root:x:0:\nnogroup:x:65534:\n"
@@ -93,8 +135,9 @@ def ensure_image() -> str:
 
 class DockerSandbox:
     """One warm container per sandbox instance (an op run): each job is a fresh worker process in
-    it (`docker exec`), after which every process the job left is killed and scratch is wiped.
-    The container is re-created after any timeout or crash, and removed by `close()`."""
+    it (`docker exec`) in its own scratch directory, after which every process the job left is
+    killed and every writable place wiped and checked empty. The container is re-created after any
+    timeout, crash or failed wipe, and removed by `close()`."""
 
     name = "docker"
 
@@ -104,6 +147,7 @@ class DockerSandbox:
         self.cpus = cpus or float(os.cpu_count() or 1)
         self.container = None
         self.jobs_root: Path | None = None
+        self.uncapped: str | None = None  # why job directories cannot be size-capped, if they cannot
         self.uid = sandbox_uid()
 
     def run(self, job: Job) -> JobResult:
@@ -111,9 +155,16 @@ class DockerSandbox:
         staged = None
         try:
             self._ensure_container()
-            staged = StagedJob(job, owner=self.uid, parent=self.jobs_root, inside_parent=JOBS)
+            staged = StagedJob(job, owner=self.uid, parent=self.jobs_root, inside_parent=JOBS,
+                               capped=self.uncapped is None)
             code, timed_out, out, err = self._exec(staged, job.timeout_s)
-            return self._result(staged, job, code, timed_out, out, err, time.perf_counter() - started)
+            # killed by a signal or by the deadline, or anything left after the wipe: the next job
+            # gets a fresh container (discarded only now: its job directory holds the result)
+            reusable = not timed_out and code is not None and code < 128 and self._wipe()
+            result = self._result(staged, job, code, timed_out, out, err, time.perf_counter() - started)
+            if not reusable:
+                self.close()
+            return result
         except Exception as exc:  # the engine refused the job (bad image, daemon gone): never raise
             self.close()
             return JobResult(exit_code=None, payload=None, stderr=f"docker: {type(exc).__name__}: {exc}",
@@ -127,6 +178,7 @@ class DockerSandbox:
             _remove(self.container)
             self.container = None
         if self.jobs_root is not None:
+            mounts.unmount(self.jobs_root, recursive=True)
             shutil.rmtree(self.jobs_root, ignore_errors=True)
             self.jobs_root = None
 
@@ -134,12 +186,31 @@ class DockerSandbox:
         if self.container is not None:
             return
         _reap_orphans()
+        mounts.reap_stale()
         self.uid = sandbox_uid()  # a fresh container, a fresh uid
-        self.jobs_root = Path(tempfile.mkdtemp(prefix="opforge-jobs-"))
-        os.chown(self.jobs_root, self.uid, self.uid)
+        # The jobs root is not the job's: 0711, so it can reach its own directory and write nothing else.
+        self.jobs_root = Path(tempfile.mkdtemp(prefix=mounts.prefix("jobs")))
+        self.jobs_root.chmod(0o711)
+        self.uncapped = mounts.make_shared(self.jobs_root)
         self.container = client().containers.create(**self._spec())
         atexit.register(self.close)  # never leave a container behind a crashed caller
         self.container.start()
+        if self.uncapped is None:
+            self.uncapped = self._probe_propagation()
+
+    def _probe_propagation(self) -> str | None:
+        """None when a tmpfs mounted under the jobs root now is seen by the container, else why not."""
+        probe = self.jobs_root / "probe"
+        probe.mkdir()
+        try:
+            if problem := mounts.mount_tmpfs(probe, 1 << 16, mode=0o755):
+                return problem
+            (probe / "seen").write_text("")
+            seen = self._run_as_job(["test", "-e", f"{JOBS}/probe/seen"])[0] == 0
+            mounts.unmount(probe)
+            return None if seen else "a mount under the jobs root does not reach the container"
+        finally:
+            shutil.rmtree(probe, ignore_errors=True)
 
     def _spec(self) -> dict:
         import docker.types as types
@@ -147,56 +218,64 @@ class DockerSandbox:
         exp = exposure()
         own_image = "OPFORGE_DOCKER_IMAGE" in os.environ
         volumes = {} if own_image else {p: {"bind": p, "mode": "ro"} for p in exp.read_only}
-        volumes[str(self.jobs_root)] = {"bind": JOBS, "mode": "rw"}
+        volumes[str(self.jobs_root)] = {"bind": JOBS, "mode": "rw" if self.uncapped else "rw,rslave"}
         gpu = [types.DeviceRequest(count=-1, capabilities=[["gpu"]])] if exp.devices else None
         return dict(
-            image=ensure_image(), command=["sleep", "infinity"], user=f"{self.uid}:{self.uid}",
+            image=ensure_image(), command=[exp.python, "-I", "-S", "-c", REAPER], user=f"{self.uid}:{self.uid}",
             network_mode="none", read_only=True, cap_drop=["ALL"], security_opt=["no-new-privileges"],
             mem_limit=self.memory, memswap_limit=self.memory, pids_limit=self.pids,
-            nano_cpus=int(self.cpus * 1e9), tmpfs={SCRATCH: f"size={self.scratch},mode=1777", "/tmp": "size=64m,mode=1777"},
+            nano_cpus=int(self.cpus * 1e9), shm_size="64m",
+            tmpfs={SCRATCH: f"size={self.scratch},mode=1777", "/tmp": "size=64m,mode=1777"},
             volumes=volumes, working_dir=SCRATCH, device_requests=gpu, labels={"opforge": "sandbox", "opforge.pid": str(os.getpid())},
             ulimits=[types.Ulimit(name="core", soft=0, hard=0), types.Ulimit(name="nofile", soft=1024, hard=1024)],
             log_config=types.LogConfig(type="json-file", config={"max-size": "1m", "max-file": "1"}),
         )
 
     def _exec(self, staged: StagedJob, timeout_s: float) -> tuple[int | None, bool, str, str]:
+        """(exit code, timed out, stdout, stderr) of the job's worker; a job past its deadline is
+        killed with its container."""
         api = client().api
-        exec_id = api.exec_create(self.container.id, [exposure().python, *WORKER, staged.job_file],
-                                  user=f"{self.uid}:{self.uid}", environment=job_env(SCRATCH),
-                                  workdir=SCRATCH)["Id"]
+        scratch = f"{SCRATCH}/{staged.host.name}"
+        command = ["/bin/sh", "-c", IN_OWN_SCRATCH, scratch, *worker_argv(exposure().python, staged.job_file)]
+        exec_id = api.exec_create(self.container.id, command, user=f"{self.uid}:{self.uid}",
+                                  environment=job_env(scratch), workdir=SCRATCH)["Id"]
         reader = _ExecReader(api.exec_start(exec_id, stream=True, demux=True))
         reader.start()
         deadline = time.perf_counter() + timeout_s
         while (info := api.exec_inspect(exec_id))["Running"] or info["ExitCode"] is None:
             if time.perf_counter() > deadline:
-                self.close()  # a timed-out job takes its container with it
+                _remove(self.container)
                 return None, True, *reader.text()
             time.sleep(0.05)
-        code = info["ExitCode"]
-        if code is not None and code >= 128:  # killed by a signal: start the next job in a fresh container
-            self.close()
-        else:
-            self._reset()
-        return code, False, *reader.text()
+        return info["ExitCode"], False, *reader.text()
 
-    def _reset(self) -> None:
-        """Kill whatever the job left running (kill -1 spares PID 1) and wipe scratch and /tmp."""
+    def _wipe(self) -> bool:
+        """Kill what the job left and empty every writable place (RESET); True when that held."""
+        code, output = self._run_as_job(["/bin/sh", "-c", RESET])
+        if code != 0:
+            log.info("sandbox: discarding the warm container, its wipe failed (%s): %s", code, output.strip()[-300:])
+        return code == 0
+
+    def _run_as_job(self, argv: list[str]) -> tuple[int | None, str]:
+        """(exit code, output) of a short command run in the container as the job's uid; None when
+        it could not run (the container is gone, or no pid is left to start it)."""
         api = client().api
-        exec_id = api.exec_create(self.container.id, ["/bin/sh", "-c", RESET], user=f"{self.uid}:{self.uid}")["Id"]
-        api.exec_start(exec_id)
+        try:
+            exec_id = api.exec_create(self.container.id, argv, user=f"{self.uid}:{self.uid}")["Id"]
+            output = api.exec_start(exec_id).decode("utf-8", "replace")[-STDIO_CAP:]
+            return api.exec_inspect(exec_id)["ExitCode"], output
+        except Exception as exc:  # the engine's errors for a dead container or a failed exec: no answer
+            return None, f"{type(exc).__name__}: {exc}"
 
     def _result(self, staged: StagedJob, job: Job, code: int | None, timed_out: bool, out: str, err: str,
                 wall: float) -> JobResult:
-        payload, unreadable = staged.result()
-        files, file_errors = staged.outputs(job.outputs)
-        usage = (payload or {}).get("usage", {})
         signalled = -(code - 128) if code is not None and code >= 128 else code
         # SIGKILL that we did not send: the cgroup's OOM killer (nothing else in the container kills)
-        oom = signalled == -9 and not timed_out
-        return JobResult(exit_code=signalled, payload=payload, stdout=out, stderr=err, wall_s=wall,
-                         cpu_s=usage.get("cpu_s", 0.0), peak_rss_mb=usage.get("max_rss_mb", 0.0),
-                         cause=cause_of(signalled, payload, unreadable, timed_out, oom), runtime=self.name,
-                         outputs=files, output_errors=file_errors)
+        result = staged.job_result(job, self.name, signalled, out, err, wall, timed_out=timed_out,
+                                   oom_killed=signalled == -9 and not timed_out)
+        if self.uncapped:
+            result.warnings.append(uncapped_warning(self.uncapped))
+        return result
 
 
 class _ExecReader(threading.Thread):

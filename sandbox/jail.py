@@ -3,10 +3,11 @@ bubblewrap, the same isolation from util-linux `unshare`: sandbox/jail_unshare.p
 
 What it isolates: a new network namespace (only its own loopback), new PID, IPC, UTS and mount
 namespaces; a root of read-only binds (system, Python runtime, the workbench's environment, the
-harness) plus a size-capped private tmpfs as scratch and the job directory as the only writable
-paths; the job runs as a fresh unprivileged uid with every capability dropped and no new privileges, under
-rlimits (address space, CPU seconds, processes, file size, open files); the whole namespace dies
-with it on timeout. What it does not: cgroup memory/CPU accounting (rlimits bound it instead; on
+harness) plus size-capped private tmpfs scratch and /tmp, and the job directory (a tmpfs the host
+mounts, sized for the job's files and declared outputs) as the only writable paths; the job runs
+as a fresh unprivileged uid with every capability dropped and no new privileges, under rlimits
+(address space, CPU seconds, processes, file size, open files); the whole namespace dies with it
+on timeout. What it does not: cgroup memory/CPU accounting (rlimits bound it instead; on
 a GPU machine there is no address-space cap, since the CUDA driver maps huge virtual ranges), and
 the kernel is shared, so a kernel exploit is out of scope."""
 from __future__ import annotations
@@ -16,10 +17,11 @@ import resource
 import shutil
 from pathlib import Path
 
+from sandbox import mounts
 from sandbox.base import Job, JobResult, StagedJob, job_env, sandbox_uid
 from sandbox.exposure import exposure, symlinked_system_dirs
 from sandbox.jail_unshare import unshare_argv
-from sandbox.process import WORKER, run_process
+from sandbox.process import run_process, worker_argv
 
 SCRATCH = "/scratch"
 JOB_DIR = "/job"
@@ -60,13 +62,13 @@ def _parents(path: str) -> list[str]:
     return ["/" + "/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
-def bwrap_argv(staged: StagedJob, scratch_bytes: int, env: dict[str, str], uid: int) -> list[str]:
+def bwrap_argv(staged: StagedJob, scratch_bytes: int, tmp_bytes: int, env: dict[str, str], uid: int) -> list[str]:
     exp = exposure()
     argv = ["bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
             "--die-with-parent", "--new-session", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
     # tmpfs /tmp first: an exposed path may live under the host's /tmp (a checkout there), and a
     # later mount would hide it
-    argv += ["--perms", "1777", "--tmpfs", "/tmp"]
+    argv += ["--size", str(tmp_bytes), "--perms", "1777", "--tmpfs", "/tmp"]
     made: set[str] = {"/tmp"}
     for path in exp.read_only:
         for parent in _parents(path):  # bwrap would create these 0700, unreadable for the job
@@ -85,7 +87,7 @@ def bwrap_argv(staged: StagedJob, scratch_bytes: int, env: dict[str, str], uid: 
     # Inside the namespaces, drop to the job's own uid for good: no capabilities, no way back.
     argv += ["--", "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
              "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs"]
-    return argv + [exp.python, *WORKER, staged.job_file]
+    return argv + worker_argv(exp.python, staged.job_file)
 
 
 class JailSandbox:
@@ -93,13 +95,15 @@ class JailSandbox:
 
     name = "jail"
 
-    def __init__(self, scratch_bytes: int = 512 << 20, memory_bytes: int | None = None) -> None:
-        self.scratch_bytes = scratch_bytes
+    def __init__(self, scratch_bytes: int = 512 << 20, memory_bytes: int | None = None,
+                 tmp_bytes: int = 64 << 20) -> None:
+        self.scratch_bytes, self.tmp_bytes = scratch_bytes, tmp_bytes
         self.memory_bytes = memory_bytes or memory_limit_bytes()
 
     def run(self, job: Job) -> JobResult:
         uid = sandbox_uid()
-        staged = StagedJob(job, inside=JOB_DIR, owner=uid)
+        mounts.reap_stale()
+        staged = StagedJob(job, inside=JOB_DIR, owner=uid, capped=True)
         cpu_s = int(job.timeout_s) + 30
 
         limits_now = {**LIMITS, resource.RLIMIT_CPU: cpu_s}
@@ -113,13 +117,12 @@ class JailSandbox:
         root = staged.host.parent / f"{staged.host.name}-root"  # mount point of the fallback's root
         try:
             if tool() == "bwrap":
-                argv = bwrap_argv(staged, self.scratch_bytes, job_env(SCRATCH), uid)
+                argv = bwrap_argv(staged, self.scratch_bytes, self.tmp_bytes, job_env(SCRATCH), uid)
             else:
                 root.mkdir()
-                argv = unshare_argv(str(root), str(staged.host), self.scratch_bytes, job_env(SCRATCH), uid,
-                                    [exposure().python, *WORKER, staged.job_file])
-            return run_process(argv, staged, {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}, job.timeout_s, self.name,
-                               preexec=limits, outputs=job.outputs)
+                argv = unshare_argv(str(root), str(staged.host), self.scratch_bytes, self.tmp_bytes, job_env(SCRATCH),
+                                    uid, worker_argv(exposure().python, staged.job_file))
+            return run_process(argv, staged, job, {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}, self.name, preexec=limits)
         finally:
             staged.cleanup()
             if root.exists():

@@ -14,12 +14,14 @@ from sandbox.exposure import exposure, symlinked_system_dirs
 DEVICES = ("null", "zero", "full", "random", "urandom")
 
 
-def _script(root: str, job_dir: str, scratch_bytes: int, env: dict[str, str], uid: int, command: list[str]) -> str:
+def _script(root: str, job_dir: str, scratch_bytes: int, tmp_bytes: int, env: dict[str, str], uid: int,
+            command: list[str]) -> str:
     exp = exposure()
     q = shlex.quote
-    lines = ["set -e", f"R={q(root)}", 'mount -t tmpfs -o mode=755 tmpfs "$R"',
+    # Every tmpfs has a size: the root and /dev are root's (mount points only), /tmp and scratch the job's.
+    lines = ["set -e", f"R={q(root)}", 'mount -t tmpfs -o size=8m,mode=755 tmpfs "$R"',
              # /tmp first: an exposed path may live under the host's /tmp and must stay visible
-             'mkdir -p "$R/tmp"', 'mount -t tmpfs -o size=64m,mode=1777 tmpfs "$R/tmp"']
+             'mkdir -p "$R/tmp"', f'mount -t tmpfs -o size={tmp_bytes},mode=1777 tmpfs "$R/tmp"']
     for path in exp.read_only:
         lines += [f'if [ -d {q(path)} ]; then mkdir -p "$R"{q(path)}; else mkdir -p "$(dirname "$R"{q(path)})"; '
                   f'touch "$R"{q(path)}; fi',
@@ -28,7 +30,7 @@ def _script(root: str, job_dir: str, scratch_bytes: int, env: dict[str, str], ui
     lines += ['mkdir -p "$R/job" "$R/scratch" "$R/proc" "$R/dev"',
               f'mount --bind {q(job_dir)} "$R/job"',
               f'mount -t tmpfs -o size={scratch_bytes},mode=1777 tmpfs "$R/scratch"',
-              'mount -t proc proc "$R/proc"', 'mount -t tmpfs -o mode=755 tmpfs "$R/dev"']
+              'mount -t proc proc "$R/proc"', 'mount -t tmpfs -o size=1m,mode=755 tmpfs "$R/dev"']
     for device in [f"/dev/{d}" for d in DEVICES] + list(exp.devices):
         lines.append(f'touch "$R"{q(device)} && mount --bind {q(device)} "$R"{q(device)}')
     assignments = " ".join(q(f"{k}={v}") for k, v in env.items())
@@ -39,7 +41,7 @@ def _script(root: str, job_dir: str, scratch_bytes: int, env: dict[str, str], ui
     return "\n".join(lines)
 
 
-def unshare_argv(root: str, job_dir: str, scratch_bytes: int, env: dict[str, str], uid: int,
+def unshare_argv(root: str, job_dir: str, scratch_bytes: int, tmp_bytes: int, env: dict[str, str], uid: int,
                  command: list[str]) -> list[str]:
     return ["unshare", "--net", "--pid", "--ipc", "--uts", "--mount", "--propagation", "private", "--fork",
-            "--kill-child", "sh", "-c", _script(root, job_dir, scratch_bytes, env, uid, command)]
+            "--kill-child", "sh", "-c", _script(root, job_dir, scratch_bytes, tmp_bytes, env, uid, command)]

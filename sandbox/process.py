@@ -13,9 +13,19 @@ import sys
 import time
 from typing import Callable
 
-from sandbox.base import CappedReader, Job, JobResult, StagedJob, cause_of, job_env
+from sandbox.base import CappedReader, Job, JobResult, StagedJob, job_env
 
-WORKER = ["-m", "harness.worker"]
+# Isolated mode (-I): neither the working directory nor the script's is on sys.path, PYTHON*
+# variables and the user site are ignored, so nothing a job wrote (a planted `harness/` in its
+# scratch) can stand in for what the worker imports. -B: no bytecode written (-I ignores
+# PYTHONDONTWRITEBYTECODE). Hash randomisation stays on (PYTHONHASHSEED is ignored too): nothing
+# in the harness depends on str hashes.
+WORKER = ["-I", "-B", "-m", "harness.worker"]
+
+
+def worker_argv(python: str, job_file: str) -> list[str]:
+    """The worker's command line in every runtime (WORKER is read at each call: tests replace it)."""
+    return [python, *WORKER, job_file]
 
 
 def _kill_group(pgid: int) -> None:
@@ -38,9 +48,8 @@ def _wait(pid: int, deadline: float) -> tuple[bool, int, resource.struct_rusage]
         time.sleep(0.02)
 
 
-def run_process(argv: list[str], staged: StagedJob, env: dict[str, str], timeout_s: float, runtime: str,
-                cwd: str | None = None, preexec: Callable[[], None] | None = None,
-                outputs: dict[str, int] | None = None) -> JobResult:
+def run_process(argv: list[str], staged: StagedJob, job: Job, env: dict[str, str], runtime: str,
+                cwd: str | None = None, preexec: Callable[[], None] | None = None) -> JobResult:
     """Start argv in a new session, drain its output through capped readers, kill the whole
     session at the deadline, and read the result the worker left in the job directory."""
     started = time.perf_counter()
@@ -49,23 +58,13 @@ def run_process(argv: list[str], staged: StagedJob, env: dict[str, str], timeout
     readers = [CappedReader(proc.stdout), CappedReader(proc.stderr)]
     for reader in readers:
         reader.start()
-    timed_out, status, usage = _wait(proc.pid, started + timeout_s)
+    timed_out, status, usage = _wait(proc.pid, started + job.timeout_s)
     _kill_group(proc.pid)  # whatever the job left running in its session goes too
     proc.returncode = code = os.waitstatus_to_exitcode(status)
     wall = time.perf_counter() - started
     stdout, stderr = (r.text() for r in readers)
-    payload, unreadable = staged.result()
-    files, file_errors = staged.outputs(outputs or {})
-    reported = (payload or {}).get("usage", {})  # a jailed worker is not our direct child: it reports itself
-    return JobResult(exit_code=code, payload=payload, stdout=stdout, stderr=stderr, wall_s=wall,
-                     cpu_s=max(usage.ru_utime + usage.ru_stime, reported.get("cpu_s", 0.0)),
-                     peak_rss_mb=max(usage.ru_maxrss / 1024, reported.get("max_rss_mb", 0.0)),
-                     cause=cause_of(code, payload, unreadable, timed_out, _oom(payload)), runtime=runtime,
-                     outputs=files, output_errors=file_errors)
-
-
-def _oom(payload: dict | None) -> bool:
-    return bool(payload) and str(payload.get("error", "")).startswith("MemoryError")
+    return staged.job_result(job, runtime, code, stdout, stderr, wall, timed_out=timed_out,
+                             cpu_s=usage.ru_utime + usage.ru_stime, peak_rss_mb=usage.ru_maxrss / 1024)
 
 
 def _core_limits() -> None:  # between fork and exec
@@ -73,7 +72,7 @@ def _core_limits() -> None:  # between fork and exec
 
 
 class ProcessSandbox:
-    """Nothing stays warm: each job is a fresh process."""
+    """Nothing stays warm: each job is a fresh process. Its job directory is not size-capped."""
 
     name = "none"
 
@@ -82,9 +81,8 @@ class ProcessSandbox:
         try:
             scratch = staged.host / "scratch"
             scratch.mkdir()
-            return run_process([sys.executable, *WORKER, staged.job_file], staged, job_env(str(scratch)),
-                               job.timeout_s, self.name, cwd=str(scratch), preexec=_core_limits,
-                               outputs=job.outputs)
+            return run_process(worker_argv(sys.executable, staged.job_file), staged, job, job_env(str(scratch)),
+                               self.name, cwd=str(scratch), preexec=_core_limits)
         finally:
             staged.cleanup()
 

@@ -5,12 +5,20 @@ from __future__ import annotations
 import pytest
 
 from conftest import KERNELS, TINY, require_runtime
-from harness.verify import VerifyOptions, verify
-from sandbox import Job, docker_runtime, get_sandbox, jail
+from harness import judge
+from harness.verify import VerifyOptions, prepare, verify
+from sandbox import Job, docker_runtime, get_sandbox, jail, mounts, process
 from sandbox.errors import SandboxUnavailable
 
-BUILD = Job({"mode": "build", "sizes": {}, "seed": 1, "device": "cpu", "arch": 90},
-            {"spec.py": str(TINY), "candidate.py": str(KERNELS / "good.py")}, 120)
+
+@pytest.fixture(scope="module")
+def BUILD(tmp_path_factory) -> Job:
+    """The build job verify() sends for the good kernel, its inputs made by the judge as verify's are."""
+    spec, _hardware = prepare(TINY, VerifyOptions(device="cpu"))
+    inputs = tmp_path_factory.mktemp("build") / "inputs.pt"
+    inputs.write_bytes(judge.prepare(spec, 1, 1, "cpu").payload())
+    return Job({"mode": "build", "device": "cpu", "arch": 90, "float32": spec.is_float32},
+               {"candidate.py": str(KERNELS / "good.py"), "inputs.pt": str(inputs)}, 120)
 
 
 def require(name: str) -> None:
@@ -42,7 +50,7 @@ def test_explicit_docker_without_engine_fails_loudly_and_auto_falls_back(monkeyp
 
 
 @pytest.mark.parametrize("name", ["none", "jail", "docker"])
-def test_every_runtime_returns_the_result_and_its_cost(name):
+def test_every_runtime_returns_the_result_and_its_cost(name, BUILD):
     if name != "none":
         require(name)
     sandbox = get_sandbox(name)
@@ -55,7 +63,7 @@ def test_every_runtime_returns_the_result_and_its_cost(name):
     assert result.cpu_s > 0.5 and result.peak_rss_mb > 100 and result.wall_s > 0
 
 
-def test_docker_keeps_one_warm_container_per_sandbox_and_resets_between_jobs():
+def test_docker_keeps_one_warm_container_per_sandbox_and_resets_between_jobs(BUILD):
     require("docker")
     sandbox = get_sandbox("docker")
     try:
@@ -81,7 +89,7 @@ def test_verdict_names_the_runtime():
     assert v["correct"] and v["sandbox"] == "jail" and "warnings" not in v
 
 
-def test_docker_reaps_containers_left_by_a_killed_process():
+def test_docker_reaps_containers_left_by_a_killed_process(BUILD):
     require("docker")
     import subprocess
     import sys
@@ -99,3 +107,67 @@ def test_docker_reaps_containers_left_by_a_killed_process():
         sandbox.close()
     remaining = [c.id for c in client().containers.list(all=True, filters={"label": "opforge=sandbox"})]
     assert orphan.id not in remaining
+
+
+def test_docker_discards_a_container_whose_wipe_fails(BUILD):
+    """A file the job's uid cannot delete (here root's, in the sticky scratch) fails the wipe's check:
+    that container is never used again."""
+    require("docker")
+    sandbox = get_sandbox("docker")
+    try:
+        assert sandbox.run(BUILD).ok
+        container = sandbox.container
+        api = docker_runtime.client().api
+        api.exec_start(api.exec_create(container.id, ["touch", "/scratch/stuck"], user="0:0")["Id"])
+        assert sandbox.run(BUILD).ok  # this job is unaffected; the wipe after it fails
+        assert sandbox.container is None
+        assert sandbox.run(BUILD).ok and sandbox.container.id != container.id
+    finally:
+        sandbox.close()
+
+
+def test_worker_ignores_a_poisoned_working_directory(monkeypatch):
+    """Even started in a directory holding a planted `harness` package, the worker imports the real one."""
+    require("docker")
+    plant = 'mkdir harness && echo "raise SystemExit(\'POISONED\')" > harness/__init__.py && '
+    monkeypatch.setattr(docker_runtime, "IN_OWN_SCRATCH", docker_runtime.IN_OWN_SCRATCH.replace("exec", plant + "exec"))
+    sandbox = get_sandbox("docker")
+    try:
+        result = sandbox.run(Job({"mode": "build"}, {}, 60))  # the real worker, on a job it rejects
+    finally:
+        sandbox.close()
+    assert "POISONED" not in result.stderr and "error" in result.payload, result
+
+
+@pytest.mark.parametrize("name", ["jail", "docker"])
+def test_uncapped_job_directory_is_flagged(name, monkeypatch):
+    """Where no tmpfs can be mounted (not root), the job still runs and its result says it was uncapped."""
+    require(name)
+    monkeypatch.setattr(mounts, "mount_tmpfs", lambda *args, **kwargs: "simulated: no root")
+    monkeypatch.setattr(mounts, "make_shared", lambda *args, **kwargs: "simulated: no root")
+    monkeypatch.setattr(process, "WORKER", ["-I", "-B", "-c", "import json, sys\n"
+                        "json.dump({'ran': True}, open(json.load(open(sys.argv[1]))['result_path'], 'w'))"])
+    sandbox = get_sandbox(name)
+    try:
+        result = sandbox.run(Job({"mode": "build"}, {}, 60))
+    finally:
+        sandbox.close()
+    assert result.ok and result.payload == {"ran": True}, result
+    assert result.warnings == ["job directory not size-capped (simulated: no root): the job could fill the host's disk"]
+
+
+def test_mounts_left_by_a_killed_process_are_reaped(tmp_path, monkeypatch):
+    """A job tmpfs whose owner died mid-job (SIGKILL skips every cleanup) goes with the next job."""
+    require("jail")
+    import subprocess
+    import sys
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    left = tmp_path / f"opforge-job-{dead.pid}-x1"
+    left.mkdir()
+    assert mounts.mount_tmpfs(left, 1 << 20) is None and mounts.is_mount(left)
+    mounts.reap_stale()
+    assert not mounts.is_mount(left) and not left.exists()

@@ -1,5 +1,8 @@
 """Every isolation guarantee of the `docker` and `jail` runtimes (the jail with bubblewrap and with
-its util-linux `unshare` fallback), each with a hostile candidate.
+its util-linux `unshare` fallback), each with a hostile candidate and, where the harness's own
+checks could stop a candidate first, a hostile job: the worker process itself is the attacker (what
+a candidate that took it over at import could do), `python -I -B -c CODE /job/job.json` run through
+the runtime alone.
 
 Static checks are skipped (`skip_static=True`) so the hostile code reaches the sandbox: these tests
 prove the sandbox holds on its own. After each, the host is checked and the harness must still
@@ -8,17 +11,21 @@ fails the test instead of skipping it."""
 from __future__ import annotations
 
 import os
+import resource
+import shutil
 import socket
 import sqlite3
 import subprocess
+import tempfile
 import threading
 import uuid
 
 import pytest
 
+import harness
 from conftest import KERNELS, TINY, require_runtime, write
-from harness.verify import VerifyOptions, verify
-from sandbox import docker_runtime, jail
+from harness.verify import VerifyOptions, prepare, verify, verify_source
+from sandbox import Job, JobResult, docker_runtime, get_sandbox, jail, mounts, process
 
 GOOD = (KERNELS / "good.py").read_text()
 RUNTIMES = {"docker": docker_runtime.unavailable, "jail": jail.unavailable, "jail-unshare": jail.unavailable}
@@ -51,6 +58,29 @@ def still_works(runtime) -> None:
 
 def reasons(v: dict) -> str:
     return " | ".join(v["reasons"])
+
+
+@pytest.fixture
+def sandbox(runtime):
+    sb = get_sandbox(runtime)
+    yield sb
+    sb.close()
+
+
+def reported(result: JobResult) -> dict:
+    assert result.payload is not None, result
+    return result.payload
+
+
+def hostile_job(monkeypatch, sb, code: str, timeout: float = 60) -> JobResult:
+    """Run `code` as the job's worker; it finds its job file in sys.argv[1] and reports through
+    `report(dict)` (its result.json)."""
+    report = ("import json, os, sys\n"
+              "def report(data):\n"
+              "    open(json.load(open(sys.argv[1]))['result_path'], 'w').write(json.dumps(data))\n")
+    with monkeypatch.context() as patch:
+        patch.setattr(process, "WORKER", ["-I", "-B", "-c", report + code])
+        return sb.run(Job({"mode": "hostile"}, {}, timeout))
 
 
 def test_network_is_unreachable_even_on_loopback(tmp_path, runtime):
@@ -192,10 +222,28 @@ subprocess.Popen(['sleep', '{marker}'], start_new_session=True)
 subprocess.Popen(['sh', '-c', 'nohup sleep {marker} &'], start_new_session=True)
 """
     v = hostile(tmp_path, runtime, prelude)
-    assert any(r.startswith("subprocess: forward left child process") for r in v["reasons"]), reasons(v)
+    # the harness's tripwire refuses the spawn at import, or its check finds the children after forward
+    assert any(r.startswith("subprocess: forward left child process") or "may not start processes" in r
+               for r in v["reasons"]), reasons(v)
+    assert not sleepers(marker), "background processes survived the job"
+
+
+def test_background_processes_of_a_job_are_killed(sandbox, monkeypatch):
+    """Without the harness's tripwire in the way: the job itself leaves detached processes behind."""
+    marker = f"{300 + int(uuid.uuid4().int % 1000) / 1000:.3f}"
+    result = hostile_job(monkeypatch, sandbox, f"""
+import subprocess
+subprocess.Popen(['sleep', '{marker}'], start_new_session=True)
+subprocess.Popen(['sh', '-c', 'nohup sleep {marker} >/dev/null 2>&1 &'], start_new_session=True)
+report({{'spawned': True}})
+""")
+    assert reported(result) == {"spawned": True}
+    assert not sleepers(marker), "background processes survived the job"
+
+
+def sleepers(marker: str) -> list[str]:
     threading.Event().wait(1.0)  # let the runtime's kill land
-    survivors = subprocess.run(["pgrep", "-f", f"sleep {marker}"], capture_output=True, text=True).stdout.split()
-    assert not survivors, f"background processes survived the job: {survivors}"
+    return subprocess.run(["pgrep", "-f", f"sleep {marker}"], capture_output=True, text=True).stdout.split()
 
 
 def new_marker() -> str:
@@ -214,3 +262,207 @@ def survivors(marker: str) -> list[str]:
     states = {pid: subprocess.run(["ps", "-o", "stat=", "-p", pid], capture_output=True, text=True).stdout.strip()
               for pid in pids}
     return [pid for pid, state in states.items() if state and not state.startswith("Z")]
+
+
+FILL = """
+def fill(directory, total_mb, chunk=b'x' * (1 << 20)):
+    '''Write up to total_mb MB in 64 MB files (the jail's RLIMIT_FSIZE is per file): (MB written, errno).'''
+    for i in range(total_mb):
+        try:
+            with open(os.path.join(directory, f'fill{i // 64}'), 'ab') as fh:
+                fh.write(chunk)
+                fh.flush()
+        except OSError as exc:
+            return i, exc.errno
+    return total_mb, 0
+"""
+
+
+class DiskWatch(threading.Thread):
+    """Samples the used bytes of the host file system holding `path` while a job runs."""
+
+    def __init__(self, path) -> None:
+        super().__init__(daemon=True)
+        self.path, self.start_used, self.peak, self.done = path, shutil.disk_usage(path).used, 0, threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(0.02):
+            self.peak = max(self.peak, shutil.disk_usage(self.path).used - self.start_used)
+
+    def stop(self) -> int:
+        self.done.set()
+        self.join()
+        return self.peak
+
+
+def test_job_directory_is_a_size_capped_tmpfs(runtime, tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # every job directory and mount lands here
+    sb = get_sandbox(runtime)
+    watch = DiskWatch(tmp_path)
+    watch.start()
+    try:
+        result = hostile_job(monkeypatch, sb, FILL + """
+job_dir = os.path.dirname(sys.argv[1])
+written, errno = fill(job_dir, 600)
+for name in os.listdir(job_dir):
+    if name.startswith('fill'):
+        os.remove(os.path.join(job_dir, name))
+report({'written_mb': written, 'errno': errno})
+""")
+    finally:
+        grown = watch.stop()
+        sb.close()
+    assert result.payload == {"written_mb": result.payload["written_mb"], "errno": 28}, result  # ENOSPC
+    assert result.payload["written_mb"] < 64 and not result.warnings  # the cap: inputs, outputs, result.json
+    assert grown < 300 << 20, f"the host's disk grew by {grown >> 20} MB during the job"
+    assert not [m for m in mounts.mount_points() if m.startswith(str(tmp_path))], "a job tmpfs was left mounted"
+
+
+def test_tmp_and_shared_memory_are_size_capped(sandbox, monkeypatch):
+    result = hostile_job(monkeypatch, sandbox, FILL + """
+found = {}
+for place in ('/tmp', '/dev/shm'):
+    if os.access(place, os.W_OK):
+        found[place] = fill(place, 1024)
+report(found)
+""")
+    assert "/tmp" in result.payload, result
+    for place, (written_mb, errno) in result.payload.items():
+        assert errno == 28 and written_mb <= 64, f"{place}: {written_mb} MB written, errno {errno}"
+
+
+@pytest.mark.parametrize("kind", ["sparse", "symlink"])
+def test_oversized_or_linked_result_is_refused_unread(sandbox, monkeypatch, kind):
+    make = {"sparse": """
+for size in (1 << 30, 250 << 20):  # the jail's RLIMIT_FSIZE stops a 1 GB file (still 30x the cap)
+    try:
+        with open(job['result_path'], 'wb') as fh:
+            fh.truncate(size)
+        break
+    except OSError:
+        pass
+""", "symlink": "os.symlink('/etc/hostname', job['result_path'])\n"}[kind]
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    result = hostile_job(monkeypatch, sandbox, "job = json.load(open(sys.argv[1]))\n" + make + "os._exit(0)\n")
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    why = {"sparse": "too large", "symlink": "symbolic link"}[kind]
+    assert result.cause == "crashed" and result.payload is None, result
+    assert why in result.output_errors["result.json"], result
+    assert "result.json refused" in result.stderr and why in result.stderr.splitlines()[-1]  # the verdict's line
+    assert grown_mb < 200, f"reading the result cost {grown_mb:.0f} MB"
+
+
+PLANT = """
+poison = 'import json, os, sys\\nprint(\"POISONED\", file=sys.stderr)\\nos._exit(0)\\n'
+places = {os.getcwd(), os.environ['HOME'], os.environ['TMPDIR'], '/tmp', '/scratch', '/dev/shm',
+          os.path.dirname(os.path.dirname(sys.argv[1])), os.environ.get('TRITON_CACHE_DIR', '/scratch')}
+planted = []
+for place in sorted(places):
+    try:
+        package = os.path.join(place, 'harness')
+        os.makedirs(os.path.join(package, 'locked', 'sealed'))
+        for name in ('__init__.py', 'worker.py', 'checker.py'):
+            open(os.path.join(package, name), 'w').write(poison)
+        for name in ('sitecustomize.py', 'usercustomize.py', 'torch.py', 'triton.py', 'plain.txt'):
+            open(os.path.join(place, name), 'w').write(poison)
+        os.chmod(os.path.join(package, 'locked', 'sealed'), 0)
+        os.chmod(os.path.join(package, 'locked'), 0o555)
+        os.chmod(package, 0o555)
+        planted.append(place)
+    except OSError:
+        pass
+try:
+    open('/proc/1/mem', 'wb')  # PID 1 outlives every job: owning it would outlive the wipe
+    planted.append('PID 1')
+except OSError:
+    pass
+"""
+
+
+def test_a_job_leaves_nothing_in_the_warm_container(monkeypatch):
+    require_runtime("docker", docker_runtime.unavailable())
+    sb = get_sandbox("docker")
+    try:
+        planted = reported(hostile_job(monkeypatch, sb, PLANT + "report({'planted': planted})\n"))["planted"]
+        container = sb.container.id
+        seen = reported(hostile_job(monkeypatch, sb, """
+import importlib.util
+left = {p: sorted(os.listdir(p)) for p in ('/scratch', '/tmp', '/dev/shm')}
+harness = importlib.util.find_spec('harness').origin
+report({'left': left, 'cwd': os.getcwd(), 'own': os.listdir('.'), 'harness': harness})
+"""))
+        same = sb.container.id == container
+    finally:
+        sb.close()
+    assert {"/scratch", "/tmp", "/dev/shm"} <= set(planted) and "PID 1" not in planted, planted
+    assert "/jobs" not in planted  # the jobs root is not the job's to write
+    own = os.path.basename(seen["cwd"])
+    assert seen["left"] == {"/scratch": [own], "/tmp": [], "/dev/shm": []} and seen["own"] == [], seen
+    assert seen["harness"] == harness.__file__ and same, seen  # the wipe held: the container was kept
+
+
+def test_poisoned_warm_container_still_judges_the_next_candidates(tmp_path):
+    require_runtime("docker", docker_runtime.unavailable())
+    options = VerifyOptions(seed=13, trials=1, device="cpu", sandbox="docker", timeout_s=120, skip_static=True)
+    spec, hardware = prepare(TINY, options)
+    sb = get_sandbox("docker")
+    try:
+        verify_source(spec, hardware, "import json, os, sys\n" + PLANT + "\n" + GOOD, options, sandbox=sb)
+        wrong = verify_source(spec, hardware, (KERNELS / "wrong_no_mask.py").read_text(), options, sandbox=sb)
+        good = verify_source(spec, hardware, GOOD, options, sandbox=sb)
+        # still warm: it was wiped and checked after every job (else it would have been re-created)
+        left = sb._run_as_job(["find", "/scratch", "/tmp", "/dev/shm", "-mindepth", "1"]) if sb.container else (0, "")
+    finally:
+        sb.close()
+    assert not wrong["correct"], reasons(wrong)
+    assert good["correct"], reasons(good)
+    assert left == (0, ""), left
+
+
+def test_candidate_filling_its_job_directory_and_tmp_is_stopped(tmp_path, runtime, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # every job directory and mount lands here
+    prelude = "import os, sys\n" + FILL + """
+job_dir = os.path.dirname(sys.argv[1])
+done = [fill(job_dir, 600), fill('/tmp', 1024)]
+for place in (job_dir, '/tmp'):
+    for name in os.listdir(place):
+        if name.startswith('fill'):
+            os.remove(os.path.join(place, name))
+raise RuntimeError('FILLED %d %d %d %d' % (*done[0], *done[1]))
+"""
+    watch = DiskWatch(tmp_path)
+    watch.start()
+    try:
+        v = hostile(tmp_path, runtime, prelude)
+    finally:
+        grown = watch.stop()
+    numbers = reasons(v).split("FILLED ", 1)[1].split()[:4]
+    job_mb, job_errno, tmp_mb, tmp_errno = (int(n.strip("'\")")) for n in numbers)
+    assert job_errno == 28 and job_mb < 64 and tmp_errno == 28 and tmp_mb <= 64, reasons(v)
+    assert grown < 300 << 20, f"the host's disk grew by {grown >> 20} MB during the job"
+    assert not [m for m in mounts.mount_points() if m.startswith(str(tmp_path))], "a job tmpfs was left mounted"
+
+
+def test_candidate_planting_a_sparse_result_gets_a_clear_failure(tmp_path, runtime):
+    prelude = """
+import json, os, sys
+with open(json.load(open(sys.argv[1]))['result_path'], 'wb') as fh:
+    fh.truncate(250 << 20)  # sparse: nothing on disk, 30x the cap (the jail's RLIMIT_FSIZE stops 1 GB)
+os._exit(0)
+"""
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    v = hostile(tmp_path, runtime, prelude)
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert not v["correct"] and "result.json refused: too large" in reasons(v), reasons(v)
+    assert grown_mb < 200, f"reading the result cost {grown_mb:.0f} MB"
+
+
+def test_worker_runs_in_isolated_mode(tmp_path, runtime):
+    """Neither its working directory nor PYTHON* variables can change what the worker imports."""
+    prelude = """
+import os, sys
+isolated = sys.flags.isolated and sys.flags.dont_write_bytecode and not {'', os.getcwd()} & set(sys.path)
+raise RuntimeError('ISOLATED' if isolated else 'NOT ISOLATED: %s %s' % (sys.flags, sys.path))
+"""
+    v = hostile(tmp_path, runtime, prelude)
+    assert "ISOLATED" in reasons(v) and "NOT ISOLATED" not in reasons(v), reasons(v)
