@@ -123,8 +123,7 @@ def build_job(job: dict) -> dict:
             model(*_clone(data["cases"][0]))
         except BaseException as exc:  # outputs are garbage with kernels skipped; the run job judges forward
             note = f"forward stopped after {len(log.launches)} launches: {describe(exc)}"
-    float32 = {"float32": True} if job.get("float32") and "float32" in inspect.signature(aot.compile_launches).parameters else {}
-    kernels, reasons, notes = aot.compile_launches(log.launches, job.get("arch", 90), **float32)
+    kernels, reasons, notes = aot.compile_launches(log.launches, job.get("arch", 90), float32=bool(job.get("float32")))
     notes = ([note] if note else []) + notes
     return {"kernels": kernels, "reasons": reasons, "launches": log.counts(), "note": "; ".join(notes) or None}
 

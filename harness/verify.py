@@ -105,6 +105,9 @@ def _verify_in(spec: OpSpec, hardware: Hardware, source: str, options: VerifyOpt
             result = sandbox.run(Job({**payload, "mode": mode}, files, options.timeout_s,
                                      outputs=outputs_cap if mode != "build" else {}))
             _add_usage(verdict, mode, result)
+            for warning in result.warnings:  # an isolation this runtime could not give the job
+                if warning not in verdict.setdefault("warnings", []):
+                    verdict["warnings"].append(warning)
             if problem := _job_problem(result):
                 # the build job runs forward once to record launches: a hang there is the forward's
                 stage = "build" if mode == "build" and result.cause != "timeout" else "run"

@@ -211,9 +211,6 @@ import os, subprocess, time
 import torch
 
 OPFORGE = dict(name="hangs")
-if "OPFORGE_DB" not in os.environ:  # only inside the sandbox (its environment is scrubbed): hang
-    subprocess.Popen(["sleep", "{marker}"])
-    time.sleep(3600)
 
 
 class Model(torch.nn.Module):
@@ -222,7 +219,11 @@ class Model(torch.nn.Module):
 
 
 def get_inputs():
-    return [torch.randn(4, 8)]
+    x = torch.randn(4, 8)
+    if x.device.type != "meta":  # sizing runs on meta tensors; the real inputs (the judge's) hang
+        subprocess.Popen(["sleep", "{marker}"])
+        time.sleep(3600)
+    return [x]
 '''
 
 
@@ -231,7 +232,7 @@ def test_a_hung_op_is_stopped_with_its_process_tree_and_the_rest_finish(tmp_path
     hangs = write(tmp_path / "hangs.py", HANGS.format(marker=marker))
     seen, done = threading.Event(), threading.Event()
 
-    def watch() -> None:  # proves the op really hung inside its sandbox, with a child of its own
+    def watch() -> None:  # proves the op really hung in its worker, with a child of its own
         while not done.wait(0.3):
             if any(marker in p for p in _cmdlines()):
                 seen.set()
@@ -243,7 +244,7 @@ def test_a_hung_op_is_stopped_with_its_process_tree_and_the_rest_finish(tmp_path
         runs = {r.op: r for r in reg.list_runs()}
     done.set()
     watcher.join()
-    assert seen.is_set(), "the hanging spec never started its child in the sandbox"
+    assert seen.is_set(), "the hanging spec never started its child in the op's worker"
     rows = {r["op"]: r for r in report.rows}
     assert rows["hangs"]["status"] == "timeout" and "time limit (30 s)" in rows["hangs"]["error"]
     assert rows["tiny_silu"]["status"] == "verified"

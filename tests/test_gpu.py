@@ -33,3 +33,13 @@ def test_gpu_cheat_still_rejected():
     v = verify(TINY, KERNELS / "cheat_torch_compute.py", VerifyOptions(seed=5, trials=2))
     assert not v["correct"] and v["reasons"][0].startswith("torch-compute")
     assert v["timings"] is None
+
+
+@pytest.mark.parametrize("kernel", ["hostile_stops_launching", "hostile_memoize"])
+def test_gpu_timed_calls_are_checked(kernel):
+    """A kernel that games the benchmark (stops launching, replays a memoised result) is caught
+    among the timed calls themselves, and no timing of it is reported."""
+    v = verify(TINY, KERNELS / f"{kernel}.py", VerifyOptions(seed=5, trials=2))
+    assert not v["correct"], v
+    assert {r.split(":", 1)[0] for r in v["reasons"]} & {"no-launch", "cached-output", "mismatch"}, v["reasons"]
+    assert v["timings"] is None
