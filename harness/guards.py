@@ -153,7 +153,8 @@ def _as_candidate(fn: Any) -> Any:
 
 
 def _wrap_hooks(kernel: Any) -> None:
-    """Autotune/heuristics wrappers carry the candidate's callables: wrap each once."""
+    """Autotune/heuristics wrappers and a jit function's launch_metadata carry the candidate's
+    callables: wrap each once."""
     from triton.runtime.autotuner import Autotuner, Heuristics
 
     seen = 0
@@ -168,6 +169,8 @@ def _wrap_hooks(kernel: Any) -> None:
                     config.pre_hook = _as_candidate(config.pre_hook)
         elif isinstance(kernel, Heuristics):
             kernel.values = {k: _as_candidate(v) for k, v in kernel.values.items()}
+        elif callable(getattr(kernel, "launch_metadata", None)):  # @triton.jit(launch_metadata=...)
+            kernel.launch_metadata = _as_candidate(kernel.launch_metadata)
         kernel = getattr(kernel, "fn", None)
 
 

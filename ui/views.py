@@ -41,6 +41,19 @@ def variant_table(verdict: dict) -> list[dict[str, Any]]:
              "atol": f"{v['atol']:g}", "rtol": f"{v['rtol']:g}", "passed": "✅" if v["passed"] else "❌"} for v in verdict.get("variants") or []]
 
 
+def stress_table(verdict: dict) -> list[dict[str, Any]]:
+    """The stress stage's cases: what each was, how it compared, or why it was skipped."""
+    rows = []
+    for case in verdict.get("stress") or []:
+        compared = case.get("status") != "skipped"
+        rows.append({"case": case["case"], "status": {"passed": "✅", "failed": "❌"}.get(case["status"], "skipped"),
+                     "shapes": " ".join(str(tuple(s)) for s in case.get("shapes", [])),
+                     "max abs err": f"{case['max_abs_err']:.2e}" if compared else "",
+                     "max rel err": f"{case['max_rel_err']:.2e}" if compared else "",
+                     "why skipped": case.get("reason", "")})
+    return rows
+
+
 def anticheat_table(verdict: dict) -> list[dict[str, str]]:
     return [{"check": name, "result": result} for name, result in (verdict.get("anticheat") or {}).items()]
 

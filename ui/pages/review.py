@@ -107,6 +107,9 @@ def verification_tab(detail) -> None:
             st.error(reason)
         if v.get("variants"):
             st.dataframe(views.variant_table(v), hide_index=True, width="stretch")
+        if v.get("stress"):
+            st.caption("Stress cases (inputs the judge made: scaled, zeroed, non-contiguous, larger, perturbed)")
+            st.dataframe(views.stress_table(v), hide_index=True, width="stretch")
         if v.get("anticheat"):
             st.dataframe(views.anticheat_table(v), hide_index=True)
         sizes = v.get("sizes") or {}
