@@ -30,8 +30,8 @@ STAGE_OF = {"load-error": "load", "reference-error": "load", "init-error": "run"
             "oom": "run", "mismatch": "compare", "no-variants": "compare", **{c: "anticheat" for c in ANTICHEAT}}
 MAX_REASONS = 12
 REPEAT_CALLS = 24  # CPU: repeated calls after the trials, so "correct for the first N calls" needs N > ~45
-LARGER_BUDGET = 1.5  # the hidden larger shape: at most this many times the main problem's elements
-STRESS_MIN_ELEMENTS = 4096  # a stress case on fewer elements than this would hide overflow and tiling bugs  # the larger hidden shape: the first factor whose inputs fit the budget
+LARGER_BUDGET = 1.25  # the hidden larger shape: at most this many times the main problem's elements
+STRESS_MIN_ELEMENTS = 1024  # a stress case on fewer elements than this would hide overflow and tiling bugs  # the larger hidden shape: the first factor whose inputs fit the budget
 
 
 @dataclass
