@@ -61,7 +61,7 @@ def _events(f: Findings, report: dict) -> None:
             f.fail(str(event)[:300])
 
 
-def _values(f: Findings, case: Case, outs: list, atol, rtol, n_mutates: int) -> bool:
+def _values(f: Findings, case: Case, outs: list, atol, rtol, n_mutates: int, repeat: bool = False) -> bool:
     expected = case.expected
     n_out = len(expected) - n_mutates
     if len(outs) != len(expected):
@@ -74,7 +74,7 @@ def _values(f: Findings, case: Case, outs: list, atol, rtol, n_mutates: int) -> 
             rep.problem = f"in-place argument {i} differs from the reference after the call: {rep.problem}"
         reports.append(rep)
     entry = _entry(f, case, expected[:n_out])
-    entry["trials"] += 1
+    entry["trials"] += not repeat  # a variant's trials are its seeded ones; repeated calls are extra
     ok = True
     for rep in reports:
         entry["max_abs_err"] = max(entry["max_abs_err"], rep.max_abs_err)
@@ -166,7 +166,7 @@ def judge_calls(material: Material, payload: dict, outputs: list | None, atol, r
             noop_outs.append((case, outs))
             continue
         f.compared_trials += case.kind == "trial"
-        _values(f, case, outs, atol, rtol, len(material.mutates))
+        _values(f, case, outs, atol, rtol, len(material.mutates), repeat=bool(step.get("repeat")))
         history.check(f, outs, case)
     _noop(f, noop_outs, atol, rtol, len(material.mutates))
     _drift(f, payload)
