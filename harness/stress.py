@@ -130,11 +130,6 @@ def supported(base_out: list, case_out: list) -> bool:
     return True
 
 
-def describe_case(label: str, inputs: list) -> str:
-    shapes = [list(x.shape) for x in inputs if isinstance(x, torch.Tensor)]
-    return f"{label} {shapes}"
-
-
 def numel(inputs: Any) -> int:
     return sum(x.numel() for x in inputs if isinstance(x, torch.Tensor))
 
