@@ -24,6 +24,7 @@ class SuiteOp:
     candidate_id: int
     correct: bool
     reasons: tuple[str, ...]
+    verdict: dict  # the whole verdict, for callers that check more than correctness (tests/test_suite.py)
 
 
 def suite_pairs(ops_dir: Path = OPS, kernels_dir: Path = KNOWN_GOOD) -> list[tuple[Path, Path]]:
@@ -42,7 +43,7 @@ def fill_registry(registry, pairs: list[tuple[Path, Path]], sandbox: str | None 
         source = kernel_path.read_text(encoding="utf-8")
         verdict = verify_source(spec, hardware, source, options)
         cand_id, _ = record_verification(registry, spec, source, verdict, hardware, drafter="known-good")
-        item = SuiteOp(spec.name, cand_id, bool(verdict["correct"]), tuple(verdict["reasons"]))
+        item = SuiteOp(spec.name, cand_id, bool(verdict["correct"]), tuple(verdict["reasons"]), verdict)
         done.append(item)
         if on_op:
             on_op(item)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -44,6 +45,29 @@ def isolated_registry(tmp_path, monkeypatch, default_sandbox):
     monkeypatch.setenv("OPFORGE_DB", str(db))
     monkeypatch.setenv("OPFORGE_SANDBOX", default_sandbox)
     return db
+
+
+@pytest.fixture(scope="session")
+def suite_export(tmp_path_factory, default_sandbox) -> SimpleNamespace:
+    """The standard suite's known-good kernels verified (CPU, the exporter's fixed seed, 5 trials)
+    and exported with the wheel, once: test_suite.py checks each verdict, test_export_suite.py the
+    library. Both modules are in the xdist group "export_suite", so one worker pays for it (it
+    was paid twice, about 10 minutes of the suite's CPU time). `error` is the export's refusal,
+    if a known-good kernel failed; the per-op verdicts are kept either way."""
+    from exporter.suite import export_suite
+    from harness.errors import OpforgeError
+    from registry import Registry
+
+    tmp = tmp_path_factory.mktemp("export_suite")
+    verified: dict = {}
+    result, error = None, None
+    with Registry(tmp / "suite.db") as reg:
+        try:
+            result = export_suite(reg, tmp / "kernels_generated", sandbox=default_sandbox, wheel=True,
+                                  on_op=lambda op: verified.__setitem__(op.op, op))
+        except OpforgeError as exc:
+            error = str(exc)
+    return SimpleNamespace(verified=verified, result=result, error=error)
 
 
 def write(path: Path, text: str) -> Path:

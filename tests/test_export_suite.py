@@ -2,7 +2,7 @@
 committed kernels_generated/ is exactly what that export writes, build the wheel offline (twice,
 byte-identical), install it into a fresh virtual environment that has only torch and Triton, and
 there call every op under Triton's interpreter with fallback forbidden, opcheck every op, and see an
-unsupported dtype fall back and say so. One module-scoped fixture pays for the suite once."""
+unsupported dtype fall back and say so. The session's `suite_export` fixture (conftest.py) pays for the suite once."""
 from __future__ import annotations
 
 import json
@@ -17,19 +17,15 @@ from packaging.requirements import Requirement
 
 from conftest import ROOT
 from exporter.library import MARKER, build_wheel
-from exporter.suite import export_suite
-from registry import Registry
 
 pytestmark = pytest.mark.xdist_group("export_suite")
 COMMITTED = ROOT / "kernels_generated"
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory, default_sandbox):
-    tmp = tmp_path_factory.mktemp("export_suite")
-    with Registry(tmp / "suite.db") as reg:
-        result = export_suite(reg, tmp / "kernels_generated", sandbox=default_sandbox, wheel=True)
-    return result
+def exported(suite_export):
+    assert suite_export.error is None, suite_export.error
+    return suite_export.result
 
 
 def tree(root: Path) -> dict[str, bytes]:

@@ -1,13 +1,14 @@
 """Every op of the standard suite has a known-good Triton kernel that passes the full pipeline:
 static checks, an sm_90 AOT build, 5 seeded trials per input variant under the interpreter, and
-every anti-cheat check."""
+every anti-cheat check. The verdicts are the suite export's (conftest.suite_export: one
+verification per op, shared with test_export_suite.py, in the same xdist group)."""
 from __future__ import annotations
 
 import pytest
 
 from conftest import ROOT
-from harness.verify import VerifyOptions, verify
 
+pytestmark = pytest.mark.xdist_group("export_suite")
 OPS = sorted(p.stem for p in (ROOT / "ops").glob("*.py"))
 
 
@@ -18,8 +19,9 @@ def test_suite_is_complete():
 
 
 @pytest.mark.parametrize("op", OPS)
-def test_known_good_kernel_verifies(op):
-    v = verify(ROOT / "ops" / f"{op}.py", ROOT / "knowledge" / "triton" / f"{op}.py", VerifyOptions(device="cpu"))
+def test_known_good_kernel_verifies(op, suite_export):
+    assert op in suite_export.verified, f"{op} was not verified by the suite export"
+    v = suite_export.verified[op].verdict
     assert v["correct"], v["reasons"]
     assert v["trials"] == 5 and all(var["trials"] == 5 for var in v["variants"])
     assert len(v["variants"]) >= 3
