@@ -31,6 +31,10 @@ def fenced(name: str) -> str:
     return f"Here is my kernel.\n\n```python\n{(KERNELS / name).read_text()}\n```\n"
 
 
+def fenced_text(source: str) -> str:
+    return f"Here is my kernel.\n\n```python\n{source}```\n"
+
+
 SCRIPT = [fenced("interpreter_only.py"), fenced("wrong_no_mask.py"), Error(429, headers={"Retry-After": "0"}),
           fenced("cheat_torch_compute.py"), "I think the kernel should use a block size of 64.", fenced("good.py")]
 
@@ -72,8 +76,10 @@ def test_feedback_flows_into_the_next_prompt_and_the_correct_kernel_is_promoted(
     assert "mismatch: variant 0: output 0: max abs err" in prompts[2]  # wrong values fed back
     assert "torch-compute: forward computes with PyTorch" in prompts[4]  # the cheat fed back
     assert "your reply could not be used: the reply contains no Python code block" in prompts[5]
-    assert [k.stage for k in kernels] == ["build", "compare", "anticheat", "anticheat"]
-    assert [k.correct for k in kernels] == [False, False, False, True]
+    assert "I think the kernel should use a block size of 64." in prompts[5]  # what came back, shown
+    # the prose reply is kept as a candidate of stage draft, never run
+    assert [k.stage for k in kernels] == ["build", "compare", "anticheat", "draft", "anticheat"]
+    assert [k.correct for k in kernels] == [False, False, False, False, True]
     assert versions[0].candidate_id == summary.best_candidate_id == kernels[-1].candidate_id
     assert summary.promoted["candidate_id"] == summary.best_candidate_id
     assert len(calls) == 5 and calls[-1]["correct"] is True
@@ -168,6 +174,42 @@ def test_dataset_export_holds_the_whole_trajectory(llm_env, isolated_registry, t
     assert rows[0]["correct"] is False and rows[0]["feedback"][0].startswith("mismatch")
     assert rows[1]["correct"] is True and "```python" in rows[1]["reply"]
     assert rows[1]["messages"][-1]["content"].count("mismatch") >= 1  # the prompt held the first feedback
+
+
+SILU = (ROOT / "knowledge" / "triton" / "silu.py").read_text()
+SILU_BROKEN = SILU.replace("    def forward(self, x):", "    def forward(self, x)")  # no colon
+SILU_WRONG = SILU.replace("y = x / (1.0 + tl.exp(-x))", "y = x / (1.0 + tl.exp(x))")
+
+
+def test_each_failure_shows_its_code_and_feedback_in_the_next_prompt(llm_env, isolated_registry, tmp_path):
+    broken_line = SILU_BROKEN.splitlines().index("    def forward(self, x)") + 1
+    parse_error = f"the code does not parse: line {broken_line}: expected ':'"
+    with ScriptedLLM([fenced_text(SILU_BROKEN), fenced_text(SILU_WRONG), fenced_text(SILU)]) as server:
+        llm_env(server)
+        result = subprocess.run(
+            [OPFORGE, "run", str(ROOT / "ops" / "silu.py"), "--drafter", "llm", "--sandbox", "none", "--device", "cpu",
+             "--trials", "2", "--candidates", "1", "--budget", "3", "--json"], capture_output=True, text=True, timeout=300)
+        prompts = [body["messages"][-1]["content"] for body in server.requests]
+    assert result.returncode == 0, result.stdout + result.stderr
+    summary = json.loads(result.stdout)
+    assert len(prompts) == 3
+    assert f">> {broken_line} |     def forward(self, x)" in prompts[1]  # the broken code, numbered and marked
+    assert "    def __init__(self):" in prompts[1] and parse_error in prompts[1]
+    assert "y = x / (1.0 + tl.exp(x))" in prompts[2]  # the wrong kernel's code ...
+    assert "INCORRECT at stage compare" in prompts[2] and "mismatch" in prompts[2]  # ... and its verdict
+    with Registry(isolated_registry) as reg:
+        kernels = reg.run_candidates(summary["run_key"])
+        broken = reg.get_candidate(kernels[0].candidate_id)
+        active = [v.candidate_id for v in reg.active_versions()]
+    assert summary["status"] == "done" and summary["best_candidate_id"] == kernels[2].candidate_id
+    assert [(k.stage, k.correct) for k in kernels] == [("draft", False), ("compare", False), ("anticheat", True)]
+    assert broken.source.strip() == SILU_BROKEN.strip() and [e.reasons for e in broken.evaluations] == [[parse_error]]
+    assert active == [kernels[2].candidate_id]  # the draft-stage candidate was never promoted
+    out = tmp_path / "traj.jsonl"
+    subprocess.run([OPFORGE, "export-dataset", "--out", str(out)], check=True, capture_output=True, timeout=60)
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["candidate_id"] for r in rows] == [k.candidate_id for k in kernels]
+    assert rows[0]["stage"] == "draft" and rows[0]["correct"] is False and rows[0]["feedback"] == [parse_error]
 
 
 def test_ctrl_c_says_how_to_resume_and_the_run_resumes(isolated_registry, monkeypatch):

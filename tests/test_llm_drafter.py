@@ -8,9 +8,9 @@ import pytest
 from llm_server import Error, Hang, Reply, ScriptedLLM
 
 from agents.drafters.base import Attempt, DraftRequest, DrafterError, KnowledgeItem
-from agents.drafters.extract import extract_candidate
+from agents.drafters.extract import extract, extract_candidate
 from agents.drafters.llm import LLMConfig, LLMDrafter
-from agents.prompts.render import render_messages
+from agents.prompts.render import MAX_SOURCE_LINES, render_messages
 from conftest import TINY
 
 GOOD = '''import torch
@@ -223,6 +223,33 @@ def test_a_failed_reply_is_fed_back_into_the_next_prompt():
     assert bad.problem in server.requests[1]["messages"][1]["content"]
 
 
+def test_a_reply_without_code_or_modelnew_is_shown_back_cut_to_size():
+    prose = "\n".join(f"step {i}: the tile should be {i * 16} wide" for i in range(200))
+    no_model = "```python\nimport torch\n\n\ndef silu(x):\n    return x * torch.sigmoid(x)\n```"
+    with ScriptedLLM([prose, no_model, FENCED]) as server:
+        llm = drafter(server)
+        unusable = [llm.draft(request())[0], llm.draft(request())[0]]
+        attempts = tuple(Attempt(i + 1, d.rejected, False, "draft", f"your reply could not be used: {d.problem}",
+                                 line=d.line) for i, d in enumerate(unusable))
+        llm.draft(request(attempts=attempts, mode="repair"))
+    prompt = server.requests[2]["messages"][1]["content"]
+    assert "step 0: the tile should be 0 wide" in prompt and prompt.count("step ") == 40  # the start, cut
+    assert "more characters not shown" in prompt
+    assert "def silu(x):\n    return x * torch.sigmoid(x)" in prompt  # the code without ModelNew, shown
+    assert "the reply contains no Python code block" in prompt and "the code defines no class ModelNew" in prompt
+
+
+def test_long_code_that_does_not_parse_shows_its_head_and_the_error_line_marked():
+    code = "\n".join(f"x{i} = {i}" for i in range(300)) + "\ndef f(:\n" + "\n".join(f"y{i} = {i}" for i in range(100))
+    found = extract(code)
+    assert (found.source, found.line, found.rejected) == (None, 301, code)
+    attempt = Attempt(7, found.rejected, False, "draft", found.problem, line=found.line)
+    prompt = render_messages(request(attempts=(attempt,), mode="repair"))[1]["content"]
+    assert ">> 301 | def f(:" in prompt and "  293 | x292 = 292" in prompt and "  309 | y7 = 7" in prompt
+    assert "    1 | x0 = 0" in prompt and "x200 = 200" not in prompt and "y8 = 8" not in prompt
+    assert "lines not shown" in prompt and prompt.count(" | ") <= MAX_SOURCE_LINES
+
+
 def test_explore_asks_for_a_different_approach_and_repair_for_a_fix():
     attempts = (Attempt(1, GOOD, True, "timed", "1.10x vs PyTorch", speedup=1.1),)
     explore = render_messages(request(attempts=attempts, mode="explore"))[1]["content"]
@@ -354,3 +381,15 @@ def test_extraction_takes_the_last_modelnew_when_the_reply_revises_itself():
 ])
 def test_extraction_explains_what_is_missing(reply, problem):
     assert extract_candidate(reply) == (None, problem)
+
+
+@pytest.mark.parametrize("reply, rejected, line", [
+    ("", None, None),
+    ("Use tl.load with a mask.", "Use tl.load with a mask.", None),
+    ("```python\nimport torch\nx = torch.ones(3)\n```", "import torch\nx = torch.ones(3)\n", None),
+    (f"Try this:\n```python\n{GOOD.replace('def forward(self, x):', 'def forward(self, x)')}```",
+     GOOD.replace("def forward(self, x):", "def forward(self, x)"), 13),
+])
+def test_extraction_keeps_what_an_unusable_reply_held(reply, rejected, line):
+    found = extract(reply)
+    assert found.source is None and (found.rejected, found.line) == (rejected, line)

@@ -1,7 +1,9 @@
 """The drafter interface: a request describing the op and what was tried, drafts back.
 
 A drafter never raises for a bad reply: a reply without a usable `ModelNew` becomes a Draft with
-`source=None` and a `problem` that goes into the next prompt as feedback. Configuration problems
+`source=None`, a `problem` that goes into the next prompt as feedback and, in `rejected`, what it
+held instead (the broken code, else the reply's text), which the loop keeps as a candidate of
+stage UNUSABLE_STAGE, never run, and quotes back to the model. Configuration problems
 (wrong key, missing model, unreachable endpoint) raise DrafterError: the run cannot go on."""
 from __future__ import annotations
 
@@ -11,6 +13,9 @@ from typing import Literal, Protocol
 from harness.errors import OpforgeError
 
 Mode = Literal["explore", "repair"]
+# The stage of a reply that never became a runnable candidate (no code, no ModelNew, a syntax error):
+# its verdict says why, the harness never runs it and it can never be promoted.
+UNUSABLE_STAGE = "draft"
 
 
 class DrafterError(OpforgeError):
@@ -36,6 +41,7 @@ class Attempt:
     stage: str
     feedback: str  # the reflect node's text: build errors, mismatch numbers, anti-cheat reasons, timings
     speedup: float | None = None
+    line: int | None = None  # stage UNUSABLE_STAGE: the line of `source` where parsing stopped
 
 
 @dataclass(frozen=True)
@@ -74,6 +80,8 @@ class Draft:
     problem: str | None = None  # why there is no usable source (feedback for the next round)
     meta: dict = field(default_factory=dict)  # e.g. model, temperature, tuning config
     call: LLMCall | None = None
+    rejected: str | None = None  # no usable source: the code that failed, else the reply's text
+    line: int | None = None  # the line of `rejected` where parsing stopped, when it did not parse
 
 
 class Drafter(Protocol):

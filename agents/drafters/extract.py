@@ -1,8 +1,10 @@
 """Pull a candidate file out of a model's reply: fenced or bare Python, one block or several.
 
-`extract_candidate` never raises. It returns `(source, None)` when the reply holds a module that
-parses and defines a module-level `class ModelNew`, else `(None, problem)`: one short line that goes
-into the next prompt as feedback, e.g. "the code does not parse: line 12: invalid syntax".
+`extract` never raises. Its `Extraction` holds a `source` that parses and defines a module-level
+`class ModelNew`, or else a `problem`: one short line that goes into the next prompt as feedback,
+e.g. "the code does not parse: line 12: invalid syntax", with what could not be used (`rejected`:
+the code that failed, or the reply's text when it held no code) and the line the parser stopped at,
+so the next prompt can show the model its own broken code. `extract_candidate` is the short form.
 """
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ import ast
 import builtins
 import re
 import textwrap
+from dataclasses import dataclass
+from typing import NamedTuple
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 # An opening fence with an optional language tag; the block runs to the closing fence or, when the
@@ -18,15 +22,40 @@ _FENCE = re.compile(r"^[ \t]*```[ \t]*([\w+.-]*)[^\n]*\n(.*?)(?:^[ \t]*```[ \t]*
 _PYTHON_TAGS = {"", "python", "py", "python3", "py3"}
 _CODE_START = re.compile(r"^(import |from \w|@|class |def |[A-Za-z_]\w* = )", re.MULTILINE)
 _BUILTINS = set(dir(builtins))
+_NO_CODE = "the reply contains no Python code block"
+_NO_MODEL = "the code defines no class ModelNew"
+# A reply without code is kept (and quoted back) only this far: the whole reply is in the LLM call.
+MAX_REJECTED_CHARS = 20_000
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """What one reply gave: a usable `source`, or the `problem` and what could not be used."""
+
+    source: str | None = None
+    problem: str | None = None
+    rejected: str | None = None  # the unusable code, else the reply's text (clipped); None when empty
+    line: int | None = None  # the line of `rejected` where parsing stopped, when it did not parse
+
+
+class _Parsed(NamedTuple):
+    tree: ast.Module | None
+    error: str | None = None
+    line: int | None = None
 
 
 def extract_candidate(reply: str) -> tuple[str | None, str | None]:
     """(source, None) for a usable candidate, (None, problem) otherwise."""
+    found = extract(reply)
+    return found.source, found.problem
+
+
+def extract(reply: str) -> Extraction:
     text, problem = _strip_reasoning(reply or "")
     if problem:
-        return None, problem
+        return Extraction(problem=problem, rejected=_clip(reply or ""))
     if not text.strip():
-        return None, "the reply is empty"
+        return Extraction(problem="the reply is empty")
     blocks = [textwrap.dedent(body) for tag, body in _FENCE.findall(text)
               if tag.lower() in _PYTHON_TAGS and body.strip()]
     if blocks:
@@ -47,48 +76,56 @@ def _strip_reasoning(reply: str) -> tuple[str, str | None]:
     return text, None
 
 
-def _from_blocks(blocks: list[str]) -> tuple[str | None, str | None]:
+def _from_blocks(blocks: list[str]) -> Extraction:
     parsed = [_parse(b) for b in blocks]
-    with_model = [i for i, (tree, _) in enumerate(parsed) if tree is not None and _defines_model_new(tree)]
+    with_model = [i for i, p in enumerate(parsed) if p.tree is not None and _defines_model_new(p.tree)]
     if not with_model:
         # Report on the block that looks like the answer: the one naming ModelNew, else the last one.
         named = [i for i, b in enumerate(blocks) if re.search(r"^class ModelNew\b", b, re.MULTILINE)]
-        error = parsed[named[-1] if named else -1][1]
-        return None, error or "the code defines no class ModelNew"
+        shown = named[-1] if named else -1
+        error, line = parsed[shown].error, parsed[shown].line
+        return Extraction(problem=error or _NO_MODEL, rejected=blocks[shown], line=line)
     chosen = with_model[-1]  # a reply that revises itself ends with its final answer
-    keep = _blocks_needed(chosen, [tree for tree, _ in parsed])
+    keep = _blocks_needed(chosen, [p.tree for p in parsed])
     source = "\n\n".join(blocks[i].strip("\n") for i in sorted(keep)) + "\n"
-    tree, error = _parse(source)
-    if tree is None:
-        return None, error
-    return source, None
+    joined = _parse(source)
+    if joined.tree is None:
+        return Extraction(problem=joined.error, rejected=source, line=joined.line)
+    return Extraction(source=source)
 
 
-def _from_bare(text: str) -> tuple[str | None, str | None]:
+def _from_bare(text: str) -> Extraction:
     """No fences: the reply is plain Python, possibly after a paragraph of prose."""
-    tree, error = _parse(text)
-    if tree is None:
+    parsed = _parse(text)
+    if parsed.tree is None:
         start = _CODE_START.search(text)
         if start is None:
-            return None, "the reply contains no Python code block"
+            return Extraction(problem=_NO_CODE, rejected=_clip(text))
         text = text[start.start():]
-        tree, error = _parse(text)
-        if tree is None:
-            return None, error
-    if not _defines_model_new(tree):
-        if not any(isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)) for n in tree.body):
-            return None, "the reply contains no Python code block"
-        return None, "the code defines no class ModelNew"
-    return text.strip() + "\n", None
+        parsed = _parse(text)
+        if parsed.tree is None:
+            return Extraction(problem=parsed.error, rejected=text, line=parsed.line)
+    if not _defines_model_new(parsed.tree):
+        if not any(isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)) for n in parsed.tree.body):
+            return Extraction(problem=_NO_CODE, rejected=_clip(text))
+        return Extraction(problem=_NO_MODEL, rejected=text.strip() + "\n")
+    return Extraction(source=text.strip() + "\n")
 
 
-def _parse(source: str) -> tuple[ast.Module | None, str | None]:
+def _parse(source: str) -> _Parsed:
     try:
-        return ast.parse(source), None
+        return _Parsed(ast.parse(source))
     except SyntaxError as exc:
-        return None, f"the code does not parse: line {exc.lineno}: {exc.msg}"
+        return _Parsed(None, f"the code does not parse: line {exc.lineno}: {exc.msg}", exc.lineno)
     except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, absurd nesting
-        return None, f"the code does not parse: {exc}"
+        return _Parsed(None, f"the code does not parse: {exc}")
+
+
+def _clip(text: str) -> str | None:
+    text = text.strip()
+    if len(text) <= MAX_REJECTED_CHARS:
+        return text or None
+    return text[:MAX_REJECTED_CHARS] + f"\n... ({len(text) - MAX_REJECTED_CHARS} more characters not kept)"
 
 
 def _defines_model_new(tree: ast.Module) -> bool:

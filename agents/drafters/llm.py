@@ -3,7 +3,8 @@
 The openai client runs with its own retries off; `_complete` retries transient failures (429, 5xx,
 timeouts, refused connections) with exponential backoff and jitter, honoring Retry-After, and turns
 what cannot be retried (bad key, unknown model, a refused request) into one-line DrafterErrors.
-A reply without usable code is not an error: it becomes a Draft with `source=None` and a problem.
+A reply without usable code is not an error: it becomes a Draft with `source=None`, a problem and
+what it held instead (`rejected`), for the next prompt to show.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from urllib.parse import urlparse
 import openai
 
 from agents.drafters.base import Draft, DraftRequest, DrafterError, LLMCall
-from agents.drafters.extract import extract_candidate
+from agents.drafters.extract import extract
 from agents.prompts.render import render_messages
 
 # A few calls at once: enough to fill a round of 4 drafts, few enough not to trip a local server's
@@ -129,11 +130,13 @@ class LLMDrafter:
 
     def _one_draft(self, messages: list[dict], temperature: float) -> Draft:
         call, finish_reason = self._complete(messages, temperature)
-        source, problem = extract_candidate(call.reply)
+        found = extract(call.reply)
+        problem = found.problem
         if problem and finish_reason == "length":
             problem += " (the reply was cut off at the token limit: keep the answer shorter)"
-        return Draft(source=source, drafter=self.name, problem=problem, call=call,
-                     meta={"model": self.config.model, "temperature": temperature})
+        return Draft(source=found.source, drafter=self.name, problem=problem, call=call,
+                     meta={"model": self.config.model, "temperature": temperature},
+                     rejected=found.rejected, line=found.line)
 
     def _complete(self, messages: list[dict], temperature: float) -> tuple[LLMCall, str | None]:
         """One chat completion and its finish_reason, retried on transient failures."""

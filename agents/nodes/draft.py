@@ -1,11 +1,15 @@
-"""draft: ask the drafter for this round's candidates, record each candidate and LLM call."""
+"""draft: ask the drafter for this round's candidates, record each candidate and LLM call.
+
+A reply that gave no usable source is kept too: what it held (the broken code, else its text) is a
+candidate with one verdict of stage `draft` saying why, never evaluated by the harness (it is not
+pending) and never promotable (not correct), so the dataset shows it and the next prompt quotes it."""
 from __future__ import annotations
 
 from dataclasses import replace
 
 from langgraph.runtime import Runtime
 
-from agents.drafters.base import Attempt, DraftRequest, KnowledgeItem
+from agents.drafters.base import UNUSABLE_STAGE, Attempt, Draft, DraftRequest, KnowledgeItem
 from agents.state import RunContext, RunState
 
 ATTEMPTS_IN_PROMPT = 6  # the newest attempts carry the most useful feedback; older ones cost tokens
@@ -29,7 +33,6 @@ def draft(state: RunState, runtime: Runtime[RunContext]) -> dict:
     pending, problems, tokens = [], [], 0
     parent = (state.get("best") or {}).get("candidate_id")
     for item in drafts:
-        candidate_id = None
         if item.source:
             candidate_id = ctx.registry.record_candidate(
                 ctx.spec_id, item.source, ctx.backend, item.drafter, parent_id=parent, meta=item.meta or None,
@@ -37,7 +40,9 @@ def draft(state: RunState, runtime: Runtime[RunContext]) -> dict:
             if candidate_id not in pending:
                 pending.append(candidate_id)
         else:
-            problems.append({"candidate_id": None, "source": None, "correct": False, "stage": "draft",
+            candidate_id = _record_unusable(ctx, item, parent, request.round)
+            problems.append({"candidate_id": candidate_id, "source": item.rejected if candidate_id else None,
+                             "correct": False, "stage": UNUSABLE_STAGE, "line": item.line,
                              "feedback": f"your reply could not be used: {item.problem}", "speedup": None})
         if item.call:  # an unusable reply is recorded with its problem, so the dataset shows why
             call = item.call if item.source else replace(item.call, error=item.call.error or item.problem)
@@ -51,3 +56,18 @@ def draft(state: RunState, runtime: Runtime[RunContext]) -> dict:
     exhausted = not drafts or all(d.meta.get("exhausted") for d in drafts)
     return {"pending": pending, "attempts": problems, "tokens": state.get("tokens", 0) + tokens,
             "drafted_nothing": exhausted, "drafter_note": next((d.problem for d in drafts if d.problem), None)}
+
+
+def _record_unusable(ctx: RunContext, item: Draft, parent: int | None, round: int) -> int | None:
+    """The candidate holding an unusable reply's code or text, with its `draft` verdict; None when
+    the reply held nothing (an empty reply, an offline drafter's refusal)."""
+    if not (item.rejected or "").strip():
+        return None
+    candidate_id = ctx.registry.record_candidate(
+        ctx.spec_id, item.rejected, ctx.backend, item.drafter, parent_id=parent, meta=item.meta or None,
+        run_id=ctx.run_id, round=round)
+    if ctx.registry.latest_evaluation(candidate_id) is None:  # the same text again keeps its first verdict
+        verdict = {"correct": False, "stage": UNUSABLE_STAGE, "reasons": [item.problem], "backend": ctx.backend,
+                   "note": "the reply gave no usable candidate: recorded for the dataset, never run"}
+        ctx.registry.record_evaluation(candidate_id, ctx.hardware.fingerprint, ctx.hardware.info(), verdict)
+    return candidate_id
