@@ -19,21 +19,16 @@ from registry import Registry, RegistryError, resolve_db_path
 out = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(argv: list[str]) -> argparse.ArgumentParser:
+    verify_flags, loop_flags = _option_flags(argv)
     p = argparse.ArgumentParser(prog="opforge", description="Verified, profiled, versioned kernels from PyTorch op specs.")
     p.add_argument("--db", help="registry path (default: $OPFORGE_DB, else ./.opforge/opforge.db)")
     sub = p.add_subparsers(dest="command", required=True)
     v = sub.add_parser("verify", help="verify a candidate kernel against an op spec")
     v.add_argument("spec")
     v.add_argument("kernel")
-    v.add_argument("--backend", default="triton")
     v.add_argument("--json", action="store_true", help="print the verdict as JSON")
-    v.add_argument("--device", choices=["auto", "cpu"], default="auto", help="cpu forces Triton's interpreter")
-    v.add_argument("--sandbox", help="isolation runtime: docker, jail or none (default: $OPFORGE_SANDBOX, else docker when an engine answers, else jail)")
-    v.add_argument("--trials", type=int, default=5, help="seeded trials per input variant (default 5)")
-    v.add_argument("--seed", type=int, help="base seed (default: a fresh random one)")
-    v.add_argument("--timeout", type=float, default=600.0, help="seconds per sandbox job")
-    v.add_argument("--arch", type=int, help="AOT compile target, e.g. 90 for sm_90")
+    _add_flags(v, verify_flags)
     k = sub.add_parser("kernels", help="list recorded candidates and their latest verdicts")
     k.add_argument("op", nargs="?")
     k.add_argument("--limit", type=int, default=50)
@@ -51,8 +46,8 @@ def _parser() -> argparse.ArgumentParser:
     ex.add_argument("--name", default="kernels_generated", help="import name and torch.ops namespace")
     ex.add_argument("--wheel", action="store_true", help="also build the wheel (offline) into OUT/dist/")
     ex.add_argument("--json", action="store_true", help="print what was exported as JSON")
-    _run_parser(sub)
-    _batch_parser(sub)
+    _run_parser(sub, loop_flags)
+    _batch_parser(sub, loop_flags)
     sub.add_parser("runs", help="list agent runs").add_argument("op", nargs="?")
     sub.add_parser("cancel", help="cancel a running run (it stops after its current step)").add_argument("run_key")
     u = sub.add_parser("ui", help="start the Streamlit workbench (request, watch, review, export)")
@@ -64,26 +59,34 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _run_parser(sub) -> None:
+def _option_flags(argv: list[str]) -> tuple[tuple, tuple]:
+    """(verify's flags, the loop's flags) from agents/options.py. Their defaults live in dataclasses
+    whose modules import torch (~2 s), so only an argv naming verify, run or batch pays for them."""
+    if not {"verify", "run", "batch"} & set(argv):
+        return (), ()
+    from agents.options import LOOP_FLAGS, VERIFY_FLAGS
+
+    return VERIFY_FLAGS, LOOP_FLAGS
+
+
+def _add_flags(parser: argparse.ArgumentParser, flags) -> None:
+    """Flags bound to option fields: argparse holds no default, so a flag left out (None) takes the
+    field's own, and a bad value is the field's one-line error."""
+    for flag in flags:
+        default = "" if flag.default is None else f" (default {flag.default})"
+        parser.add_argument(flag.flag, type=flag.type, metavar=flag.metavar, help=flag.help + default)
+
+
+def _run_parser(sub, loop_flags) -> None:
     r = sub.add_parser("run", help="draft, verify and keep the best kernel for an op spec (the agent loop)")
     r.add_argument("spec", nargs="?")
     r.add_argument("--resume", metavar="RUN_ID", help="continue a run that was interrupted or killed")
-    r.add_argument("--drafter", choices=["llm", "expert"], help="default: llm when OPFORGE_LLM_BASE_URL is set, else expert")
-    r.add_argument("--backend", default="triton")
-    r.add_argument("--budget", type=int, default=4, metavar="ROUNDS", help="rounds of draft/evaluate/reflect (default 4)")
-    r.add_argument("--candidates", type=int, default=2, help="drafts per round (default 2)")
-    r.add_argument("--wall", type=float, default=1800.0, help="wall-time budget in seconds")
-    r.add_argument("--tokens", type=int, default=200_000, help="LLM token budget")
-    r.add_argument("--target-speedup", type=float, help="stop once this speedup over eager is reached (GPU)")
-    r.add_argument("--device", choices=["auto", "cpu"], default="auto")
-    r.add_argument("--sandbox", help="docker, jail or none (default: auto)")
-    r.add_argument("--trials", type=int, default=5)
     r.add_argument("--json", action="store_true", help="print the run summary as JSON")
-    r.add_argument("--arch", type=int, help="AOT compile target, e.g. 90 for sm_90 (default: the GPU's own, else 90)")
     r.add_argument("--run-key", help="use this run key instead of a fresh one (the UI picks it to follow the run)")
+    _add_flags(r, loop_flags)
 
 
-def _batch_parser(sub) -> None:
+def _batch_parser(sub, loop_flags) -> None:
     b = sub.add_parser("batch", help="run the agent loop over an op list (local processes or a Ray cluster)")
     b.add_argument("specs", nargs="*", metavar="SPEC", help="spec files or directories of them (e.g. ops/)")
     b.add_argument("--list", metavar="FILE", help="a file with one spec path a line")
@@ -95,26 +98,15 @@ def _batch_parser(sub) -> None:
     b.add_argument("--report", help="report file, .json or .csv (default: reports/ beside the registry)")
     b.add_argument("--no-fail", action="store_true", help="exit 0 even when some ops failed")
     b.add_argument("--json", action="store_true", help="print the report as JSON instead of the live view and table")
-    b.add_argument("--drafter", choices=["llm", "expert"], help="as for run")
-    b.add_argument("--backend", default="triton")
-    b.add_argument("--budget", type=int, default=4, metavar="ROUNDS", help="rounds per op (default 4)")
-    b.add_argument("--candidates", type=int, default=2, help="drafts per round (default 2)")
-    b.add_argument("--wall", type=float, default=1800.0, help="wall-time budget per op run in seconds")
-    b.add_argument("--tokens", type=int, default=200_000, help="LLM token budget per op")
-    b.add_argument("--device", choices=["auto", "cpu"], default="auto")
-    b.add_argument("--sandbox", help="docker, jail or none (default: auto)")
-    b.add_argument("--trials", type=int, default=5)
+    _add_flags(b, loop_flags)  # the same as run's, for each op's run
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from harness.verify import VerifyOptions, prepare, read_candidate, verify_source
+    from agents.options import verify_options
+    from harness.verify import prepare, read_candidate, verify_source
     from registry.recording import record_verification
 
-    options = VerifyOptions(backend=args.backend, device=None if args.device == "auto" else "cpu",
-                            trials=args.trials, seed=args.seed, timeout_s=args.timeout,
-                            sandbox=args.sandbox, arch=args.arch)
-    if args.trials < 1:
-        raise OpforgeError("--trials must be at least 1")
+    options = verify_options(vars(args))
     spec, hardware = prepare(args.spec, options)
     source = read_candidate(args.kernel)
     with Registry(resolve_db_path(args.db)) as reg:
@@ -258,18 +250,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run_or_resume(args: argparse.Namespace, reg: Registry, show):
-    from agents.config import Budget
-    from agents.run import RunOptions, resume_run, start_run
-    from harness.verify import VerifyOptions
+    from agents.options import run_options
+    from agents.run import resume_run, start_run
 
     if args.resume:
         return resume_run(args.resume, reg, on_event=show)
-    budget = Budget(rounds=args.budget, candidates=args.candidates, wall_s=args.wall, tokens=args.tokens,
-                    target_speedup=args.target_speedup)
-    verify = VerifyOptions(device=None if args.device == "auto" else "cpu", sandbox=args.sandbox, trials=args.trials,
-                           arch=args.arch)
-    options = RunOptions(args.drafter, args.backend, budget, verify, run_key=args.run_key)
-    return start_run(args.spec, options, reg, on_event=show)
+    return start_run(args.spec, run_options(vars(args), run_key=args.run_key), reg, on_event=show)
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
@@ -318,8 +304,9 @@ def cmd_batch(args: argparse.Namespace) -> int:
     from agents.batch import BatchOptions, default_report_path, resolve_specs, run_batch, write_report
     from agents.batch.report import check_report_path
     from agents.batch.view import BatchProgress, report_table, summary_line
+    from agents.options import run_options
 
-    options = BatchOptions(run=_loop_options(args), jobs=args.jobs, executor=args.executor, address=args.address,
+    options = BatchOptions(run=run_options(vars(args)), jobs=args.jobs, executor=args.executor, address=args.address,
                            op_timeout_s=args.op_timeout, force=args.force)
     paths, db = resolve_specs(args.specs, args.list), resolve_db_path(args.db)
     if args.report:
@@ -343,23 +330,14 @@ def cmd_batch(args: argparse.Namespace) -> int:
     return 1 if report.failed and not args.no_fail else 0
 
 
-def _loop_options(args: argparse.Namespace):
-    from agents.config import Budget
-    from agents.run import RunOptions
-    from harness.verify import VerifyOptions
-
-    budget = Budget(rounds=args.budget, candidates=args.candidates, wall_s=args.wall, tokens=args.tokens)
-    verify = VerifyOptions(device=None if args.device == "auto" else "cpu", sandbox=args.sandbox, trials=args.trials)
-    return RunOptions(args.drafter, args.backend, budget, verify)
-
-
 COMMANDS = {"verify": cmd_verify, "kernels": cmd_kernels, "show": cmd_show, "promote": cmd_promote, "export": cmd_export,
             "run": cmd_run, "runs": cmd_runs, "cancel": cmd_cancel, "ui": cmd_ui, "export-dataset": cmd_export_dataset,
             "batch": cmd_batch}
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = _parser(argv).parse_args(argv)
     try:
         return COMMANDS[args.command](args)
     except (OpforgeError, RegistryError) as exc:

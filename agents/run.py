@@ -7,31 +7,22 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from agents.config import Budget
-from agents.drafters.select import select_drafter
+from agents.config import RunOptions
+from agents.drafters.select import recorded_endpoint, select_drafter
 from agents.graph import build_graph
 from agents.runlock import RunLock
 from agents.state import RunContext
 from harness.errors import OpforgeError
-from harness.verify import VerifyOptions, prepare
+from harness.verify import prepare
 from registry import RegistryError
 from registry.rows import RunRow
 from sandbox import get_sandbox
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    drafter: str | None = None  # "llm" | "expert" | None: the LLM when configured, else the expert
-    backend: str = "triton"
-    budget: Budget = field(default_factory=Budget)
-    verify: VerifyOptions = field(default_factory=VerifyOptions)
-    run_key: str | None = None  # None: a fresh key; the UI picks one so it can follow a background run
 
 
 @dataclass(frozen=True)
@@ -56,12 +47,9 @@ def start_run(spec_path: str | Path, options: RunOptions, registry,
     spec, hardware = prepare(spec_path, options.verify)
     drafter, note = select_drafter(options.drafter)
     spec_id = registry.record_spec(spec.name, str(spec.path), spec.source)
-    config = {"spec_path": str(spec.path), "spec_sha256": spec.sha256, "budget": options.budget.to_dict(),
-              "device": options.verify.device, "sandbox": options.verify.sandbox, "trials": options.verify.trials,
-              "arch": options.verify.arch}
-    llm = getattr(drafter, "config", None)
-    if llm is not None and getattr(llm, "base_url", None):  # what a resume must talk to again (never the key)
-        config["llm"] = {"base_url": llm.base_url, "model": llm.model}
+    config = {"spec_path": str(spec.path), "spec_sha256": spec.sha256, **options.recorded()}
+    if endpoint := recorded_endpoint(drafter):  # what a resume must talk to again (never the key)
+        config["llm"] = endpoint
     run = registry.create_run(options.run_key or registry.new_run_key(), spec.name, spec_id, options.backend, drafter.name,
                               hardware.fingerprint, config)
     emit = on_event or (lambda event: None)
@@ -94,9 +82,7 @@ def resume_run(run_key: str, registry, on_event: Callable[[dict], None] | None =
 
 def _resume(run, registry, on_event) -> RunSummary:
     run_key, config = run.run_key, run.config
-    options = RunOptions(drafter=run.drafter, backend=run.backend, budget=Budget.from_dict(config["budget"]),
-                         verify=VerifyOptions(device=config.get("device"), sandbox=config.get("sandbox"),
-                                              trials=config.get("trials", 5), arch=config.get("arch")))
+    options = RunOptions.from_recorded(run.drafter, run.backend, config)
     spec, hardware = prepare(config["spec_path"], options.verify)
     if spec.sha256 != config["spec_sha256"]:
         raise OpforgeError(f"{config['spec_path']} changed since run {run_key} started; start a new run")

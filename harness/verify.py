@@ -15,30 +15,62 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness import evidence, judge
-from harness.backends import get_backend
-from harness.errors import CandidateError
+from harness.backends import BACKENDS, get_backend
+from harness.errors import BackendUnavailable, CandidateError, OpforgeError
 from harness.hardware import Hardware, detect
 from harness.spec import OpSpec, load_spec
 from harness.static_checks import check_source
 from sandbox import Job, JobResult, Sandbox, get_sandbox
+from sandbox.select import RUNTIMES
 
 CPU_MAX_ELEMENTS = int(os.environ.get("OPFORGE_CPU_MAX_ELEMENTS", 1 << 19))
 CPU_MAX_BYTES = 2 << 30
 GPU_MAX_BYTES = 32 << 30
 
 
-@dataclass
+DEVICES = ("auto", "cpu")  # "auto" (stored as None): the GPU when there is one; "cpu": Triton's interpreter
+
+
+@dataclass(frozen=True)
 class VerifyOptions:
-    backend: str = "triton"
-    device: str | None = None  # None: the GPU when there is one; "cpu" forces the interpreter
-    trials: int = 5
+    """How a candidate is verified. Every value is checked here, so the CLI, batch workers, the
+    workbench and library callers all get the same one-line error (an OpforgeError) for a bad one."""
+
+    backend: str = "triton"  # a name of harness.backends.BACKENDS (whether usable here: prepare())
+    device: str | None = None  # None or "auto": the GPU when there is one; "cpu" forces the interpreter
+    trials: int = 5  # seeded trials per input variant
     seed: int | None = None  # None: a fresh secret seed, so a candidate cannot predict its inputs
-    timeout_s: float = 600.0
-    sandbox: str | None = None  # docker | jail | none; None: $OPFORGE_SANDBOX, else auto
-    arch: int | None = None  # AOT target; None: the GPU's own, else sm_90
+    timeout_s: float = 600.0  # per sandbox job
+    sandbox: str | None = None  # auto | docker | jail | none; None: $OPFORGE_SANDBOX, else auto
+    arch: int | None = None  # AOT target (90 = sm_90); None: the GPU's own, else sm_90
     profile: bool = True
     # Let statically rejected code run anyway: only for testing the sandbox against hostile code.
     skip_static: bool = False
+
+    def __post_init__(self) -> None:
+        if self.backend not in BACKENDS:
+            raise BackendUnavailable(f"unknown backend {self.backend!r} (known: {', '.join(BACKENDS)})")
+        if self.device not in (None, *DEVICES):
+            raise OpforgeError(f"unknown device {self.device!r} (known: {', '.join(DEVICES)})")
+        if self.sandbox not in (None, "auto", *RUNTIMES):
+            raise OpforgeError(f"unknown sandbox runtime {self.sandbox!r} (known: auto, {', '.join(RUNTIMES)})")
+        if not _integer(self.trials) or self.trials < 1:
+            raise OpforgeError(f"trials must be an integer of at least 1, got {self.trials!r}")
+        if not _number(self.timeout_s) or not self.timeout_s > 0:
+            raise OpforgeError(f"timeout must be a positive number of seconds, got {self.timeout_s!r}")
+        if self.arch is not None and (not _integer(self.arch) or self.arch < 1):
+            raise OpforgeError(f"arch must be a positive integer such as 90 (sm_90), got {self.arch!r}")
+        if self.seed is not None and not _integer(self.seed):
+            raise OpforgeError(f"seed must be an integer, got {self.seed!r}")
+        object.__setattr__(self, "device", None if self.device == "auto" else self.device)
+
+
+def _integer(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def prepare(spec_path: str | Path, options: VerifyOptions) -> tuple[OpSpec, Hardware]:

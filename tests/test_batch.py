@@ -107,6 +107,27 @@ def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path):
                    "opforge: error: --jobs must be at least 1"]
 
 
+def test_bad_loop_options_are_one_line_and_exit_2_before_any_op_runs(capsys, isolated_registry):
+    assert cli.main(["batch", str(SPECS / "tiny_silu.py"), "--trials", "0", "--device", "cpu", "--budget", "1",
+                     "--sandbox", "none"]) == 2
+    assert cli.main(["batch", str(SPECS / "tiny_silu.py"), "--sandbox", "vm"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "opforge: error: trials must be an integer of at least 1, got 0",
+        "opforge: error: unknown sandbox runtime 'vm' (known: auto, docker, jail, none)"]
+    with Registry(isolated_registry) as reg:
+        assert reg.list_runs() == [] and reg.list_kernels() == []
+
+
+def test_every_loop_option_reaches_each_ops_run(capsys, isolated_registry):
+    assert cli.main(["batch", str(SPECS / "tiny_silu.py"), *FAST, "--sandbox", "none", "--target-speedup", "1.5",
+                     "--arch", "80", "--wall", "600", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["counts"] == {"verified": 1}
+    with Registry(isolated_registry) as reg:
+        (run,) = reg.list_runs()
+    assert run.config["budget"] == Budget(rounds=1, candidates=1, wall_s=600.0, target_speedup=1.5).to_dict()
+    assert (run.config["arch"], run.config["trials"], run.config["sandbox"], run.config["device"]) == (80, 1, "none", "cpu")
+
+
 SORTS = """import torch
 class Model(torch.nn.Module):
     def forward(self, x):

@@ -6,7 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import KERNELS, TINY, write
+import pytest
+
+import cli
+from conftest import KERNELS, ROOT, TINY, write
+from registry import Registry
 
 OPFORGE = str(Path(sys.executable).parent / "opforge")
 FAST = ["--device", "cpu", "--trials", "2", "--seed", "3"]
@@ -56,8 +60,31 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     assert_one_line_error(opforge("verify", str(TINY), str(KERNELS / "good.py"), "--backend", "cuda"),
                           "backend 'cuda' is unavailable")
     assert_one_line_error(opforge("verify", str(TINY), str(KERNELS / "good.py"), "--sandbox", "vm"),
-                          "sandbox runtime 'vm' is not available")
+                          "unknown sandbox runtime 'vm' (known: auto, docker, jail, none)")
     assert_one_line_error(opforge("show", "42"), "no candidate with id 42")
+
+
+def test_run_refuses_zero_trials_with_one_line_and_records_nothing(isolated_registry):
+    result = opforge("run", str(ROOT / "ops" / "silu.py"), "--trials", "0", "--device", "cpu", "--budget", "1",
+                     "--sandbox", "none")
+    assert_one_line_error(result, "trials must be an integer of at least 1, got 0")
+    with Registry(isolated_registry) as reg:
+        assert reg.list_runs() == [] and reg.list_kernels() == []
+
+
+@pytest.mark.parametrize("flag, value, message", [
+    ("--sandbox", "vm", "unknown sandbox runtime 'vm' (known: auto, docker, jail, none)"),
+    ("--backend", "metal", "unknown backend 'metal' (known: triton, cuda, ascendc)"),
+    ("--device", "gpu", "unknown device 'gpu' (known: auto, cpu)"),
+    ("--drafter", "gpt", "unknown drafter 'gpt' (known: expert, llm)"),
+    ("--budget", "0", "budget: rounds must be an integer of at least 1, got 0"),
+])
+def test_run_and_verify_refuse_unknown_names_with_one_line(flag, value, message, capsys):
+    assert cli.main(["run", str(ROOT / "ops" / "silu.py"), flag, value]) == 2
+    if flag not in ("--drafter", "--budget"):
+        assert cli.main(["verify", str(TINY), str(KERNELS / "good.py"), flag, value]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert set(lines) == {f"opforge: error: {message}"}
 
 
 def test_kernels_on_an_empty_registry_says_what_to_do():

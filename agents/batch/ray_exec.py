@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from agents.batch.worker import _close_failed, outcome, run_op
-from agents.run import RunOptions
+from agents.config import RunOptions
 from harness.errors import OpforgeError
 from registry import Registry, RegistryError
 

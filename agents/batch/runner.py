@@ -15,7 +15,8 @@ from typing import Callable
 
 from agents.batch.plan import OpTask, plan_batch
 from agents.batch.report import BatchReport, op_row, skipped_outcome
-from agents.run import RunOptions, checkpoint_path
+from agents.config import RunOptions
+from agents.run import checkpoint_path
 from harness.errors import OpforgeError
 from harness.hardware import detect
 from registry import Registry
@@ -121,7 +122,7 @@ def record_failure(registry: Registry, task: OpTask, options: RunOptions, hardwa
     if run is None:
         source = Path(task.spec_path).read_text(encoding="utf-8")
         spec_id = registry.record_spec(task.op, task.spec_path, source)
-        config = {"spec_path": task.spec_path, "spec_sha256": task.sha256, "budget": options.budget.to_dict()}
+        config = {"spec_path": task.spec_path, "spec_sha256": task.sha256, **options.recorded()}
         run = registry.create_run(registry.new_run_key(), task.op, spec_id, options.backend,
                                   options.drafter or "auto", hardware, config)
     if run.status == "running":
