@@ -102,9 +102,34 @@ def test_request_shows_the_spec_loaders_error_for_bad_input(source, message):
 
 def test_request_llm_settings_are_asked_for():
     at = no_exception(open_page("request"))
-    at.radio[1].set_value("LLM endpoint (OpenAI-compatible)").run()
+    assert at.radio[1].options == ["Offline expert (no LLM needed)", "LLM endpoint (OpenAI-compatible)"]
+    at.radio[1].set_value("llm").run()
     labels = [t.label for t in at.text_input]
     assert "Base URL" in labels and "Model" in labels
+
+
+def test_request_starts_the_run_with_the_cli_flags_and_defaults(monkeypatch, isolated_registry):
+    import cli
+    from agents import background
+    from agents.config import Budget, RunOptions
+    from agents.options import run_options
+    from harness.verify import VerifyOptions
+
+    started = []
+    monkeypatch.setattr(background, "_spawn", lambda argv, env, db, key, spec: started.append(argv) or
+                        background.BackgroundRun(key, 0, "", spec, 0.0))
+    at = no_exception(open_page("request"))
+    assert [n.value for n in at.number_input] == [Budget().rounds, Budget().candidates, Budget().wall_s]
+    at.selectbox[0].select("silu").run()
+    at.number_input[0].set_value(1).run()
+    [device] = [s for s in at.selectbox if s.label == "Run on"]
+    device.select("cpu").run()
+    at.button[0].click().run()
+    (argv,) = started
+    command = argv[argv.index("run"):]
+    args = cli._parser(command).parse_args(command)
+    assert run_options(vars(args)) == RunOptions(drafter="expert", budget=Budget(rounds=1),
+                                                 verify=VerifyOptions(device="cpu"))
 
 
 def test_watch_shows_rounds_best_tokens_and_cancels(seeded, isolated_registry):
@@ -186,11 +211,11 @@ def test_watch_offers_resume_when_the_run_process_is_gone(seeded, isolated_regis
     import subprocess
     import sys
 
-    from ui.runs import Launch, _launch_dir
+    from agents.background import BackgroundRun, _records
 
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    launch = Launch(seeded["run"], int(gone.stdout), str(isolated_registry.parent / "x.log"), "ops/softmax.py", 0.0)
-    (_launch_dir(isolated_registry) / f"{seeded['run']}.json").write_text(json.dumps(launch.__dict__))
+    record = BackgroundRun(seeded["run"], int(gone.stdout), str(isolated_registry.parent / "x.log"), "ops/softmax.py", 0.0)
+    (_records(isolated_registry) / f"{seeded['run']}.json").write_text(json.dumps(record.__dict__))
     at = no_exception(open_page("watch", run=seeded["run"]))
     assert {m.label: m.value for m in at.metric}["Status"] == "process gone — resume it"
     assert at.button(key="resume") and not [b for b in at.button if b.key == "cancel"]

@@ -1,20 +1,23 @@
 """Runs the workbench starts and cancels: cancel_run stops the loop between nodes (in-process and
-across processes), a background `opforge run` is followed by its key through the registry, and the
-LLM key never reaches the launch record."""
+across processes), a background `opforge run` (agents/background.py) is followed by its key through
+the registry, the LLM key never reaches its record, and saved specs (ui/specs.py)."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from agents.config import Budget
-from agents.run import RunOptions, cancel_run, resume_run, start_run
+from agents import background
+from agents.background import RunRequest, start_background_run
+from agents.config import Budget, RunOptions
+from agents.run import cancel_run, resume_run, start_run
 from conftest import ROOT, TINY
 from harness.errors import OpforgeError, SpecError
 from harness.verify import VerifyOptions
 from registry import Registry
-from ui import runs
+from ui import specs
 
 SILU = ROOT / "ops" / "silu.py"
 
@@ -49,46 +52,59 @@ def wait_for(check, timeout: float, what: str):
 
 
 def test_background_run_is_followed_by_key_and_cancelled_from_another_process(isolated_registry):
-    request = runs.RunRequest(spec_path=str(SILU), budget=3, candidates=1, device="cpu")
-    launch = runs.start_run(request, isolated_registry)
-    assert launch.alive and runs.launch_info(isolated_registry, launch.run_key) == launch
+    options = RunOptions(budget=Budget(rounds=3, candidates=1), verify=VerifyOptions(device="cpu"))
+    launch = start_background_run(RunRequest(str(SILU), options), isolated_registry)
+    assert launch.alive and background.background_run(isolated_registry, launch.run_key) == launch
     with Registry(isolated_registry) as reg:
         run = wait_for(lambda: reg.get_run(launch.run_key), 120, "the run row")
         assert run.op == "silu" and run.config["arch"] is None
         cancel_run(launch.run_key, reg)
         wait_for(lambda: True if not launch.alive else None, 180, "the run process to stop")
         assert reg.get_run(launch.run_key).status == "cancelled"
-    assert f"run {launch.run_key} cancelled" in runs.log_tail(launch)
-    assert launch in runs.recent_launches(isolated_registry)
+    assert f"run {launch.run_key} cancelled" in background.log_tail(launch)
+    assert launch in background.recent_background_runs(isolated_registry)
 
 
 def test_a_run_that_cannot_start_leaves_its_reason_in_the_log(isolated_registry, tmp_path):
-    bad = runs.save_spec("import torch\nx = (\n", "broken.py", isolated_registry)
-    launch = runs.start_run(runs.RunRequest(spec_path=str(bad)), isolated_registry)
+    bad = specs.save_spec("import torch\nx = (\n", "broken.py", isolated_registry)
+    launch = start_background_run(RunRequest(str(bad)), isolated_registry)
     wait_for(lambda: True if not launch.alive else None, 120, "the run process to exit")
-    assert "syntax error" in runs.log_tail(launch)
+    assert "syntax error" in background.log_tail(launch)
 
 
 def test_llm_settings_go_to_the_process_environment_only(isolated_registry, monkeypatch):
-    request = runs.RunRequest(spec_path=str(TINY), drafter="llm", llm_base_url="http://127.0.0.1:9/v1",
-                              llm_model="m", llm_api_key="sk-secret", arch=80)
+    request = RunRequest(str(TINY), RunOptions(drafter="llm", verify=VerifyOptions(arch=80)),
+                         llm_base_url="http://127.0.0.1:9/v1", llm_model="m", llm_api_key="sk-secret")
     argv = request.argv(Path(isolated_registry), "r-x")
-    assert "sk-secret" not in " ".join(argv) and argv[-2:] == ["--arch", "80"] and "r-x" in argv
+    assert "sk-secret" not in " ".join(argv) and "sk-secret" not in repr(request)
+    assert argv[argv.index("--arch") + 1] == "80" and argv[-2:] == ["--run-key", "r-x"]
     assert request.env()["OPENAI_API_KEY"] == "sk-secret"
     with pytest.raises(OpforgeError, match="endpoint URL and a model"):
-        runs.start_run(runs.RunRequest(spec_path=str(TINY), drafter="llm"), isolated_registry)
+        start_background_run(RunRequest(str(TINY), RunOptions(drafter="llm")), isolated_registry)
+
+
+def test_the_workbench_command_is_opforge_run_with_the_cli_flags():
+    import cli
+    from agents.options import run_options
+    from test_options import EVERY_FLAG
+
+    argv = RunRequest(str(SILU), EVERY_FLAG).argv(Path("/tmp/r.db"), "r-x")
+    assert argv[1:7] == ["-m", "cli", "--db", "/tmp/r.db", "run", str(SILU)]
+    command = argv[5:]  # what `python -m cli` parses after --db
+    args = cli._parser(command).parse_args(command)
+    assert run_options(vars(args), run_key=args.run_key) == replace(EVERY_FLAG, run_key="r-x")
 
 
 def test_saved_specs_are_named_by_content_and_checked_by_the_spec_loader(isolated_registry):
-    first = runs.save_spec(TINY.read_text(), "my op!.py", isolated_registry)
-    assert first == runs.save_spec(TINY.read_text(), "my op!.py", isolated_registry)
+    first = specs.save_spec(TINY.read_text(), "my op!.py", isolated_registry)
+    assert first == specs.save_spec(TINY.read_text(), "my op!.py", isolated_registry)
     # The file stem stays the op's name (a spec without OPFORGE["name"]); the content picks the folder.
     assert first.name == "my_op.py" and first.parent.parent == isolated_registry.parent / "specs"
-    other = runs.save_spec(TINY.read_text() + "\n# edited\n", "my op!.py", isolated_registry)
+    other = specs.save_spec(TINY.read_text() + "\n# edited\n", "my op!.py", isolated_registry)
     assert other.name == "my_op.py" and other != first
-    assert runs.validate_spec(first, "cpu").n_variants >= 1
+    assert specs.validate_spec(first, "cpu").n_variants >= 1
     with pytest.raises(SpecError, match="no `class Model"):
-        runs.validate_spec(runs.save_spec("x = 1\n", "empty.py", isolated_registry), "cpu")
+        specs.validate_spec(specs.save_spec("x = 1\n", "empty.py", isolated_registry), "cpu")
 
 
 def test_opforge_cancel_and_ui_on_the_command_line(isolated_registry, monkeypatch):

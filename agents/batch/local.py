@@ -17,8 +17,9 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
+from agents.background import pid_alive
 from agents.batch.worker import local_child, outcome
-from agents.run import RunOptions
+from agents.config import RunOptions
 
 GRACE_S = 5.0  # after SIGTERM, time for a worker to close its sandbox before SIGKILL
 
@@ -175,15 +176,7 @@ def stop_tree(pid: int, grace_s: float = GRACE_S) -> None:
     tree = descendants(pid)
     _signal([pid], signal.SIGTERM)
     deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline and _alive(pid):
+    while time.monotonic() < deadline and pid_alive(pid):
         time.sleep(0.05)
     tree |= descendants(pid)
     _signal([pid, *tree], signal.SIGKILL)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"  # a zombie has exited; only its parent's wait is missing

@@ -6,9 +6,13 @@ import os
 
 import streamlit as st
 
+from agents.background import RunRequest, start_background_run
+from agents.drafters.select import DRAFTERS
+from agents.options import LOOP_FLAGS, run_options
 from harness.backends import BACKENDS
 from harness.errors import SpecError
-from ui import runs
+from harness.verify import DEVICES
+from ui import specs
 from ui.state import db_path, user_errors
 
 TEMPLATE = '''"""My op: describe it in one line."""
@@ -33,20 +37,22 @@ def get_init_inputs():
 # "auto": the GPU's own architecture where there is one, else sm_90 (the harness's default).
 ARCHS = {"auto (this machine's GPU, else sm_90)": None, "sm_90 (Hopper)": 90, "sm_80 (Ampere)": 80,
          "sm_89 (Ada)": 89, "sm_100 (Blackwell)": 100}
+# The same defaults as `opforge run`, by flag (dest): read from the fields that define them.
+DEFAULTS = {flag.dest: flag.default for flag in LOOP_FLAGS}
 
 
 @st.cache_data(show_spinner="Loading the spec…", max_entries=64)
 def _validate(path: str, mtime: float, device: str):
-    return runs.validate_spec(path, device)
+    return specs.validate_spec(path, device)
 
 
 def choose_spec() -> str | None:
     """The chosen spec's path, once the text is in a file; None while there is nothing to check."""
     how = st.radio("Op spec", ["From the suite", "Upload a file", "Write one"], horizontal=True)
     if how == "From the suite":
-        names = [p.stem for p in runs.suite_specs()]
+        names = [p.stem for p in specs.suite_specs()]
         name = st.selectbox("Suite op", names, index=names.index("softmax") if "softmax" in names else 0)
-        path = runs.SUITE / f"{name}.py"
+        path = specs.SUITE / f"{name}.py"
         with st.expander("Spec source"):
             st.code(path.read_text(encoding="utf-8"), language="python")
         return str(path)
@@ -60,10 +66,10 @@ def choose_spec() -> str | None:
         except UnicodeDecodeError:
             st.error(f"{upload.name}: not UTF-8 text")
             return None
-        return str(runs.save_spec(text, upload.name, db_path()))
+        return str(specs.save_spec(text, upload.name, db_path()))
     text = st.text_area("Spec source (checked as you type; Ctrl+Enter applies)", TEMPLATE, height=360)
     name = st.text_input("File name", "my_op.py")
-    return str(runs.save_spec(text, name, db_path())) if text.strip() else None
+    return str(specs.save_spec(text, name, db_path())) if text.strip() else None
 
 
 def show_validation(path: str, device: str) -> bool:
@@ -79,32 +85,33 @@ def show_validation(path: str, device: str) -> bool:
     return True
 
 
-def drafter_settings() -> dict:
-    label = st.radio("Drafter", ["Offline expert (no LLM needed)", "LLM endpoint (OpenAI-compatible)"],
-                     horizontal=True)
-    if label.startswith("Offline"):
-        return {"drafter": "expert"}
+def drafter_settings() -> tuple[str, dict]:
+    """The drafter's name and, for the LLM, its endpoint."""
+    name = st.radio("Drafter", list(DRAFTERS), format_func=lambda d: DRAFTERS[d].label, horizontal=True)
+    if not DRAFTERS[name].needs_endpoint:
+        return name, {}
     cols = st.columns(3)
-    return {"drafter": "llm",
-            "llm_base_url": cols[0].text_input("Base URL", os.environ.get("OPFORGE_LLM_BASE_URL", "")),
-            "llm_model": cols[1].text_input("Model", os.environ.get("OPFORGE_LLM_MODEL", "")),
-            # Never prefilled: a widget's value is sent to the browser. Empty keeps the server's own key.
-            "llm_api_key": cols[2].text_input("API key (kept in the run's process only)", type="password",
-                                              help="Empty: the server's OPENAI_API_KEY, if it has one.") or None}
+    return name, {
+        "llm_base_url": cols[0].text_input("Base URL", os.environ.get("OPFORGE_LLM_BASE_URL", "")),
+        "llm_model": cols[1].text_input("Model", os.environ.get("OPFORGE_LLM_MODEL", "")),
+        # Never prefilled: a widget's value is sent to the browser. Empty keeps the server's own key.
+        "llm_api_key": cols[2].text_input("API key (kept in the run's process only)", type="password",
+                                          help="Empty: the server's OPENAI_API_KEY, if it has one.") or None}
 
 
 def run_settings() -> dict:
+    """The loop's settings by flag (dest), as agents.options.run_options takes them."""
     cols = st.columns(4)
-    backends = [name for name, b in BACKENDS.items() if b.unavailable() is None] or ["triton"]
+    backends = [name for name, b in BACKENDS.items() if b.unavailable() is None] or [DEFAULTS["backend"]]
     backend = cols[0].selectbox("Backend", backends, help="Backends without a verifier in this release are not listed.")
-    budget = cols[1].number_input("Budget (rounds)", 1, 50, 4)
-    candidates = cols[2].number_input("Candidates per round", 1, 8, 2)
-    wall = cols[3].number_input("Wall-time budget (s)", 30, 24 * 3600, 1800, step=60)
+    budget = cols[1].number_input("Budget (rounds)", 1, 50, DEFAULTS["budget"])
+    candidates = cols[2].number_input("Candidates per round", 1, 8, DEFAULTS["candidates"])
+    wall = cols[3].number_input("Wall-time budget (s)", 30, 24 * 3600, int(DEFAULTS["wall"]), step=60)
     cols = st.columns(2)
-    device = cols[0].selectbox("Run on", ["auto", "cpu"], format_func=lambda d: {
+    device = cols[0].selectbox("Run on", DEVICES, format_func=lambda d: {
         "auto": "the GPU when there is one, else the CPU interpreter", "cpu": "CPU (Triton interpreter)"}[d])
     arch = cols[1].selectbox("Compile target (registers, spills, shared memory)", list(ARCHS))
-    return {"backend": backend, "budget": int(budget), "candidates": int(candidates), "wall_s": float(wall),
+    return {"backend": backend, "budget": int(budget), "candidates": int(candidates), "wall": float(wall),
             "device": device, "arch": ARCHS[arch]}
 
 
@@ -115,8 +122,9 @@ with user_errors():
     spec_path = choose_spec()
     settings = run_settings()
     valid = spec_path is not None and show_validation(spec_path, settings["device"])
-    drafter = drafter_settings()
+    drafter, endpoint = drafter_settings()
     if st.button("Start run", type="primary", disabled=not valid):
-        launch = runs.start_run(runs.RunRequest(spec_path=spec_path, **settings, **drafter), db_path())
-        st.session_state["watch_run"] = launch.run_key
-        st.switch_page("ui/pages/watch.py", query_params={"run": launch.run_key})
+        request = RunRequest(spec_path, run_options(settings | {"drafter": drafter}), **endpoint)
+        started = start_background_run(request, db_path())
+        st.session_state["watch_run"] = started.run_key
+        st.switch_page("ui/pages/watch.py", query_params={"run": started.run_key})

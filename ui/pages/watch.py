@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from agents.background import background_run, log_tail, recent_background_runs, resume_background_run
 from agents.run import cancel_run
-from ui import runs, views
+from ui import views
 from ui.state import db_path, registry, user_errors
 
 REFRESH_S = 2.0
@@ -14,8 +15,8 @@ REFRESH_S = 2.0
 
 def pick_run() -> str | None:
     all_runs = registry().list_runs(limit=100)
-    starting = [la for la in runs.recent_launches(db_path()) if la.alive and registry().get_run(la.run_key) is None]
-    keys = [la.run_key for la in starting] + [r.run_key for r in all_runs]
+    starting = [b for b in recent_background_runs(db_path()) if b.alive and registry().get_run(b.run_key) is None]
+    keys = [b.run_key for b in starting] + [r.run_key for r in all_runs]
     if not keys:
         st.info("No runs yet. Start one on **Request a kernel**.", icon=":material/info:")
         st.page_link("ui/pages/request.py", label="Request a kernel", icon=":material/edit_note:")
@@ -42,29 +43,29 @@ def live(run_key: str) -> None:
         run = registry().get_run(run_key)
         if st.session_state.get("watch_rendered") != (run_key, run and run.status):
             st.rerun()  # started or finished since the page drew its run list: redraw all of it
-        launch = runs.launch_info(db_path(), run_key)
+        process = background_run(db_path(), run_key)  # None: a run started elsewhere (opforge run, batch)
         if run is None:
-            _not_started(launch)
+            _not_started(process)
             return
-        _header(run, launch)
+        _header(run, process)
         _candidates(run_key, run.best_candidate_id)
-        if launch is not None:
+        if process is not None:
             with st.expander("Event log", expanded=run.status == "running"):
-                st.code(runs.log_tail(launch) or "(no output yet)", language="text")
+                st.code(log_tail(process) or "(no output yet)", language="text")
 
 
-def _not_started(launch) -> None:
-    if launch is None:
+def _not_started(process) -> None:
+    if process is None:
         st.warning("Unknown run.")
-    elif launch.alive:
+    elif process.alive:
         st.info("Starting: loading the spec and the drafter…", icon=":material/hourglass_top:")
     else:
         st.error("The run stopped before it began:", icon=":material/error:")
-        st.code(runs.log_tail(launch) or "(no output)", language="text")
+        st.code(log_tail(process) or "(no output)", language="text")
 
 
-def _header(run, launch) -> None:
-    gone = run.status == "running" and launch is not None and not launch.alive
+def _header(run, process) -> None:
+    gone = run.status == "running" and process is not None and not process.alive
     status = "process gone — resume it" if gone else run.status
     cols = st.columns(5)
     cols[0].metric("Status", status)
@@ -80,7 +81,7 @@ def _header(run, launch) -> None:
         cancel_run(run.run_key, registry())
         st.toast("Cancelled: the loop stops after the step it is in.")
     if gone and st.button("Resume run", key="resume"):
-        runs.resume_run(run.run_key, db_path())
+        resume_background_run(run.run_key, db_path())
     if run.best_candidate_id:
         st.page_link("ui/pages/review.py", label=f"Review the best kernel (#{run.best_candidate_id})", icon=":material/rule:",
                      query_params={"candidate": run.best_candidate_id})
