@@ -24,7 +24,7 @@ from triton.compiler import ASTSource
 from triton.runtime.autotuner import Autotuner, Heuristics
 from triton.runtime.jit import JITFunction
 
-from harness.guards import Launch
+from harness.guards import RecordedLaunch
 
 TYPE_NAMES = {
     torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16", torch.float64: "fp64",
@@ -82,7 +82,7 @@ class BadLaunch(Exception):
     """The launch does not bind to the kernel's parameters: a run-time error, reported by the run."""
 
 
-def signature_of(launch: Launch) -> tuple[JITFunction, dict, dict, dict]:
+def signature_of(launch: RecordedLaunch) -> tuple[JITFunction, dict, dict, dict]:
     """(jit function, signature, constexprs, compile options) for one recorded launch."""
     fn, kwargs = _unwrap(launch.kernel, launch.kwargs)
     params = inspect.signature(fn.fn).parameters
@@ -153,7 +153,7 @@ def _low_precision(entry: dict, instructions: list[str]) -> str | None:
             f"in a float32 op")
 
 
-def compile_launches(launches: list[Launch], arch: int = 90,
+def compile_launches(launches: list[RecordedLaunch], arch: int = 90,
                      float32: bool = False) -> tuple[list[dict], list[str], list[str]]:
     """Compile each distinct launch signature; return (per-kernel metrics, build-error and, for a
     float32 op (`float32`), low-precision reasons, notes)."""

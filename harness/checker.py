@@ -9,7 +9,7 @@ process) compares and decides; whatever this process says is evidence against th
 never a verdict for it.
 
 - `build_job`: record the launches of one forward (kernels not run) and compile each ahead of time.
-- `run_job`: the call plan (trials, stress cases, repeated and fresh calls, the no-op probe) and,
+- `run_plan`: the call plan (trials, stress cases, repeated and fresh calls, the no-op probe) and,
   on a GPU, timing with sampled and fresh calls kept for the judge to check.
 """
 from __future__ import annotations
@@ -213,7 +213,7 @@ def _copy(value: Any) -> Any:
     return value
 
 
-def run_job(job: dict, snapshot: guards.ModuleSnapshot) -> dict:
+def run_plan(job: dict, snapshot: guards.ModuleSnapshot) -> dict:
     started = time.perf_counter()
     state = guards.global_state()
     try:

@@ -55,7 +55,9 @@ PROCESS_EVENTS = ("os.system", "os.fork", "os.forkpty", "os.posix_spawn", "os.ex
 
 
 @dataclass
-class Launch:
+class RecordedLaunch:
+    """One kernel launch the candidate made, as LaunchLog saw it (the AOT build compiles these)."""
+
     kernel: Any
     name: str
     args: tuple
@@ -104,7 +106,7 @@ class LaunchLog:
 
     def __init__(self, noop: bool = False) -> None:
         self.noop = noop
-        self.launches: list[Launch] = []
+        self.launches: list[RecordedLaunch] = []
         self._saved = None
 
     def __enter__(self) -> "LaunchLog":
@@ -114,7 +116,7 @@ class LaunchLog:
         def getitem(kernel, grid):
             def launch(*args, **kwargs):
                 name = getattr(kernel, "__name__", None) or getattr(getattr(kernel, "fn", None), "__name__", "?")
-                log.launches.append(Launch(kernel, str(name), args, kwargs, grid))
+                log.launches.append(RecordedLaunch(kernel, str(name), args, kwargs, grid))
                 if log.noop:
                     return None
                 _wrap_hooks(kernel)

@@ -41,7 +41,7 @@ def run_job(job: dict) -> dict:
         result["build"] = checker.build_job(job)
         if result["build"]["reasons"]:
             return result
-    result["run"] = checker.run_job(job, snapshot)
+    result["run"] = checker.run_plan(job, snapshot)
     return result
 
 

@@ -7,7 +7,7 @@ import triton.language as tl
 from triton.runtime.jit import JITFunction
 
 from harness.aot import compile_launches, tensor_core_precisions
-from harness.guards import Launch
+from harness.guards import RecordedLaunch
 
 BLOCK = 64  # the smallest tile wgmma takes on sm_90 (m64); smaller tiles fall back to mma.sync
 
@@ -40,8 +40,8 @@ DOT, DOT_DEFAULT, DOT_FP16 = JITFunction(_dot), JITFunction(_dot_default), JITFu
 
 def _compile(kernel, name, float32=True, **constexprs):
     x = torch.randn(BLOCK, BLOCK)
-    kernels, reasons, notes = compile_launches([Launch(kernel, name, (x, x, x), {"BLOCK": BLOCK, **constexprs}, (1,))],
-                                               90, float32=float32)
+    launch = RecordedLaunch(kernel, name, (x, x, x), {"BLOCK": BLOCK, **constexprs}, (1,))
+    kernels, reasons, notes = compile_launches([launch], 90, float32=float32)
     assert len(kernels) == 1 and not notes, (reasons, notes)
     return kernels[0], reasons
 
