@@ -14,6 +14,7 @@ from rich.table import Table
 
 from harness.errors import OpforgeError
 from registry import Registry, RegistryError, resolve_db_path
+from sandbox.errors import SandboxError
 
 # Piped output (CI logs, tests) gets a wide console instead of rich's 80-column default.
 out = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
@@ -340,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser(argv).parse_args(argv)
     try:
         return COMMANDS[args.command](args)
-    except (OpforgeError, RegistryError) as exc:
+    except (OpforgeError, RegistryError, SandboxError) as exc:
         print(f"opforge: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

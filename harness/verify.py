@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import evidence, judge
+from harness import evidence, judge, worker
 from harness.backends import BACKENDS, get_backend
 from harness.errors import BackendUnavailable, CandidateError, OpforgeError
 from harness.hardware import Hardware, detect
@@ -135,7 +135,8 @@ def _verify_in(spec: OpSpec, hardware: Hardware, source: str, options: VerifyOpt
     try:
         for mode in modes:
             result = sandbox.run(Job({**payload, "mode": mode}, files, options.timeout_s,
-                                     outputs=outputs_cap if mode != "build" else {}))
+                                     outputs=outputs_cap if mode != "build" else {},
+                                     worker=worker.MODULE, mounts=worker.mounts()))
             _add_usage(verdict, mode, result)
             for warning in result.warnings:  # an isolation this runtime could not give the job
                 if warning not in verdict.setdefault("warnings", []):

@@ -8,7 +8,8 @@ standard library is imported before the job says whether Triton must run under i
 (TRITON_INTERPRET has to be set before Triton is imported).
 
 Job fields: mode ("build" | "run" | "verify"), candidate_path, inputs_path, outputs_path, result_path,
-device ("cpu" | "cuda"), arch, float32.
+device ("cpu" | "cuda"), arch, float32. The sandbox knows none of this: the caller names the module
+(MODULE) and what it imports from (mounts()) in each sandbox.Job.
 """
 from __future__ import annotations
 
@@ -16,6 +17,26 @@ import json
 import os
 import sys
 import traceback
+from functools import lru_cache
+from pathlib import Path
+
+MODULE = "harness.worker"  # what a sandbox runs: python -I -B -m harness.worker JOB.json
+LIBRARIES = ("torch", "triton", "numpy")  # what the worker and the candidates it runs import
+
+
+@lru_cache(maxsize=1)
+def mounts() -> tuple[str, ...]:
+    """The host paths the worker imports from, for a sandbox to bind read-only: the harness package
+    and the site directories of LIBRARIES (inside the running environment as a rule, but an
+    environment may borrow another's site-packages through a .pth line)."""
+    import importlib.util
+
+    sites = []
+    for name in LIBRARIES:
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.submodule_search_locations:
+            sites.append(str(Path(list(spec.submodule_search_locations)[0]).resolve().parent))
+    return (str(Path(__file__).resolve().parent), *dict.fromkeys(sites))
 
 
 def run_job(job: dict) -> dict:

@@ -1,7 +1,8 @@
 """One interface for running a job on untrusted code: `Sandbox.run(job) -> JobResult`, which never raises.
 
-A job is `python -I -B -m harness.worker /job/job.json`: its files are staged in a fresh host
-directory that the runtime exposes as the job directory (the only place a job may write besides its
+A job is `python -I -B -m WORKER /job/job.json`, where the caller names the worker module and the
+host paths it imports from (bound read-only); the sandbox knows nothing of what the worker does. Its
+files are staged in a fresh host directory that the runtime exposes as the job directory (the only place a job may write besides its
 scratch space; a tmpfs sized for the job where the runtime can mount one), and the worker leaves
 `result.json` there. Whatever the job wrote is read back only through `read_capped`.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import secrets
 import shutil
 import stat
@@ -32,11 +34,12 @@ def sandbox_uid() -> int:
 # The only variables a job sees: no API keys, no home, no registry location.
 PASSED_ENV = ("LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "TRITON_DEFAULT_FP_FUSION")
 CAUSES = ("timeout", "oom", "killed", "crashed", "denied")
+MODULE_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 
 @dataclass(frozen=True)
 class Job:
-    """Run the worker on `payload`, with `files` (name in the job dir -> host path) copied in."""
+    """Run the module `worker` on `payload`, with `files` (name in the job dir -> host path) copied in."""
 
     payload: dict
     files: dict[str, str] = field(default_factory=dict)
@@ -44,6 +47,17 @@ class Job:
     # Files the job writes into its directory that the caller reads back: name -> most bytes accepted.
     # Anything larger, not a regular file, or a link is refused unread (JobResult.output_errors).
     outputs: dict[str, int] = field(default_factory=dict)
+    worker: str = field(kw_only=True)  # the module the job runs (`python -m`), named by the caller
+    # Host paths the worker imports from (its package, its libraries), bound read-only where the
+    # runtime builds a root of its own; the system and the running Python are always exposed.
+    mounts: tuple[str, ...] = field(default=(), kw_only=True)
+
+    def __post_init__(self) -> None:
+        if not MODULE_NAME.fullmatch(self.worker):
+            raise ValueError(f"Job.worker must be a module name, not {self.worker!r}")
+        if not all(os.path.isabs(path) for path in self.mounts):
+            raise ValueError(f"Job.mounts must be absolute paths: {self.mounts}")
+
 
 
 @dataclass

@@ -10,8 +10,8 @@ job has its own scratch directory, and afterwards every process of the uid is ki
 writable place is made writable again and emptied, and checked empty — a container whose wipe
 fails is discarded, never reused. PID 1 is a zombie reaper that no job can ptrace. The image is
 built from local files — no registry is needed: `docker import` of a skeleton root (a few empty
-directories and a passwd file), with the system, the Python runtime, the workbench's environment
-and the harness bound read-only at run time.
+directories and a passwd file), with the system, the Python runtime and its environment, and the
+job's mounts (its worker's package and libraries) bound read-only when the container starts.
 What it does not: the kernel is shared (as with every container runtime).
 
 A self-contained image for a GPU server, instead of host binds: build FROM an image with CUDA and
@@ -137,7 +137,8 @@ class DockerSandbox:
     """One warm container per sandbox instance (an op run): each job is a fresh worker process in
     it (`docker exec`) in its own scratch directory, after which every process the job left is
     killed and every writable place wiped and checked empty. The container is re-created after any
-    timeout, crash or failed wipe, and removed by `close()`."""
+    timeout, crash or failed wipe, and for a job whose mounts differ from those it was started with
+    (its binds are fixed at creation); `close()` removes it."""
 
     name = "docker"
 
@@ -149,15 +150,18 @@ class DockerSandbox:
         self.jobs_root: Path | None = None
         self.uncapped: str | None = None  # why job directories cannot be size-capped, if they cannot
         self.uid = sandbox_uid()
+        self.mounts: tuple[str, ...] = ()  # the Job.mounts the warm container binds
 
     def run(self, job: Job) -> JobResult:
         started = time.perf_counter()
         staged = None
         try:
-            self._ensure_container()
+            if self.container is not None and job.mounts != self.mounts:
+                self.close()
+            self._ensure_container(job.mounts)
             staged = StagedJob(job, owner=self.uid, parent=self.jobs_root, inside_parent=JOBS,
                                capped=self.uncapped is None)
-            code, timed_out, out, err = self._exec(staged, job.timeout_s)
+            code, timed_out, out, err = self._exec(staged, job)
             # killed by a signal or by the deadline, or anything left after the wipe: the next job
             # gets a fresh container (discarded only now: its job directory holds the result)
             reusable = not timed_out and code is not None and code < 128 and self._wipe()
@@ -182,9 +186,10 @@ class DockerSandbox:
             shutil.rmtree(self.jobs_root, ignore_errors=True)
             self.jobs_root = None
 
-    def _ensure_container(self) -> None:
+    def _ensure_container(self, job_mounts: tuple[str, ...]) -> None:
         if self.container is not None:
             return
+        self.mounts = job_mounts
         _reap_orphans()
         mounts.reap_stale()
         self.uid = sandbox_uid()  # a fresh container, a fresh uid
@@ -215,7 +220,7 @@ class DockerSandbox:
     def _spec(self) -> dict:
         import docker.types as types
 
-        exp = exposure()
+        exp = exposure(self.mounts)
         own_image = "OPFORGE_DOCKER_IMAGE" in os.environ
         volumes = {} if own_image else {p: {"bind": p, "mode": "ro"} for p in exp.read_only}
         volumes[str(self.jobs_root)] = {"bind": JOBS, "mode": "rw" if self.uncapped else "rw,rslave"}
@@ -231,17 +236,17 @@ class DockerSandbox:
             log_config=types.LogConfig(type="json-file", config={"max-size": "1m", "max-file": "1"}),
         )
 
-    def _exec(self, staged: StagedJob, timeout_s: float) -> tuple[int | None, bool, str, str]:
+    def _exec(self, staged: StagedJob, job: Job) -> tuple[int | None, bool, str, str]:
         """(exit code, timed out, stdout, stderr) of the job's worker; a job past its deadline is
         killed with its container."""
         api = client().api
         scratch = f"{SCRATCH}/{staged.host.name}"
-        command = ["/bin/sh", "-c", IN_OWN_SCRATCH, scratch, *worker_argv(exposure().python, staged.job_file)]
+        command = ["/bin/sh", "-c", IN_OWN_SCRATCH, scratch, *worker_argv(exposure().python, job, staged.job_file)]
         exec_id = api.exec_create(self.container.id, command, user=f"{self.uid}:{self.uid}",
                                   environment=job_env(scratch), workdir=SCRATCH)["Id"]
         reader = _ExecReader(api.exec_start(exec_id, stream=True, demux=True))
         reader.start()
-        deadline = time.perf_counter() + timeout_s
+        deadline = time.perf_counter() + job.timeout_s
         while (info := api.exec_inspect(exec_id))["Running"] or info["ExitCode"] is None:
             if time.perf_counter() > deadline:
                 _remove(self.container)

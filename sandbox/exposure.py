@@ -1,6 +1,7 @@
 """What a sandboxed job may see of the host: the system's programs and libraries, the Python
-runtime, the environment the workbench is installed in and the harness package — read-only —
-and GPU device nodes when there are any. Never the project's other files, the registry, or home."""
+runtime and the environment it runs in, and the paths the job's caller names for its worker (its
+package, its libraries) — read-only — and GPU device nodes when there are any. Never the project's
+other files, the registry, or home."""
 from __future__ import annotations
 
 import glob
@@ -27,12 +28,12 @@ def _outermost(paths: list[str]) -> tuple[str, ...]:
     return tuple(sorted(keep))
 
 
-def exposure() -> Exposure:
-    import harness
-
-    harness_dir = str(Path(harness.__file__).resolve().parent)
+def exposure(mounts: tuple[str, ...] = ()) -> Exposure:
+    """The host paths a job sees: the system, this Python and its environment, and a Job's `mounts`
+    (one that does not exist is left out: Docker would create it on the host)."""
     paths = [p for p in SYSTEM if Path(p).exists() and not Path(p).is_symlink()]
-    paths += [str(Path(sys.base_prefix).resolve()), str(Path(sys.prefix).absolute()), harness_dir]
+    paths += [str(Path(sys.base_prefix).resolve()), str(Path(sys.prefix).absolute())]
+    paths += [str(Path(m).resolve()) for m in mounts if Path(m).exists()]
     devices = tuple(sorted(glob.glob("/dev/nvidia*")))
     return Exposure(read_only=_outermost(paths), devices=devices, python=sys.executable)
 

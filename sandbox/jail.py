@@ -2,8 +2,8 @@
 bubblewrap, the same isolation from util-linux `unshare`: sandbox/jail_unshare.py).
 
 What it isolates: a new network namespace (only its own loopback), new PID, IPC, UTS and mount
-namespaces; a root of read-only binds (system, Python runtime, the workbench's environment, the
-harness) plus size-capped private tmpfs scratch and /tmp, and the job directory (a tmpfs the host
+namespaces; a root of read-only binds (system, Python runtime and its environment, the job's
+mounts: its worker's package and libraries) plus size-capped private tmpfs scratch and /tmp, and the job directory (a tmpfs the host
 mounts, sized for the job's files and declared outputs) as the only writable paths; the job runs
 as a fresh unprivileged uid with every capability dropped and no new privileges, under rlimits
 (address space, CPU seconds, processes, file size, open files); the whole namespace dies with it
@@ -62,8 +62,9 @@ def _parents(path: str) -> list[str]:
     return ["/" + "/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
-def bwrap_argv(staged: StagedJob, scratch_bytes: int, tmp_bytes: int, env: dict[str, str], uid: int) -> list[str]:
-    exp = exposure()
+def bwrap_argv(staged: StagedJob, job: Job, scratch_bytes: int, tmp_bytes: int, env: dict[str, str],
+               uid: int) -> list[str]:
+    exp = exposure(job.mounts)
     argv = ["bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
             "--die-with-parent", "--new-session", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
     # tmpfs /tmp first: an exposed path may live under the host's /tmp (a checkout there), and a
@@ -87,7 +88,7 @@ def bwrap_argv(staged: StagedJob, scratch_bytes: int, tmp_bytes: int, env: dict[
     # Inside the namespaces, drop to the job's own uid for good: no capabilities, no way back.
     argv += ["--", "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
              "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs"]
-    return argv + worker_argv(exp.python, staged.job_file)
+    return argv + worker_argv(exp.python, job, staged.job_file)
 
 
 class JailSandbox:
@@ -117,11 +118,11 @@ class JailSandbox:
         root = staged.host.parent / f"{staged.host.name}-root"  # mount point of the fallback's root
         try:
             if tool() == "bwrap":
-                argv = bwrap_argv(staged, self.scratch_bytes, self.tmp_bytes, job_env(SCRATCH), uid)
+                argv = bwrap_argv(staged, job, self.scratch_bytes, self.tmp_bytes, job_env(SCRATCH), uid)
             else:
                 root.mkdir()
                 argv = unshare_argv(str(root), str(staged.host), self.scratch_bytes, self.tmp_bytes, job_env(SCRATCH),
-                                    uid, worker_argv(exposure().python, staged.job_file))
+                                    uid, job.mounts, worker_argv(exposure().python, job, staged.job_file))
             return run_process(argv, staged, job, {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}, self.name, preexec=limits)
         finally:
             staged.cleanup()

@@ -15,8 +15,8 @@ DEVICES = ("null", "zero", "full", "random", "urandom")
 
 
 def _script(root: str, job_dir: str, scratch_bytes: int, tmp_bytes: int, env: dict[str, str], uid: int,
-            command: list[str]) -> str:
-    exp = exposure()
+            mounts: tuple[str, ...], command: list[str]) -> str:
+    exp = exposure(mounts)
     q = shlex.quote
     # Every tmpfs has a size: the root and /dev are root's (mount points only), /tmp and scratch the job's.
     lines = ["set -e", f"R={q(root)}", 'mount -t tmpfs -o size=8m,mode=755 tmpfs "$R"',
@@ -42,6 +42,7 @@ def _script(root: str, job_dir: str, scratch_bytes: int, tmp_bytes: int, env: di
 
 
 def unshare_argv(root: str, job_dir: str, scratch_bytes: int, tmp_bytes: int, env: dict[str, str], uid: int,
-                 command: list[str]) -> list[str]:
+                 mounts: tuple[str, ...], command: list[str]) -> list[str]:
+    """`mounts`: the job's own read-only paths (Job.mounts), bound beside the system and Python."""
     return ["unshare", "--net", "--pid", "--ipc", "--uts", "--mount", "--propagation", "private", "--fork",
-            "--kill-child", "sh", "-c", _script(root, job_dir, scratch_bytes, tmp_bytes, env, uid, command)]
+            "--kill-child", "sh", "-c", _script(root, job_dir, scratch_bytes, tmp_bytes, env, uid, mounts, command)]

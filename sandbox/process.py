@@ -16,16 +16,17 @@ from typing import Callable
 from sandbox.base import CappedReader, Job, JobResult, StagedJob, job_env
 
 # Isolated mode (-I): neither the working directory nor the script's is on sys.path, PYTHON*
-# variables and the user site are ignored, so nothing a job wrote (a planted `harness/` in its
+# variables and the user site are ignored, so nothing a job wrote (a planted package in its
 # scratch) can stand in for what the worker imports. -B: no bytecode written (-I ignores
-# PYTHONDONTWRITEBYTECODE). Hash randomisation stays on (PYTHONHASHSEED is ignored too): nothing
-# in the harness depends on str hashes.
-WORKER = ["-I", "-B", "-m", "harness.worker"]
+# PYTHONDONTWRITEBYTECODE). Hash randomisation stays on (PYTHONHASHSEED is ignored too): a worker
+# must not depend on str hashes.
+WORKER = ["-I", "-B", "-m"]
 
 
-def worker_argv(python: str, job_file: str) -> list[str]:
-    """The worker's command line in every runtime (WORKER is read at each call: tests replace it)."""
-    return [python, *WORKER, job_file]
+def worker_argv(python: str, job: Job, job_file: str) -> list[str]:
+    """The worker's command line in every runtime: `python -I -B -m <job.worker> JOB_FILE`. WORKER
+    is read at each call: tests replace it with `-c CODE`, which then finds the job file last in sys.argv."""
+    return [python, *WORKER, job.worker, job_file]
 
 
 def _kill_group(pgid: int) -> None:
@@ -81,7 +82,7 @@ class ProcessSandbox:
         try:
             scratch = staged.host / "scratch"
             scratch.mkdir()
-            return run_process(worker_argv(sys.executable, staged.job_file), staged, job, job_env(str(scratch)),
+            return run_process(worker_argv(sys.executable, job, staged.job_file), staged, job, job_env(str(scratch)),
                                self.name, cwd=str(scratch), preexec=_core_limits)
         finally:
             staged.cleanup()

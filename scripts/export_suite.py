@@ -15,6 +15,7 @@ sys.path.insert(0, str(ROOT))
 from exporter.suite import export_suite  # noqa: E402
 from harness.errors import OpforgeError  # noqa: E402
 from registry import Registry  # noqa: E402
+from sandbox.errors import SandboxError  # noqa: E402
 
 
 def main() -> int:
@@ -22,7 +23,7 @@ def main() -> int:
         try:
             result = export_suite(reg, ROOT / "kernels_generated",
                                   on_op=lambda r: print(f"{'verified' if r.correct else 'FAILED  '} {r.op}", flush=True))
-        except OpforgeError as exc:
+        except (OpforgeError, SandboxError) as exc:
             print(f"export_suite: error: {exc}", file=sys.stderr)
             return 2
     print(f"exported {len(result.ops)} ops to {result.out}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import KERNELS, TINY, require_runtime
-from harness import judge
+from harness import judge, worker
 from harness.verify import VerifyOptions, prepare, verify
 from sandbox import Job, docker_runtime, get_sandbox, jail, mounts, process
 from sandbox.errors import SandboxUnavailable
@@ -18,7 +18,8 @@ def BUILD(tmp_path_factory) -> Job:
     inputs = tmp_path_factory.mktemp("build") / "inputs.pt"
     inputs.write_bytes(judge.prepare(spec, 1, 1, "cpu").payload())
     return Job({"mode": "build", "device": "cpu", "arch": 90, "float32": spec.is_float32},
-               {"candidate.py": str(KERNELS / "good.py"), "inputs.pt": str(inputs)}, 120)
+               {"candidate.py": str(KERNELS / "good.py"), "inputs.pt": str(inputs)}, 120,
+               worker=worker.MODULE, mounts=worker.mounts())
 
 
 def require(name: str) -> None:
@@ -47,6 +48,21 @@ def test_explicit_docker_without_engine_fails_loudly_and_auto_falls_back(monkeyp
     finally:
         monkeypatch.delenv("DOCKER_HOST")
         docker_runtime.client.cache_clear()
+
+
+def test_an_unavailable_runtime_is_one_line_from_the_cli(monkeypatch, tmp_path, capsys):
+    """The sandbox's errors have a root of their own (SandboxError, not the harness's): the CLI
+    catches it beside the harness's and the registry's errors."""
+    import cli
+
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
+    docker_runtime.client.cache_clear()
+    try:
+        code = cli.main(["verify", str(TINY), str(KERNELS / "good.py"), "--sandbox", "docker", "--device", "cpu"])
+    finally:
+        docker_runtime.client.cache_clear()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "sandbox runtime 'docker' is unavailable" in err[0], err
 
 
 @pytest.mark.parametrize("name", ["none", "jail", "docker"])
@@ -133,10 +149,32 @@ def test_worker_ignores_a_poisoned_working_directory(monkeypatch):
     monkeypatch.setattr(docker_runtime, "IN_OWN_SCRATCH", docker_runtime.IN_OWN_SCRATCH.replace("exec", plant + "exec"))
     sandbox = get_sandbox("docker")
     try:
-        result = sandbox.run(Job({"mode": "build"}, {}, 60))  # the real worker, on a job it rejects
+        # the real worker, on a job it rejects
+        result = sandbox.run(Job({"mode": "build"}, {}, 60, worker=worker.MODULE, mounts=worker.mounts()))
     finally:
         sandbox.close()
     assert "POISONED" not in result.stderr and "error" in result.payload, result
+
+
+@pytest.mark.parametrize("name", ["jail", "docker"])
+def test_a_job_sees_the_mounts_its_caller_names_and_no_package_of_its_own(name, monkeypatch, tmp_path):
+    """The sandbox exposes no workbench package by itself: the harness's folder is visible to a
+    job only when the job names it, as verify's jobs do (worker.mounts())."""
+    require(name)
+    named = tmp_path / "named"
+    named.mkdir()
+    harness_dir = worker.mounts()[0]
+    probe = (f"import json, os, sys\nseen = {{p: os.path.isdir(p) for p in ({str(named)!r}, {harness_dir!r})}}\n"
+             "json.dump(seen, open(json.load(open(sys.argv[-1]))['result_path'], 'w'))")
+    monkeypatch.setattr(process, "WORKER", ["-I", "-B", "-c", probe])
+    sandbox = get_sandbox(name)
+    try:
+        only_named = sandbox.run(Job({"mode": "probe"}, {}, 60, worker=worker.MODULE, mounts=(str(named),)))
+        harness_too = sandbox.run(Job({"mode": "probe"}, {}, 60, worker=worker.MODULE, mounts=worker.mounts()))
+    finally:
+        sandbox.close()
+    assert only_named.payload == {str(named): True, harness_dir: False}, only_named
+    assert harness_too.payload == {str(named): False, harness_dir: True}, harness_too
 
 
 @pytest.mark.parametrize("name", ["jail", "docker"])
@@ -146,10 +184,10 @@ def test_uncapped_job_directory_is_flagged(name, monkeypatch):
     monkeypatch.setattr(mounts, "mount_tmpfs", lambda *args, **kwargs: "simulated: no root")
     monkeypatch.setattr(mounts, "make_shared", lambda *args, **kwargs: "simulated: no root")
     monkeypatch.setattr(process, "WORKER", ["-I", "-B", "-c", "import json, sys\n"
-                        "json.dump({'ran': True}, open(json.load(open(sys.argv[1]))['result_path'], 'w'))"])
+                        "json.dump({'ran': True}, open(json.load(open(sys.argv[-1]))['result_path'], 'w'))"])
     sandbox = get_sandbox(name)
     try:
-        result = sandbox.run(Job({"mode": "build"}, {}, 60))
+        result = sandbox.run(Job({"mode": "build"}, {}, 60, worker=worker.MODULE, mounts=worker.mounts()))
     finally:
         sandbox.close()
     assert result.ok and result.payload == {"ran": True}, result

@@ -25,6 +25,7 @@ import pytest
 import harness
 from conftest import KERNELS, TINY, require_runtime, write
 from harness.verify import VerifyOptions, prepare, verify, verify_source
+from harness import worker
 from sandbox import Job, JobResult, docker_runtime, get_sandbox, jail, mounts, process
 
 GOOD = (KERNELS / "good.py").read_text()
@@ -76,11 +77,13 @@ def hostile_job(monkeypatch, sb, code: str, timeout: float = 60) -> JobResult:
     """Run `code` as the job's worker; it finds its job file in sys.argv[1] and reports through
     `report(dict)` (its result.json)."""
     report = ("import json, os, sys\n"
+              "sys.argv[1:] = sys.argv[-1:]  # `-c CODE MODULE JOB`: the job file where the worker has it\n"
               "def report(data):\n"
               "    open(json.load(open(sys.argv[1]))['result_path'], 'w').write(json.dumps(data))\n")
     with monkeypatch.context() as patch:
         patch.setattr(process, "WORKER", ["-I", "-B", "-c", report + code])
-        return sb.run(Job({"mode": "hostile"}, {}, timeout))
+        # what the real worker's job sees: its module's name (unused: WORKER runs the code) and mounts
+        return sb.run(Job({"mode": "hostile"}, {}, timeout, worker=worker.MODULE, mounts=worker.mounts()))
 
 
 def test_network_is_unreachable_even_on_loopback(tmp_path, runtime):

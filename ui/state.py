@@ -9,6 +9,7 @@ import streamlit as st
 
 from harness.errors import OpforgeError
 from registry import Registry, RegistryError, resolve_db_path
+from sandbox.errors import SandboxError
 
 
 def db_path() -> Path:
@@ -55,5 +56,5 @@ def user_errors() -> Iterator[None]:
     traceback; anything else is a bug and propagates."""
     try:
         yield
-    except (OpforgeError, RegistryError) as exc:
+    except (OpforgeError, RegistryError, SandboxError) as exc:
         st.error(str(exc), icon=":material/error:")

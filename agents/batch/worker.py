@@ -14,6 +14,7 @@ from agents.runlock import RunLock
 from agents.run import RunOptions, RunSummary, resume_run, start_run
 from harness.errors import OpforgeError
 from registry import Registry
+from sandbox.errors import SandboxError
 
 Emit = Callable[[dict], None]
 
@@ -53,7 +54,7 @@ def _drive_op(task, options: RunOptions, registry: Registry, forward: Emit, seen
             summary = resume_run(task.run_key, registry, on_event=forward)
         else:
             summary = start_run(task.spec_path, options, registry, on_event=forward)
-    except OpforgeError as exc:  # bad spec, drafter endpoint down, ...: this op failed, the batch goes on
+    except (OpforgeError, SandboxError) as exc:  # bad spec, drafter endpoint down, no sandbox...: this op failed
         if task.action == "resume":  # it cannot be continued (spec moved, endpoint gone): close it, so
             _close_failed(registry, task.run_key, f"could not resume: {exc}")  # the next batch starts afresh
         return outcome(task.op, run_key=seen.get("run_key"), error=str(exc))
