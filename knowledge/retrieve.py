@@ -14,7 +14,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from agents.drafters.base import KnowledgeItem
 from knowledge.corpus import load_examples, load_notes, spec_op, spec_profile, spec_tags
 from knowledge.textsim import TfIdf, Vector, cosine, jaccard, tokenize
 
@@ -28,6 +27,17 @@ PINNED = {"triton": "knowledge/notes/triton/interpreter_vs_gpu.md"}
 BACKEND_LABEL = {"triton": "Triton", "cuda": "CUDA", "ascendc": "AscendC"}
 
 History = tuple[str, str, str, float | None]  # (op, spec_source, kernel_source, speedup)
+
+
+@dataclass(frozen=True)
+class KnowledgeItem:
+    """One ranked piece a drafter reads (agents' DraftRequest carries these)."""
+
+    kind: str  # "note" | "example" | "history"
+    title: str
+    text: str
+    score: float = 0.0
+    source: str = ""  # where it came from: a file path or "registry:candidate/ID"
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,12 @@ import time
 import pytest
 from llm_server import Error, Hang, Reply, ScriptedLLM
 
-from agents.drafters.base import Attempt, DraftRequest, DrafterError, KnowledgeItem
+from agents.drafters.base import Attempt, DraftRequest, DrafterError
 from agents.drafters.extract import extract, extract_candidate
 from agents.drafters.llm import LLMConfig, LLMDrafter
 from agents.prompts.render import MAX_SOURCE_LINES, render_messages
 from conftest import TINY
+from knowledge import KnowledgeItem
 
 GOOD = '''import torch
 import triton

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from harness.errors import OpforgeError
+from knowledge import KnowledgeItem
 
 Mode = Literal["explore", "repair"]
 # The stage of a reply that never became a runnable candidate (no code, no ModelNew, a syntax error):
@@ -20,15 +21,6 @@ UNUSABLE_STAGE = "draft"
 
 class DrafterError(OpforgeError):
     """The drafter cannot work at all (bad endpoint, key or model): one clear line for the user."""
-
-
-@dataclass(frozen=True)
-class KnowledgeItem:
-    kind: str  # "note" | "example" | "history"
-    title: str
-    text: str
-    score: float = 0.0
-    source: str = ""  # where it came from: a file path or "registry:candidate/ID"
 
 
 @dataclass(frozen=True)

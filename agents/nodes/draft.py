@@ -9,8 +9,9 @@ from dataclasses import replace
 
 from langgraph.runtime import Runtime
 
-from agents.drafters.base import UNUSABLE_STAGE, Attempt, Draft, DraftRequest, KnowledgeItem
+from agents.drafters.base import UNUSABLE_STAGE, Attempt, Draft, DraftRequest
 from agents.state import RunContext, RunState
+from knowledge import KnowledgeItem
 
 ATTEMPTS_IN_PROMPT = 6  # the newest attempts carry the most useful feedback; older ones cost tokens
 

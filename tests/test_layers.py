@@ -1,0 +1,73 @@
+"""The house rules a reader relies on, read from the source with `ast` (nothing is imported):
+imports run downhill, and a name that was once used for two things now means one."""
+from __future__ import annotations
+
+import ast
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+WORKBENCH = ("agents", "exporter", "harness", "knowledge", "registry", "sandbox", "ui", "cli", "app")
+# What each lower floor must never import (the rest of WORKBENCH is allowed). The sandbox knows nothing
+# of the workbench: a Job names its worker module and mounts, and its errors have a root of their own.
+FORBIDDEN = {
+    "sandbox": set(WORKBENCH) - {"sandbox"},
+    "harness": {"agents", "ui", "cli", "app"},
+    "registry": {"agents", "ui", "cli", "app"},
+    "knowledge": {"agents", "ui", "cli", "app"},
+}
+# Names that meant two things (the agents' RunContext and the checker's; the worker's run_job and the
+# checker's; the guards' Launch and the UI's): each is defined at most once in the tree now.
+ONE_MEANING = ("RunContext", "run_job", "Launch")
+
+
+def sources(package: str) -> list[Path]:
+    """Every module of a package and its folders (the UI's pages included), but knowledge/triton/:
+    its example kernels are data the drafters read, not opforge's code."""
+    return sorted(p for p in (ROOT / package).rglob("*.py") if "knowledge/triton" not in p.as_posix())
+
+
+def imported_roots(path: Path) -> set[str]:
+    """The top-level names a module imports, at any depth (function-level imports included)."""
+    roots = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            roots |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            roots.add(node.module.split(".")[0])
+    return roots
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN))
+def test_imports_run_downhill(package):
+    uphill = {f"{path.relative_to(ROOT)} imports {sorted(imported_roots(path) & FORBIDDEN[package])}"
+              for path in sources(package) if imported_roots(path) & FORBIDDEN[package]}
+    assert not uphill, sorted(uphill)
+
+
+def test_the_sandbox_imports_only_itself_the_standard_library_and_docker():
+    allowed = set(sys.stdlib_module_names) | {"sandbox", "docker", "__future__"}
+    foreign = {f"{path.relative_to(ROOT)}: {sorted(imported_roots(path) - allowed)}"
+               for path in sources("sandbox") if imported_roots(path) - allowed}
+    assert not foreign, sorted(foreign)
+
+
+def definitions() -> dict[str, list[str]]:
+    """Module-level class and function names of the workbench's own code -> where each is defined."""
+    found: dict[str, list[str]] = defaultdict(list)
+    files = [p for pkg in WORKBENCH[:-2] for p in sources(pkg)] + [ROOT / "cli.py", ROOT / "app.py"]
+    for path in files:
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                found[node.name].append(str(path.relative_to(ROOT)))
+    return found
+
+
+@pytest.mark.parametrize("name", ONE_MEANING)
+def test_a_name_means_one_thing(name):
+    where = definitions().get(name, [])
+    assert len(where) <= 1, f"{name} is defined in {where}"
