@@ -8,7 +8,7 @@ from pathlib import Path
 
 from harness.errors import OpforgeError
 
-APP = Path(__file__).resolve().parent.parent / "app.py"
+APP = Path(__file__).resolve().parent.parent / "app.py"  # a top-level module beside ui/, in a checkout and installed
 
 
 def server_command(db_path: Path, port: int = 8501, address: str = "127.0.0.1",
@@ -20,7 +20,7 @@ def server_command(db_path: Path, port: int = 8501, address: str = "127.0.0.1",
     if importlib.util.find_spec("streamlit") is None:
         raise OpforgeError("the workbench needs Streamlit: pip install -e '.[ui]' (make setup installs it)")
     if not APP.is_file():
-        raise OpforgeError(f"{APP} not found: run opforge ui from a checkout of the repository")
+        raise OpforgeError(f"{APP} not found: this installation of opforge lacks its app; reinstall opforge")
     argv = [sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port), "--server.address", address,
             "--server.headless", str(headless).lower(), "--browser.gatherUsageStats", "false",
             "--client.toolbarMode", "minimal"]
