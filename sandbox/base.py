@@ -2,9 +2,10 @@
 
 A job is `python -I -B -m WORKER /job/job.json`, where the caller names the worker module and the
 host paths it imports from (bound read-only); the sandbox knows nothing of what the worker does. Its
-files are staged in a fresh host directory that the runtime exposes as the job directory (the only place a job may write besides its
-scratch space; a tmpfs sized for the job where the runtime can mount one), and the worker leaves
-`result.json` there. Whatever the job wrote is read back only through `read_capped`.
+files are staged in a fresh host directory that the runtime exposes as the job directory (the only
+place a job may write besides its scratch space; a tmpfs sized for the job where the runtime can
+mount one), and the worker leaves `result.json` there. Whatever the job wrote is read back only
+through `read_capped`.
 """
 from __future__ import annotations
 
@@ -57,7 +58,6 @@ class Job:
             raise ValueError(f"Job.worker must be a module name, not {self.worker!r}")
         if not all(os.path.isabs(path) for path in self.mounts):
             raise ValueError(f"Job.mounts must be absolute paths: {self.mounts}")
-
 
 
 @dataclass
