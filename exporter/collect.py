@@ -144,10 +144,9 @@ def describe_spec(pk: PromotedKernel) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"{pk.spec_name}.py"
         path.write_text(pk.spec_source, encoding="utf-8")
-        module = spec_loader.load_module(path)
-        spec_loader._check_model(module, path)
         sizes = pk.evaluation.verdict.get("sizes", {}).get("used") or {}
-        spec_loader.apply_sizes(module, sizes)
+        module = spec_loader.load_module(path, sizes)
+        spec_loader._check_model(module, path)
         torch.manual_seed(0)
         lists = spec_loader.input_lists(module, path)
         init = list(module.get_init_inputs())

@@ -21,7 +21,8 @@ import torch
 from harness import stress
 from harness.compare import compare_outputs, flatten_outputs
 from harness.guards import count_sentinel
-from harness.spec import OpSpec, apply_sizes, input_lists, load_module, meta_footprint
+from harness.spec import OpSpec, input_lists
+from harness.spec import footprint as spec_footprint
 
 ANTICHEAT = ("constant-output", "torch-compute", "aliasing", "input-mutation", "cached-output",
              "partial-output", "low-precision", "patched", "threads", "subprocess", "no-launch",
@@ -78,42 +79,35 @@ def _cpu(x: Any) -> Any:
 
 
 class Reference:
-    """The spec's module at the sizes used, and its models, in the judge's process."""
+    """The spec's module at the sizes used, and its models, in the judge's process. The spec at
+    another size is its source run again (`OpSpec.module`), so values derived from the size
+    constants follow them."""
 
     def __init__(self, spec: OpSpec, device: str) -> None:
         self.spec, self.device = spec, device
-        self.module = load_module(spec.path)
-        apply_sizes(self.module, spec.sizes_used)
+        self.module = spec.module()
         names = list(inspect.signature(self.module.Model.forward).parameters)[1:]
         self.mutates = [names.index(n) for n in spec.meta.get("mutates", []) if n in names]
 
-    def footprint_with(self, sizes: dict[str, int]) -> int:
-        return self.footprint({**self.spec.sizes_used, **sizes})
-
     def shapes_model(self, key: str, value: int) -> bool:
         """Does size constant `key` reach the constructor's arguments?"""
-        def init() -> str:
-            args = self.module.get_init_inputs() if hasattr(self.module, "get_init_inputs") else []
+        def init(module) -> str:
+            args = module.get_init_inputs()
             return repr([tuple(a.shape) if isinstance(a, torch.Tensor) else a for a in args])
 
-        before = init()
-        apply_sizes(self.module, {key: value})
         try:
-            return init() != before
+            return init(self.spec.module({key: value})) != init(self.module)
         except Exception:  # the spec cannot even build its arguments at that size
             return True
-        finally:
-            apply_sizes(self.module, self.spec.sizes_used)
 
     def footprint(self, sizes: dict[str, int]) -> int:
-        """Elements of the main inputs and outputs at `sizes` (meta tensors: nothing allocated)."""
-        apply_sizes(self.module, sizes)
+        """Elements of the main inputs and outputs at `sizes` over the sizes used (meta tensors where
+        the spec allows, else a real call bounded to a few times the main problem's bytes)."""
+        limit = 4 * self.spec.input_bytes + (64 << 20)
         try:
-            return meta_footprint(self.module, Path(self.spec.path))[0]
-        except Exception:  # the spec rejects these sizes: as good as too large
+            return spec_footprint(self.spec.module(sizes), Path(self.spec.path), max_bytes=limit)[0]
+        except Exception:  # the spec rejects these sizes, or passes the limit: as good as too large
             return 1 << 62
-        finally:
-            apply_sizes(self.module, self.spec.sizes_used)
 
     def model(self, seed: int) -> tuple[dict, Any]:
         init = self.module.get_init_inputs() if hasattr(self.module, "get_init_inputs") else []
@@ -122,9 +116,11 @@ class Reference:
         state = {k: v.detach().cpu().clone() for k, v in ref.state_dict().items()}
         return {"init": list(init), "state": state, "seed": seed}, ref.to(self.device).eval()
 
-    def inputs(self, seed: int) -> list[list]:
+    def inputs(self, seed: int, sizes: dict[str, int] | None = None) -> list[list]:
+        """Every input list at the sizes used, or at `sizes` over them (the spec run again)."""
+        module = self.spec.module(sizes) if sizes else self.module
         torch.manual_seed(seed)
-        lists = input_lists(self.module, Path(self.spec.path))
+        lists = input_lists(module, Path(self.spec.path))
         return [[x.to(self.device) if isinstance(x, torch.Tensor) else x for x in xs] for xs in lists]
 
     def run(self, ref: Any, inputs: list) -> list:
@@ -234,20 +230,17 @@ def _add_larger(material: Material, ref: Reference, spec: OpSpec, base: Case, se
     built for its model's size, as KernelBench's are)."""
     inputs_only = {k: v for k, v in spec.sizes_used.items() if not ref.shapes_model(k, 2 * v + 1)}
     used_elements = ref.footprint(spec.sizes_used)
-    sizes = stress.grown_sizes(inputs_only, ref.footprint_with, int(LARGER_BUDGET * used_elements))
+    sizes = stress.grown_sizes(inputs_only, ref.footprint, int(LARGER_BUDGET * used_elements))
     if sizes is None:
         material.skipped.append({"case": "larger", "status": "skipped",
                                  "reason": "no size constant that shapes only the inputs can grow within the budget"})
         return
     try:
-        apply_sizes(ref.module, sizes)
-        inputs = ref.inputs(seed + 101)[0]
+        inputs = ref.inputs(seed + 101, sizes)[0]
     except Exception as exc:
         material.skipped.append({"case": "larger", "status": "skipped",
                                  "reason": f"the spec rejects grown sizes: {type(exc).__name__}: {str(exc)[:120]}"})
         return
-    finally:
-        apply_sizes(ref.module, spec.sizes_used)
     label = "larger " + " ".join(f"{k}={v}" for k, v in sorted(sizes.items()))
     _try_case(material, ref, base, label, inputs)
 

@@ -9,8 +9,9 @@ wrong on the 65th. So, beyond the spec's variants, every verification also runs 
 - `zeros`: the first slice of every float input set to zero (0/0 where eps is missing);
 - `transposed`, `sliced`, `channels_last`: the same values in non-contiguous layouts;
 - `larger`: the spec's size constants grown past the sizes used (up to twice plus one, odd so no
-  power-of-two block divides them, within 1.25x the main problem's elements): one hidden shape
-  larger along every dim the constants drive;
+  power-of-two block divides them, within 1.25x the main problem's elements), the spec run again
+  at them so derived values follow (`OpSpec.module`): one hidden shape larger along every dim the
+  constants drive;
 - `perturbed`: the main inputs changed inside with their first and last elements kept, right
   after the main inputs, so a kernel that memoises on a few elements returns a stale result.
 

@@ -9,7 +9,7 @@ import pytest
 from conftest import ROOT, write
 from agents.expert.lower import Unsupported, lower
 from agents.expert.rowwise import generate
-from harness.spec import apply_sizes, load_module
+from harness.spec import load_module
 from harness.static_checks import check_source
 from harness.verify import VerifyOptions, prepare, verify
 
@@ -94,8 +94,7 @@ def inline_spec(tmp_path, name: str):
 def state_shapes(spec_path) -> dict:
     """Parameter shapes at the sizes the harness verifies with (CPU runs shrink the spec's sizes)."""
     spec, _ = prepare(spec_path, OPTIONS)
-    module = load_module(spec_path)
-    apply_sizes(module, spec.sizes_used)
+    module = load_module(spec_path, spec.sizes_used)
     model = module.Model(*module.get_init_inputs())
     return {name: tuple(t.shape) for name, t in model.state_dict().items()}
 

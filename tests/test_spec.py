@@ -1,12 +1,21 @@
 """Op spec loading: KernelBench files load as-is, bad specs give one clear SpecError line,
-CPU runs shrink size constants and say which sizes they used."""
+CPU runs shrink size constants (the spec run again, so derived values follow) and say which sizes
+they used; specs whose inputs are built from data are sized by a bounded real call."""
 from __future__ import annotations
+
+import ast
+import json
 
 import pytest
 
-from conftest import ROOT, TINY, write
+import harness.spec as spec_module
+from conftest import DATA, KERNELS, ROOT, TINY, write
+from harness import judge
 from harness.errors import SpecError
+from harness.judge import Reference
+from harness.sizes import size_constants, with_sizes
 from harness.spec import load_spec
+from test_cli import assert_one_line_error, opforge
 
 GIB = 1 << 30
 
@@ -107,3 +116,94 @@ def test_every_suite_spec_loads_with_irregular_variants():
         spec = load(path, max_elements=1 << 19, max_bytes=2 * GIB)
         assert spec.n_variants >= 3, path
         assert spec.is_float32, path
+
+
+# Specs whose inputs are built from data, and specs with values derived from their size constants.
+DATA_SPECS = DATA / "data_specs"
+
+
+def test_inputs_built_from_data_are_sized_by_a_real_call_and_shrunk():
+    spec = load(DATA_SPECS / "paged_attention.py", max_elements=1 << 19)
+    used = spec.sizes_used
+    assert spec.sizes_declared["max_seq_len"] == 512 and used["max_seq_len"] < 512
+    assert used["block_size"] == 16 and used["batch_size"] == 8  # under 32: kept
+    ref = Reference(spec, "cpu")
+    inputs = ref.inputs(seed=1)[0]
+    q, k_cache, v_cache, block_tables, seq_lens = inputs
+    assert q.shape == (used["batch_size"], used["num_heads"], used["head_dim"])
+    assert k_cache.shape == (8 * block_tables.shape[1], used["block_size"], used["num_heads"], used["head_dim"])
+    assert int(seq_lens.max()) <= used["max_seq_len"]
+    assert sum(t.numel() for t in inputs) <= 1 << 19 < 4 * sum(t.numel() for t in inputs)  # shrunk to fit
+    _entry, model = ref.model(seed=1)
+    assert ref.run(model, [q, k_cache, v_cache, block_tables, seq_lens])[0].shape == q.shape
+
+
+def test_a_spec_with_inputs_built_from_data_verifies_through_the_cli(monkeypatch):
+    monkeypatch.setenv("OPFORGE_CPU_MAX_ELEMENTS", str(1 << 15))  # few elements: the interpreter is quick
+    result = opforge("verify", str(DATA_SPECS / "paged_attention.py"), str(KERNELS / "paged_attention.py"),
+                     "--json", "--device", "cpu", "--trials", "1", "--seed", "3")
+    verdict = json.loads(result.stdout)
+    assert result.returncode == 0, verdict["reasons"]
+    assert verdict["sizes"]["used"]["max_seq_len"] < 512 and verdict["sizes"]["declared"]["max_seq_len"] == 512
+    assert any(row["case"].startswith("larger") and row["status"] == "passed" for row in verdict["stress"]), verdict["stress"]
+
+
+def test_shrinking_runs_the_spec_again_so_derived_values_follow():
+    spec = load(DATA_SPECS / "derived_sizes.py", max_elements=1 << 19)
+    used = spec.sizes_used
+    assert set(spec.sizes_declared) == {"batch_size", "in_features", "out_features"}  # hidden is derived
+    assert used["out_features"] < 1024 and used["batch_size"] < 2048
+    ref = Reference(spec, "cpu")
+    (x,), = ref.inputs(seed=0)
+    assert x.shape == (used["batch_size"], used["in_features"])
+    entry, model = ref.model(seed=0)
+    assert entry["init"] == [used["in_features"], used["out_features"], 2 * used["out_features"], (used["out_features"],)]
+    assert ref.run(model, [x])[0].shape == (used["batch_size"], used["out_features"])  # no broadcast error
+    assert 2 * x.numel() <= 1 << 19
+
+
+def test_the_larger_hidden_shape_grows_derived_values_with_the_constants():
+    spec = load(DATA_SPECS / "derived_inputs.py", max_elements=1 << 19)
+    material = judge.prepare(spec, seed=5, trials=1, device="cpu")
+    larger = [c for c in material.cases if c.label.startswith("larger")]
+    assert len(larger) == 1, material.skipped
+    grown = dict(part.split("=") for part in larger[0].label.split()[1:])
+    x, w = larger[0].inputs
+    assert x.shape == (int(grown["batch_size"]), 2 * int(grown["width"])) and w.shape == (x.shape[1],)
+    assert x.shape[1] > 2 * spec.sizes_used["width"]
+
+
+def test_size_constants_are_the_literal_assignments_bound_once():
+    tree = ast.parse("import torch\nN = 2048 * 2\nM: int = -(1 << 4)\nhidden = 4 * N\nshape = (N,)\n"
+                     "flag = True\ntwice = 32\ntwice = 64\nlooped = 16\nfor looped in range(3):\n    pass\n"
+                     "def f():\n    global g\n    local = 7\n    g = 5\ng = 128\nlocal = 99\n")
+    assert size_constants(tree) == {"N": 4096, "M": -16, "local": 99}
+    rewritten = ast.unparse(with_sizes(tree, {"N": 64, "hidden": 3}))
+    assert "N = 64\n" in rewritten and "hidden = 4 * N" in rewritten
+
+
+IDENTITY = "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
+
+
+def test_a_really_broken_data_spec_gives_one_clear_line_and_exit_2(tmp_path):
+    body = ("n = 512\ndef get_inputs():\n    lens = torch.randint(1, n, (4,))\n"
+            "    return [torch.zeros(int(lens.max()))[n + 5]]\n")
+    bad = write(tmp_path / "bad.py", IDENTITY + body)
+    with pytest.raises(SpecError) as info:
+        load(bad, max_elements=1 << 19)
+    assert "get_inputs() raised IndexError" in str(info.value) and "\n" not in str(info.value)
+    assert_one_line_error(opforge("verify", str(bad), str(KERNELS / "good.py"), "--device", "cpu"),
+                          "get_inputs() raised IndexError")
+
+
+def test_a_real_sizing_call_stops_before_allocating_past_the_limit(tmp_path):
+    body = "def get_inputs():\n    rows = int(torch.tensor(100000))\n    return [torch.randn(rows, 100000)]\n"
+    with pytest.raises(SpecError, match="stopped: it allocates more than 1.0 GiB; lower the size constants"):
+        load(write(tmp_path / "huge.py", IDENTITY + body), max_elements=1 << 19)  # 37 GiB were it allocated
+
+
+def test_a_real_sizing_call_stops_at_its_time_limit(tmp_path, monkeypatch):
+    monkeypatch.setattr(spec_module, "SIZING_SECONDS", 0.5)
+    body = "def get_inputs():\n    n = int(torch.tensor(3))\n    while True:\n        torch.zeros(n)\n"
+    with pytest.raises(SpecError, match="stopped: it ran longer than 0.5 s"):
+        load(write(tmp_path / "slow.py", IDENTITY + body), max_elements=1 << 19)

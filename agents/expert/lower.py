@@ -13,7 +13,7 @@ import torch
 from torch._decomp import core_aten_decompositions, get_decompositions
 from torch.fx import Graph, Node
 
-from harness.spec import apply_sizes, declared_sizes, load_module
+from harness.spec import declared_sizes, load_module
 
 aten = torch.ops.aten
 EXTRA_DECOMPOSITIONS = [
@@ -150,8 +150,8 @@ def _decompositions() -> dict:
 
 
 def lower(spec_path: str | Path) -> Lowered:
-    module = load_module(spec_path)
-    apply_sizes(module, {k: min(v, EXPORT_SIZE) for k, v in declared_sizes(module).items() if v >= 16})
+    sizes = {k: min(v, EXPORT_SIZE) for k, v in declared_sizes(load_module(spec_path)).items() if v >= 16}
+    module = load_module(spec_path, sizes)
     init = module.get_init_inputs() if hasattr(module, "get_init_inputs") else []
     torch.manual_seed(0)
     model = module.Model(*init).eval()
@@ -254,8 +254,7 @@ def val(node) -> torch.Tensor | None:
 
 def state_shapes(spec_path: str | Path, sizes: dict[str, int]) -> dict[str, tuple[int, ...]]:
     """Parameter and buffer shapes at the sizes the harness verifies with (the export ran smaller)."""
-    module = load_module(spec_path)
-    apply_sizes(module, sizes)
+    module = load_module(spec_path, sizes)
     init = module.get_init_inputs() if hasattr(module, "get_init_inputs") else []
     with torch.device("meta"):
         model = module.Model(*init)
