@@ -31,11 +31,11 @@ sys.path.insert(0, str(ROOT))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from agents.batch import BatchOptions, run_batch  # noqa: E402
-from agents.config import Budget  # noqa: E402
-from agents.run import RunOptions  # noqa: E402
-from harness.verify import VerifyOptions  # noqa: E402
-from registry import Registry  # noqa: E402
+from opforge.agents.batch import BatchOptions, run_batch  # noqa: E402
+from opforge.agents.config import Budget  # noqa: E402
+from opforge.agents.run import RunOptions  # noqa: E402
+from opforge.harness.verify import VerifyOptions  # noqa: E402
+from opforge.registry import Registry  # noqa: E402
 
 console = Console(width=None if sys.stdout.isatty() else 140)
 

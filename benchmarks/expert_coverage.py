@@ -29,11 +29,11 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agents.config import Budget  # noqa: E402
-from agents.run import RunOptions, RunSummary, start_run  # noqa: E402
-from harness.errors import OpforgeError  # noqa: E402
-from harness.verify import VerifyOptions  # noqa: E402
-from registry import Registry  # noqa: E402
+from opforge.agents.config import Budget  # noqa: E402
+from opforge.agents.run import RunOptions, RunSummary, start_run  # noqa: E402
+from opforge.harness.errors import OpforgeError  # noqa: E402
+from opforge.harness.verify import VerifyOptions  # noqa: E402
+from opforge.registry import Registry  # noqa: E402
 
 TARGET_VERIFIED = 0.60
 TARGET_MEDIAN_S = 60.0

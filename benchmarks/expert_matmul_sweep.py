@@ -19,9 +19,9 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agents.expert import matmul  # noqa: E402
-from agents.expert.lower import lower, state_shapes  # noqa: E402
-from harness.spec import declared_sizes, load_module  # noqa: E402
+from opforge.agents.expert import matmul  # noqa: E402
+from opforge.agents.expert.lower import lower, state_shapes  # noqa: E402
+from opforge.harness.spec import declared_sizes, load_module  # noqa: E402
 
 SHAPES = {
     "mm2048": "def forward(self, a, b):\n        return a @ b\ndef get_inputs():\n"

@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from harness.verify import VerifyOptions, verify  # noqa: E402
+from opforge.harness.verify import VerifyOptions, verify  # noqa: E402
 
 ELEMENTWISE_OP, ELEMENTWISE_TARGET_S = "add_mul_relu", 10.0
 MATMUL_OP, MATMUL_TARGET_S, MATMUL_FULL = "matmul", 60.0, {"M": 512, "N": 512, "K": 512}
@@ -45,7 +45,7 @@ console = Console(width=None if sys.stdout.isatty() else 140)  # no wrapping whe
 
 def suite_ops() -> list[str]:
     return sorted(p.stem for p in (ROOT / "ops").glob("*.py")
-                  if (ROOT / "knowledge" / "triton" / p.name).is_file())
+                  if (ROOT / "opforge" / "knowledge" / "triton" / p.name).is_file())
 
 
 def family_of(op: str) -> str:
@@ -62,7 +62,7 @@ def verify_op(op: str, trials: int, seed: int) -> dict:
     """One verification, timed around the whole `verify` call (spec load included)."""
     started = time.perf_counter()
     try:
-        verdict = verify(ROOT / "ops" / f"{op}.py", ROOT / "knowledge" / "triton" / f"{op}.py",
+        verdict = verify(ROOT / "ops" / f"{op}.py", ROOT / "opforge" / "knowledge" / "triton" / f"{op}.py",
                          VerifyOptions(seed=seed, trials=trials, device="cpu"))
     except Exception as exc:  # a spec or setup error: report it as an incorrect row
         verdict = {"correct": False, "reasons": [f"{type(exc).__name__}: {exc}"], "sizes": {}, "jobs": {}}

@@ -35,8 +35,8 @@ sys.path.insert(0, str(ROOT))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from harness.verify import VerifyOptions, prepare, read_candidate, verify_source  # noqa: E402
-from sandbox import get_sandbox  # noqa: E402
+from opforge.harness.verify import VerifyOptions, prepare, read_candidate, verify_source  # noqa: E402
+from opforge.sandbox import get_sandbox  # noqa: E402
 
 # label -> (sandbox runtime, one instance kept warm for the whole suite?)
 POLICIES = {"none": ("none", False), "jail": ("jail", False),
@@ -47,7 +47,7 @@ console = Console(width=None if sys.stdout.isatty() else 140)
 
 def suite_ops() -> list[str]:
     return sorted(p.stem for p in (ROOT / "ops").glob("*.py")
-                  if (ROOT / "knowledge" / "triton" / p.name).is_file())
+                  if (ROOT / "opforge" / "knowledge" / "triton" / p.name).is_file())
 
 
 def measure(op: str, policy: str, spec, hw, source: str, warm: dict) -> dict:
@@ -67,7 +67,7 @@ def measure(op: str, policy: str, spec, hw, source: str, warm: dict) -> dict:
 
 def load(op: str) -> tuple:
     spec, hw = prepare(ROOT / "ops" / f"{op}.py", VerifyOptions(device="cpu"))
-    return spec, hw, read_candidate(ROOT / "knowledge" / "triton" / f"{op}.py")
+    return spec, hw, read_candidate(ROOT / "opforge" / "knowledge" / "triton" / f"{op}.py")
 
 
 def run_all(ops: list[str], repeat: int) -> list[dict]:

@@ -19,17 +19,17 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.verify import VerifyOptions, verify  # noqa: E402
+from opforge.harness.verify import VerifyOptions, verify  # noqa: E402
 
 
 def kernel_path(op: str, source: str) -> Path | None:
     """The known-good kernel, or the offline expert's first configuration for this op (None when
     the expert does not support it), generated at the sizes this machine verifies with."""
     if source == "known-good":
-        return ROOT / "knowledge" / "triton" / f"{op}.py"
-    from agents.drafters.expert import generate
-    from agents.expert.lower import Unsupported
-    from harness.verify import prepare
+        return ROOT / "opforge" / "knowledge" / "triton" / f"{op}.py"
+    from opforge.agents.drafters.expert import generate
+    from opforge.agents.expert.lower import Unsupported
+    from opforge.harness.verify import prepare
 
     spec, _hardware = prepare(ROOT / "ops" / f"{op}.py", VerifyOptions())
     try:

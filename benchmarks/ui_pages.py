@@ -27,13 +27,13 @@ sys.path.insert(0, str(ROOT))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from agents.drafters.base import LLMCall  # noqa: E402
-from registry import Registry  # noqa: E402
+from opforge.agents.drafters.base import LLMCall  # noqa: E402
+from opforge.registry import Registry  # noqa: E402
 
 TARGET_S = 2.0
 VERDICT = json.loads((ROOT / "tests" / "data" / "verdict_softmax_cpu.json").read_text())
 CPU, GPU = "cpu/x86_64/triton-interpreter", "cuda/bench/sm_90"
-KERNEL = (ROOT / "knowledge" / "triton" / "softmax.py").read_text()
+KERNEL = (ROOT / "opforge" / "knowledge" / "triton" / "softmax.py").read_text()
 
 
 def timed_verdict(i: int) -> dict:
@@ -82,7 +82,7 @@ def time_page(page: str, query: dict[str, str], repeat: int) -> list[float]:
 
     times = []
     for _ in range(repeat):
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+        at = AppTest.from_file(str(ROOT / "opforge" / "app.py"), default_timeout=120)
         for key, value in query.items():
             at.query_params[key] = value
         start = time.perf_counter()

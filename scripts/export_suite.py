@@ -12,10 +12,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from exporter.suite import export_suite  # noqa: E402
-from harness.errors import OpforgeError  # noqa: E402
-from registry import Registry  # noqa: E402
-from sandbox.errors import SandboxError  # noqa: E402
+from opforge.exporter.suite import export_suite  # noqa: E402
+from opforge.harness.errors import OpforgeError  # noqa: E402
+from opforge.registry import Registry  # noqa: E402
+from opforge.sandbox.errors import SandboxError  # noqa: E402
 
 
 def main() -> int:

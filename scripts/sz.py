@@ -6,7 +6,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("harness", "sandbox", "registry", "agents", "knowledge", "exporter", "ui", "ops", "benchmarks", "scripts", "tests")
+PACKAGES = ("opforge/harness", "opforge/sandbox", "opforge/registry", "opforge/agents", "opforge/knowledge",
+            "opforge/exporter", "opforge/ui", "ops", "benchmarks", "scripts", "tests")
 LIMIT = 400
 
 
@@ -16,7 +17,7 @@ def lines(path: Path) -> int:
 
 def main() -> int:
     total, over = 0, []
-    files = [ROOT / "cli.py", ROOT / "app.py"]
+    files = [ROOT / "opforge" / "cli.py", ROOT / "opforge" / "app.py"]
     for package in PACKAGES:
         files += sorted((ROOT / package).rglob("*.py")) if (ROOT / package).is_dir() else []
     by_package: dict[str, int] = {}
@@ -25,8 +26,9 @@ def main() -> int:
             continue
         n = lines(path)
         rel = path.relative_to(ROOT)
-        by_package[rel.parts[0] if len(rel.parts) > 1 else rel.name] = by_package.get(
-            rel.parts[0] if len(rel.parts) > 1 else rel.name, 0) + n
+        depth = 2 if rel.parts[0] == "opforge" else 1  # opforge/harness/... counts as harness
+        name = rel.parts[depth - 1] if len(rel.parts) > depth else rel.name
+        by_package[name] = by_package.get(name, 0) + n
         total += n
         if n > LIMIT and rel.parts[0] != "tests":
             over.append(f"{rel} ({n})")

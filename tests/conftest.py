@@ -28,7 +28,7 @@ def require_runtime(name: str, reason: str | None) -> None:
 def default_sandbox() -> str:
     """The runtime for tests that are not about isolation: the cheap jail when available, else
     docker; without either (a laptop, not CI) `none`, so the rest of the suite still runs."""
-    from sandbox import docker_runtime, jail
+    from opforge.sandbox import docker_runtime, jail
 
     for name, unavailable in (("jail", jail.unavailable), ("docker", docker_runtime.unavailable)):
         if unavailable() is None:
@@ -54,9 +54,9 @@ def suite_export(tmp_path_factory, default_sandbox) -> SimpleNamespace:
     library. Both modules are in the xdist group "export_suite", so one worker pays for it (it
     was paid twice, about 10 minutes of the suite's CPU time). `error` is the export's refusal,
     if a known-good kernel failed; the per-op verdicts are kept either way."""
-    from exporter.suite import export_suite
-    from harness.errors import OpforgeError
-    from registry import Registry
+    from opforge.exporter.suite import export_suite
+    from opforge.harness.errors import OpforgeError
+    from opforge.registry import Registry
 
     tmp = tmp_path_factory.mktemp("export_suite")
     verified: dict = {}

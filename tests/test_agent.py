@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from agents.config import Budget
-from agents.drafters.base import DrafterError
-from agents.graph import build_graph
-from agents.run import RunOptions, resume_run, start_run
+from opforge.agents.config import Budget
+from opforge.agents.drafters.base import DrafterError
+from opforge.agents.graph import build_graph
+from opforge.agents.run import RunOptions, resume_run, start_run
 from conftest import KERNELS, ROOT, TINY, default_sigint
-from harness.verify import VerifyOptions
+from opforge.harness.verify import VerifyOptions
 from llm_server import Error, ScriptedLLM
-from registry import Registry
+from opforge.registry import Registry
 
 OPFORGE = str(Path(sys.executable).parent / "opforge")
 
@@ -176,7 +176,7 @@ def test_dataset_export_holds_the_whole_trajectory(llm_env, isolated_registry, t
     assert rows[1]["messages"][-1]["content"].count("mismatch") >= 1  # the prompt held the first feedback
 
 
-SILU = (ROOT / "knowledge" / "triton" / "silu.py").read_text()
+SILU = (ROOT / "opforge" / "knowledge" / "triton" / "silu.py").read_text()
 SILU_BROKEN = SILU.replace("    def forward(self, x):", "    def forward(self, x)")  # no colon
 SILU_WRONG = SILU.replace("y = x / (1.0 + tl.exp(-x))", "y = x / (1.0 + tl.exp(x))")
 

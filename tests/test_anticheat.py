@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import KERNELS, TINY
-from harness.verify import VerifyOptions, verify
+from opforge.harness.verify import VerifyOptions, verify
 
 OPTIONS = VerifyOptions(seed=1234, trials=2, device="cpu")
 

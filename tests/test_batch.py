@@ -17,15 +17,15 @@ from pathlib import Path
 
 import pytest
 
-import cli
-from agents.batch import BatchOptions, plan_batch, resolve_specs, run_batch
-from agents.config import Budget
-from agents.run import RunOptions
-from agents.runlock import RunLock
+from opforge import cli
+from opforge.agents.batch import BatchOptions, plan_batch, resolve_specs, run_batch
+from opforge.agents.config import Budget
+from opforge.agents.run import RunOptions
+from opforge.agents.runlock import RunLock
 from conftest import SPECS, TINY, default_sigint, write
-from harness.errors import OpforgeError
-from harness.verify import VerifyOptions
-from registry import Registry
+from opforge.harness.errors import OpforgeError
+from opforge.harness.verify import VerifyOptions
+from opforge.registry import Registry
 
 OPFORGE = str(Path(sys.executable).parent / "opforge")
 FAST = ["--device", "cpu", "--trials", "1", "--budget", "1", "--candidates", "1"]

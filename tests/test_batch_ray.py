@@ -8,13 +8,13 @@ import os
 
 import pytest
 
-import cli
-from agents.config import Budget
-from agents.run import RunOptions, start_run
+from opforge import cli
+from opforge.agents.config import Budget
+from opforge.agents.run import RunOptions, start_run
 from conftest import KERNELS, SPECS, TINY
-from harness.verify import VerifyOptions
+from opforge.harness.verify import VerifyOptions
 from llm_server import ScriptedLLM
-from registry import Registry, RegistryError
+from opforge.registry import Registry, RegistryError
 
 FAST = ["--drafter", "expert", "--device", "cpu", "--trials", "1", "--budget", "1", "--candidates", "1"]
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-import cli
+from opforge import cli
 from conftest import KERNELS, ROOT, TINY, write
-from registry import Registry
+from opforge.registry import Registry
 
 OPFORGE = str(Path(sys.executable).parent / "opforge")
 FAST = ["--device", "cpu", "--trials", "2", "--seed", "3"]

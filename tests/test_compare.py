@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from harness.compare import TOLERANCES, compare_outputs, compare_tensor, small_element_tolerance, tolerance
+from opforge.harness.compare import TOLERANCES, compare_outputs, compare_tensor, small_element_tolerance, tolerance
 
 F = torch.nn.functional
 

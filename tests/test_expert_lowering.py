@@ -8,10 +8,10 @@ import textwrap
 
 import pytest
 
-from agents.drafters.expert import generate
-from agents.expert.lower import lower
+from opforge.agents.drafters.expert import generate
+from opforge.agents.expert.lower import lower
 from conftest import write
-from harness.verify import VerifyOptions, prepare, verify
+from opforge.harness.verify import VerifyOptions, prepare, verify
 
 OPTIONS = VerifyOptions(device="cpu", trials=2, seed=1, sandbox="none")
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from agents.expert import matmul
-from agents.expert.lower import Unsupported, lower, state_shapes
+from opforge.agents.expert import matmul
+from opforge.agents.expert.lower import Unsupported, lower, state_shapes
 from conftest import ROOT, write
-from harness.static_checks import check_source
-from harness.verify import VerifyOptions, prepare, verify
+from opforge.harness.static_checks import check_source
+from opforge.harness.verify import VerifyOptions, prepare, verify
 
 OPTIONS = VerifyOptions(device="cpu", trials=2, seed=1, sandbox="none")
 HEAD = "import torch\n\n"

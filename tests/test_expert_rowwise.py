@@ -7,11 +7,11 @@ import textwrap
 import pytest
 
 from conftest import ROOT, write
-from agents.expert.lower import Unsupported, lower
-from agents.expert.rowwise import generate
-from harness.spec import load_module
-from harness.static_checks import check_source
-from harness.verify import VerifyOptions, prepare, verify
+from opforge.agents.expert.lower import Unsupported, lower
+from opforge.agents.expert.rowwise import generate
+from opforge.harness.spec import load_module
+from opforge.harness.static_checks import check_source
+from opforge.harness.verify import VerifyOptions, prepare, verify
 
 OPTIONS = VerifyOptions(device="cpu", trials=2, seed=1, sandbox="none")
 

@@ -8,12 +8,12 @@ import textwrap
 
 import pytest
 
-from agents.drafters.expert import generate
-from agents.expert import window
-from agents.expert.lower import Unsupported, lower
+from opforge.agents.drafters.expert import generate
+from opforge.agents.expert import window
+from opforge.agents.expert.lower import Unsupported, lower
 from conftest import write
-from harness.static_checks import check_source
-from harness.verify import VerifyOptions, prepare, verify
+from opforge.harness.static_checks import check_source
+from opforge.harness.verify import VerifyOptions, prepare, verify
 
 OPTIONS = VerifyOptions(device="cpu", trials=2, seed=1, sandbox="none")
 

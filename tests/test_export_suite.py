@@ -16,7 +16,7 @@ import pytest
 from packaging.requirements import Requirement
 
 from conftest import ROOT
-from exporter.library import MARKER, build_wheel
+from opforge.exporter.library import MARKER, build_wheel
 
 pytestmark = pytest.mark.xdist_group("export_suite")
 COMMITTED = ROOT / "kernels_generated"

@@ -6,13 +6,13 @@ import pytest
 import torch
 
 from conftest import KERNELS, ROOT, TINY
-from harness.verify import VerifyOptions, verify
+from opforge.harness.verify import VerifyOptions, verify
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU on this machine")
 
 
 def test_gpu_verdict_has_measured_timings():
-    v = verify(ROOT / "ops" / "softmax.py", ROOT / "knowledge" / "triton" / "softmax.py", VerifyOptions(seed=5))
+    v = verify(ROOT / "ops" / "softmax.py", ROOT / "opforge" / "knowledge" / "triton" / "softmax.py", VerifyOptions(seed=5))
     assert v["correct"], v["reasons"]
     assert v["device"] == "cuda" and v["hardware"].startswith("cuda/")
     assert v["sizes"]["used"] == v["sizes"]["declared"]  # no shrinking on a GPU

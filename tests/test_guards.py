@@ -8,7 +8,7 @@ import time
 
 import torch
 
-from harness import guards
+from opforge.harness import guards
 
 
 def test_forward_guard_allows_allocation_views_and_copies_only():
@@ -56,7 +56,7 @@ def test_inside_a_launch_only_the_candidates_own_code_counts(tmp_path):
     namespace: dict = {}
     exec(compile(hook.read_text(), str(hook), "exec"), namespace)
     guards.ACCUSED.files.add(str(hook))
-    from harness.checker import Trial
+    from opforge.harness.checker import Trial
 
     guard = guards.ForwardGuard()
     try:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import ROOT, write
-from knowledge import KnowledgeError, load_examples, load_notes, retrieve, spec_tags
-from knowledge.corpus import NOTES_DIR, parse_note
+from opforge.knowledge import KnowledgeError, load_examples, load_notes, retrieve, spec_tags
+from opforge.knowledge.corpus import NOTES_DIR, parse_note
 
 INTERPRETER_NOTE = "knowledge/notes/triton/interpreter_vs_gpu.md"
 
@@ -107,7 +107,7 @@ def test_spec_tags_are_empty_without_opforge_or_when_the_spec_does_not_parse():
 
 def test_examples_pair_each_suite_kernel_with_its_spec_tags():
     examples = {e.op: e for e in load_examples("triton")}
-    assert set(examples) == {p.stem for p in (ROOT / "knowledge" / "triton").glob("*.py")}
+    assert set(examples) == {p.stem for p in (ROOT / "opforge" / "knowledge" / "triton").glob("*.py")}
     assert examples["rms_norm"].tags[:2] == ("norm", "rmsnorm")
     assert examples["rms_norm"].spec == spec("rms_norm")
 
@@ -202,7 +202,7 @@ def test_results_are_deterministic():
 # --- history -----------------------------------------------------------------------------------
 
 def registry_kernel(op: str) -> str:
-    return (ROOT / "knowledge" / "triton" / f"{op}.py").read_text() + "\n# variant recorded by a run\n"
+    return (ROOT / "opforge" / "knowledge" / "triton" / f"{op}.py").read_text() + "\n# variant recorded by a run\n"
 
 
 # How a run might have recorded rms_norm: a plain KernelBench spec, worded unlike ops/rms_norm.py.
@@ -232,7 +232,7 @@ def test_history_of_the_same_op_outranks_unrelated_history():
 
 
 def test_history_keeps_the_fastest_kernel_per_op_and_drops_copies_of_suite_kernels():
-    suite_copy = (ROOT / "knowledge" / "triton" / "softmax.py").read_text()
+    suite_copy = (ROOT / "opforge" / "knowledge" / "triton" / "softmax.py").read_text()
     history = [("softmax", spec("softmax"), "# slow\n", 1.1), ("softmax", spec("softmax"), "# fast\n", 2.5),
                ("softmax", spec("softmax"), "# unmeasured\n", None), ("softmax", spec("softmax"), suite_copy, 9.0)]
     found = kinds(retrieve(spec("softmax"), k=6, history=history), "history")

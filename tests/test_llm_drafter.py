@@ -7,12 +7,12 @@ import time
 import pytest
 from llm_server import Error, Hang, Reply, ScriptedLLM
 
-from agents.drafters.base import Attempt, DraftRequest, DrafterError
-from agents.drafters.extract import extract, extract_candidate
-from agents.drafters.llm import LLMConfig, LLMDrafter
-from agents.prompts.render import MAX_SOURCE_LINES, render_messages
+from opforge.agents.drafters.base import Attempt, DraftRequest, DrafterError
+from opforge.agents.drafters.extract import extract, extract_candidate
+from opforge.agents.drafters.llm import LLMConfig, LLMDrafter
+from opforge.agents.prompts.render import MAX_SOURCE_LINES, render_messages
 from conftest import TINY
-from knowledge import KnowledgeItem
+from opforge.knowledge import KnowledgeItem
 
 GOOD = '''import torch
 import triton

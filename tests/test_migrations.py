@@ -12,10 +12,10 @@ from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 
-from registry import Registry, RegistryError
-from registry.db import alembic_config, make_engine, migrate
-from registry.models import Base
-from registry.store import sha256_text
+from opforge.registry import Registry, RegistryError
+from opforge.registry.db import alembic_config, make_engine, migrate
+from opforge.registry.models import Base
+from opforge.registry.store import sha256_text
 
 TABLES = {"specs", "candidates", "evaluations", "versions", "runs", "llm_calls", "reviews"}
 INITIAL = "0001_initial"

@@ -8,16 +8,16 @@ from dataclasses import replace
 
 import pytest
 
-import cli
-from agents.config import Budget, RunOptions
-from agents.drafters.base import DrafterError
-from agents.drafters.select import DRAFTERS, recorded_endpoint, select_drafter
-from agents.options import LOOP_FLAGS, run_argv, run_options
-from agents.run import start_run
+from opforge import cli
+from opforge.agents.config import Budget, RunOptions
+from opforge.agents.drafters.base import DrafterError
+from opforge.agents.drafters.select import DRAFTERS, recorded_endpoint, select_drafter
+from opforge.agents.options import LOOP_FLAGS, run_argv, run_options
+from opforge.agents.run import start_run
 from conftest import ROOT
-from harness.errors import OpforgeError
-from harness.verify import VerifyOptions
-from registry import Registry
+from opforge.harness.errors import OpforgeError
+from opforge.harness.verify import VerifyOptions
+from opforge.registry import Registry
 
 SILU = ROOT / "ops" / "silu.py"
 

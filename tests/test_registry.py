@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-import registry.db
-from registry import Registry, RegistryError, resolve_db_path
+import opforge.registry.db as registry_db
+from opforge.registry import Registry, RegistryError, resolve_db_path
 
 CPU = "cpu/x86_64/triton-interpreter"
 H200 = "cuda/NVIDIA H200/sm_90"
@@ -277,14 +277,14 @@ def test_write_retries_past_a_lock_held_by_another_writer(
 ) -> None:
     # busy_timeout 0 makes SQLite fail at once, so the registry's own retry
     # loop (not SQLite's wait) is what gets the write through.
-    monkeypatch.setattr(registry.db, "BUSY_TIMEOUT_S", 0.0)
+    monkeypatch.setattr(registry_db, "BUSY_TIMEOUT_S", 0.0)
     path = tmp_path / "locked.db"
     with Registry(path) as reg:
         blocker = hold_write_lock(path)
         release = threading.Timer(0.4, blocker.execute, args=("ROLLBACK",))
         release.start()
         started = time.monotonic()
-        with caplog.at_level(logging.WARNING, logger="registry.db"):
+        with caplog.at_level(logging.WARNING, logger="opforge.registry.db"):
             spec = reg.record_spec("add", "ops/add.py", SPEC_SRC)
         waited = time.monotonic() - started
         release.join()
@@ -297,8 +297,8 @@ def test_write_retries_past_a_lock_held_by_another_writer(
 def test_write_gives_up_with_registry_error_when_lock_persists(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(registry.db, "BUSY_TIMEOUT_S", 0.0)
-    monkeypatch.setattr(registry.db, "WRITE_ATTEMPTS", 2)
+    monkeypatch.setattr(registry_db, "BUSY_TIMEOUT_S", 0.0)
+    monkeypatch.setattr(registry_db, "WRITE_ATTEMPTS", 2)
     path = tmp_path / "locked.db"
     with Registry(path) as reg:
         blocker = hold_write_lock(path)

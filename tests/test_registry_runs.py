@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from registry import Registry, RegistryError, RunRow, new_run_key
+from opforge.registry import Registry, RegistryError, RunRow, new_run_key
 
 CPU = "cpu/x86_64/triton-interpreter"
 ADD_SRC = "def reference(x, y):\n    return x + y\n"
@@ -273,7 +273,7 @@ def test_llm_call_inputs_are_checked(reg: Registry, add_spec: int) -> None:
 
 
 def test_the_drafters_llm_call_type_is_accepted(reg: Registry, add_spec: int) -> None:
-    base = pytest.importorskip("agents.drafters.base")
+    base = pytest.importorskip("opforge.agents.drafters.base")
     call = base.LLMCall(model="m", temperature=0.2, messages=({"role": "user", "content": "hi"},),
                         reply="ok", prompt_tokens=3, completion_tokens=1, latency_s=0.1)
     reg.record_llm_call(start_run(reg, add_spec).id, None, 0, call)
@@ -316,8 +316,8 @@ def test_verified_examples_exclude_a_spec(reg: Registry, add_spec: int) -> None:
 
 
 def test_a_conditional_status_change_leaves_a_finished_run_alone(reg: Registry, add_spec: int) -> None:
-    from agents.run import cancel_run
-    from harness.errors import OpforgeError
+    from opforge.agents.run import cancel_run
+    from opforge.harness.errors import OpforgeError
 
     run = reg.create_run(new_run_key(), "add", add_spec, "triton", "expert", "cpu", {})
     reg.update_run(run.run_key, status="done", stop_reason="budget spent")

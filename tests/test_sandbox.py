@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from conftest import KERNELS, TINY, require_runtime
-from harness import judge, worker
-from harness.verify import VerifyOptions, prepare, verify
-from sandbox import Job, docker_runtime, get_sandbox, jail, mounts, process
-from sandbox.errors import SandboxUnavailable
+from opforge.harness import judge, worker
+from opforge.harness.verify import VerifyOptions, prepare, verify
+from opforge.sandbox import Job, docker_runtime, get_sandbox, jail, mounts, process
+from opforge.sandbox.errors import SandboxUnavailable
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +53,7 @@ def test_explicit_docker_without_engine_fails_loudly_and_auto_falls_back(monkeyp
 def test_an_unavailable_runtime_is_one_line_from_the_cli(monkeypatch, tmp_path, capsys):
     """The sandbox's errors have a root of their own (SandboxError, not the harness's): the CLI
     catches it beside the harness's and the registry's errors."""
-    import cli
+    from opforge import cli
 
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
     docker_runtime.client.cache_clear()
@@ -110,7 +110,7 @@ def test_docker_reaps_containers_left_by_a_killed_process(BUILD):
     import subprocess
     import sys
 
-    from sandbox.docker_runtime import client, ensure_image
+    from opforge.sandbox.docker_runtime import client, ensure_image
 
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()  # its pid now names no process

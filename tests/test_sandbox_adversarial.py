@@ -22,11 +22,11 @@ import uuid
 
 import pytest
 
-import harness
+import opforge.harness as harness
 from conftest import KERNELS, TINY, require_runtime, write
-from harness.verify import VerifyOptions, prepare, verify, verify_source
-from harness import worker
-from sandbox import Job, JobResult, docker_runtime, get_sandbox, jail, mounts, process
+from opforge.harness.verify import VerifyOptions, prepare, verify, verify_source
+from opforge.harness import worker
+from opforge.sandbox import Job, JobResult, docker_runtime, get_sandbox, jail, mounts, process
 
 GOOD = (KERNELS / "good.py").read_text()
 RUNTIMES = {"docker": docker_runtime.unavailable, "jail": jail.unavailable, "jail-unshare": jail.unavailable}
@@ -391,7 +391,7 @@ def test_a_job_leaves_nothing_in_the_warm_container(monkeypatch):
         seen = reported(hostile_job(monkeypatch, sb, """
 import importlib.util
 left = {p: sorted(os.listdir(p)) for p in ('/scratch', '/tmp', '/dev/shm')}
-harness = importlib.util.find_spec('harness').origin
+harness = importlib.util.find_spec('opforge.harness').origin
 report({'left': left, 'cwd': os.getcwd(), 'own': os.listdir('.'), 'harness': harness})
 """))
         same = sb.container.id == container

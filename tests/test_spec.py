@@ -8,13 +8,13 @@ import json
 
 import pytest
 
-import harness.spec as spec_module
+import opforge.harness.spec as spec_module
 from conftest import DATA, KERNELS, ROOT, TINY, write
-from harness import judge
-from harness.errors import SpecError
-from harness.judge import Reference
-from harness.sizes import size_constants, with_sizes
-from harness.spec import load_spec
+from opforge.harness import judge
+from opforge.harness.errors import SpecError
+from opforge.harness.judge import Reference
+from opforge.harness.sizes import size_constants, with_sizes
+from opforge.harness.spec import load_spec
 from test_cli import assert_one_line_error, opforge
 
 GIB = 1 << 30

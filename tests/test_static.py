@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import KERNELS, ROOT
-from harness.static_checks import check_source
+from opforge.harness.static_checks import check_source
 
 GOOD = (KERNELS / "good.py").read_text()
 
@@ -399,7 +399,7 @@ def _verified_part(text: str) -> str:
     return text.split("# ---- kernel source", 1)[1].split("\n", 1)[1].split("# ---- entry points", 1)[0]
 
 
-COMMITTED = sorted((ROOT / "knowledge" / "triton").glob("*.py")) + sorted(
+COMMITTED = sorted((ROOT / "opforge" / "knowledge" / "triton").glob("*.py")) + sorted(
     p for p in (ROOT / "kernels_generated" / "kernels_generated" / "ops").glob("*.py") if p.name != "__init__.py")
 
 
@@ -420,7 +420,7 @@ EXPERT_SPECS = ["ops/matmul.py", "ops/layer_norm.py", "ops/gelu_tanh.py", "ops/c
 def test_expert_generated_kernels_pass(spec):
     """Generated, not verified: every configuration the offline expert would draft must be clean
     (the whole suite, 106 specs, passed when this allow-list was written)."""
-    from agents.drafters.expert import generate
+    from opforge.agents.drafters.expert import generate
     path = ROOT / spec
     kernel = generate(path.read_text(), path.stem, {})
     for config in kernel.space:

@@ -46,7 +46,7 @@ def free_port() -> int:
 
 @pytest.fixture
 def server(isolated_registry):
-    from ui.server import server_command
+    from opforge.ui.server import server_command
 
     port = free_port()
     argv, env = server_command(isolated_registry, port)

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from agents import background
-from agents.background import RunRequest, start_background_run
-from agents.config import Budget, RunOptions
-from agents.run import cancel_run, resume_run, start_run
+from opforge.agents import background
+from opforge.agents.background import RunRequest, start_background_run
+from opforge.agents.config import Budget, RunOptions
+from opforge.agents.run import cancel_run, resume_run, start_run
 from conftest import ROOT, TINY
-from harness.errors import OpforgeError, SpecError
-from harness.verify import VerifyOptions
-from registry import Registry
-from ui import specs
+from opforge.harness.errors import OpforgeError, SpecError
+from opforge.harness.verify import VerifyOptions
+from opforge.registry import Registry
+from opforge.ui import specs
 
 SILU = ROOT / "ops" / "silu.py"
 
@@ -84,12 +84,12 @@ def test_llm_settings_go_to_the_process_environment_only(isolated_registry, monk
 
 
 def test_the_workbench_command_is_opforge_run_with_the_cli_flags():
-    import cli
-    from agents.options import run_options
+    from opforge import cli
+    from opforge.agents.options import run_options
     from test_options import EVERY_FLAG
 
     argv = RunRequest(str(SILU), EVERY_FLAG).argv(Path("/tmp/r.db"), "r-x")
-    assert argv[1:7] == ["-m", "cli", "--db", "/tmp/r.db", "run", str(SILU)]
+    assert argv[1:7] == ["-m", "opforge.cli", "--db", "/tmp/r.db", "run", str(SILU)]
     command = argv[5:]  # what `python -m cli` parses after --db
     args = cli._parser(command).parse_args(command)
     assert run_options(vars(args), run_key=args.run_key) == replace(EVERY_FLAG, run_key="r-x")
@@ -108,8 +108,8 @@ def test_saved_specs_are_named_by_content_and_checked_by_the_spec_loader(isolate
 
 
 def test_opforge_cancel_and_ui_on_the_command_line(isolated_registry, monkeypatch):
-    import cli
-    from ui.server import APP, server_command
+    from opforge import cli
+    from opforge.ui.server import APP, server_command
 
     with Registry(isolated_registry) as reg:
         spec = reg.record_spec("silu", str(SILU), SILU.read_text())

@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import DATA, KERNELS, ROOT, TINY
-from harness.static_checks import check_source
-from harness.verify import VerifyOptions, verify
+from opforge.harness.static_checks import check_source
+from opforge.harness.verify import VerifyOptions, verify
 
 STRESS = DATA / "stress_specs"
 MATMUL = ROOT / "ops" / "matmul.py"

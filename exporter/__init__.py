@@ -1,5 +1,0 @@
-"""Export: render the registry's promoted versions as an installable op library (kernels_generated)."""
-from exporter.collect import ExportError
-from exporter.library import ExportedOp, ExportResult, export_library
-
-__all__ = ["ExportError", "ExportResult", "ExportedOp", "export_library"]

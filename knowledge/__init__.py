@@ -1,7 +1,0 @@
-"""What a drafter reads before writing a kernel: curated notes per backend (knowledge/notes/),
-the suite's known-good kernels as examples (knowledge/<backend>/<op>.py with ops/<op>.py), and
-verified kernels from the registry that the caller passes in. `retrieve` ranks all three for a spec."""
-from knowledge.corpus import KnowledgeError, load_examples, load_notes, spec_tags
-from knowledge.retrieve import KnowledgeItem, retrieve
-
-__all__ = ["KnowledgeError", "KnowledgeItem", "load_examples", "load_notes", "retrieve", "spec_tags"]

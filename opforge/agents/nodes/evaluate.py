@@ -1,0 +1,39 @@
+"""evaluate: verify each pending candidate in the run's sandbox and record the verdict.
+
+A candidate that already has a verdict on this hardware (an identical source drafted before, or a
+run resumed after a kill) is not evaluated again."""
+from __future__ import annotations
+
+from langgraph.runtime import Runtime
+
+from opforge.agents.state import RunContext, RunState
+from opforge.harness.verify import verify_source
+
+
+def _summary(candidate_id: int, verdict: dict, reused: bool) -> dict:
+    return {"candidate_id": candidate_id, "correct": verdict["correct"], "stage": verdict["stage"],
+            "reasons": verdict["reasons"], "variants": verdict.get("variants", []),
+            "build": verdict.get("build"), "timings": verdict.get("timings"), "reused": reused}
+
+
+def evaluate_one(ctx: RunContext, candidate_id: int) -> dict:
+    previous = ctx.registry.latest_evaluation(candidate_id)
+    if previous is not None and previous.hardware == ctx.hardware.fingerprint:
+        return _summary(candidate_id, previous.verdict, reused=True)
+    source = ctx.registry.get_candidate(candidate_id).source
+    verdict = verify_source(ctx.spec, ctx.hardware, source, ctx.verify_options, sandbox=ctx.sandbox)
+    ctx.registry.record_evaluation(candidate_id, ctx.hardware.fingerprint, ctx.hardware.info(), verdict)
+    return _summary(candidate_id, verdict, reused=False)
+
+
+def evaluate(state: RunState, runtime: Runtime[RunContext]) -> dict:
+    ctx = runtime.context
+    results = []
+    for candidate_id in state.get("pending", []):
+        result = evaluate_one(ctx, candidate_id)
+        results.append(result)
+        status = "correct" if result["correct"] else f"{result['stage']}: {(result['reasons'] or [''])[0][:100]}"
+        ctx.emit({"node": "evaluate", "round": state.get("round", 0), "candidate_id": candidate_id,
+                  "correct": result["correct"], "message": f"candidate #{candidate_id}: {status}"
+                  + (" (verdict reused)" if result["reused"] else "")})
+    return {"evaluated": results, "pending": []}

@@ -1,0 +1,163 @@
+"""`opforge export`: the registry's promoted versions -> an installable op library (and its wheel).
+
+Everything is rendered in memory first, so a bad op or name stops the export before a file is
+touched; then files are written only where their bytes change, and files a previous export wrote
+that are no longer part of the library are removed (a directory opforge did not write is refused).
+"""
+from __future__ import annotations
+
+import json
+import keyword
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from opforge.exporter.collect import ExportError, OpExport, group_ops
+from opforge.exporter.render import render_files
+
+MARKER = ".opforge-export"  # lists the files an export wrote, so the next one may replace them
+EPOCH = "315532800"  # 1980-01-01, the earliest zip timestamp: wheels build byte-identically
+
+
+@dataclass(frozen=True)
+class ExportedOp:
+    name: str
+    version: int
+    candidate_id: int
+    hardware: str
+    archs: tuple[str, ...]
+    speedup_eager: float | None
+    spec_sha256: str
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    out: Path
+    name: str
+    ops: list[ExportedOp]
+    wheel: Path | None
+    files: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return asdict(self) | {"out": str(self.out), "wheel": str(self.wheel) if self.wheel else None}
+
+
+# Import names an installed library must not take over (pip would replace the real package).
+TAKEN = {"torch", "triton", "numpy", "vllm", "sglang", "aten", "prims", "opforge", "os", "sys", "typing"}
+
+
+def check_name(name: str) -> None:
+    if not re.fullmatch(r"[a-z_][a-z0-9_]*", name) or keyword.iskeyword(name):
+        raise ExportError(f"--name {name!r}: the import name must be lower_snake_case (e.g. kernels_generated)")
+    if name in TAKEN:
+        raise ExportError(f"--name {name!r}: that is another package's name; pick one of your own")
+
+
+def _summary(op: OpExport) -> ExportedOp:
+    lead = op.impls[0]
+    return ExportedOp(name=op.name, version=lead.version, candidate_id=lead.candidate_id, hardware=lead.hardware,
+                      archs=tuple(i.arch for i in op.impls), spec_sha256=op.spec_sha256,
+                      speedup_eager=(lead.timings or {}).get("speedup_eager"))
+
+
+def _inside(out: Path, rel: str) -> Path:
+    """out/rel, refusing anything that would leave `out` (an edited marker must not delete elsewhere)."""
+    path = out / rel
+    if Path(rel).is_absolute() or ".." in Path(rel).parts or out.resolve() not in path.resolve().parents:
+        raise ExportError(f"{out / MARKER} lists {rel!r}, outside {out}: refusing to touch it")
+    return path
+
+
+def _previous_files(out: Path) -> list[str]:
+    if not out.exists():
+        return []
+    if not out.is_dir():
+        raise ExportError(f"{out} exists and is not a directory")
+    marker = out / MARKER
+    if marker.is_file():
+        try:
+            files = json.loads(marker.read_text(encoding="utf-8"))["files"]
+        except (ValueError, KeyError, TypeError):
+            raise ExportError(f"{marker} is damaged; move {out} aside and export again") from None
+        return [str(_inside(out, rel).relative_to(out)) for rel in files]
+    if any(out.iterdir()):
+        raise ExportError(f"{out} is not empty and was not written by opforge export; choose another --out")
+    return []
+
+
+def write_tree(out: Path, files: dict[str, str]) -> None:
+    try:
+        _write_tree(out, files)
+    except OSError as exc:
+        raise ExportError(f"writing {out}: {exc.strerror or exc}: {exc.filename or ''}") from None
+
+
+def _write_tree(out: Path, files: dict[str, str]) -> None:
+    previous = _previous_files(out)
+    out.mkdir(parents=True, exist_ok=True)
+    # The marker first, listing old and new files: an export interrupted half-way leaves nothing
+    # the next one would not recognise as its own.
+    _write(out / MARKER, json.dumps({"files": sorted(set(previous) | set(files))}, indent=2) + "\n")
+    for rel, text in files.items():
+        path = out / rel
+        if not (path.is_file() and path.read_bytes() == text.encode("utf-8")):
+            _write(path, text)
+    for rel in sorted(set(previous) - set(files)):
+        path = _inside(out, rel)
+        path.unlink(missing_ok=True)
+        for parent in path.parents:  # drop directories the removal emptied, never `out` or above
+            if parent == out or out not in parent.parents or any(parent.iterdir()):
+                break
+            parent.rmdir()
+    _write(out / MARKER, json.dumps({"files": sorted(files)}, indent=2) + "\n")
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.opforge-tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def build_wheel(out: Path, name: str) -> Path:
+    """Build the wheel offline (no index, no build isolation) from a clean copy of the project."""
+    dist = out / "dist"
+    with tempfile.TemporaryDirectory() as tmp:
+        src, built = Path(tmp) / "src", Path(tmp) / "dist"
+        shutil.copytree(out, src, ignore=shutil.ignore_patterns("dist", "build", "*.egg-info", "__pycache__", MARKER))
+        cmd = [sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "--no-build-isolation", "--no-index",
+               "-q", "-w", str(built)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=os.environ | {"SOURCE_DATE_EPOCH": EPOCH})
+        wheels = sorted(built.glob(f"{name}-*.whl"))
+        if proc.returncode != 0 or not wheels:
+            last = (proc.stderr or proc.stdout or "no wheel written").strip().splitlines()[-1]
+            raise ExportError(f"building the wheel failed: {last}")
+        dist.mkdir(exist_ok=True)
+        for old in dist.glob(f"{name}-*.whl"):  # only once the new one exists
+            old.unlink()
+        return Path(shutil.copy2(wheels[0], dist / wheels[0].name))
+
+
+def export_library(registry, out: Path, name: str = "kernels_generated", wheel: bool = False) -> ExportResult:
+    """Render the active Triton versions of `registry` into `out` as the package `name`."""
+    check_name(name)
+    promoted = registry.promoted_kernels(backend="triton")
+    if not promoted:
+        raise ExportError("nothing to export: no promoted Triton versions "
+                          "(opforge promote ID, or opforge promote --auto)")
+    ops, left_out = group_ops(promoted)
+    if not ops:
+        raise ExportError("nothing to export: " + "; ".join(left_out))
+    files = render_files(ops, name)
+    out = Path(out)
+    write_tree(out, files)
+    built = build_wheel(out, name) if wheel else None
+    notes = left_out + [note for op in ops for note in op.notes]
+    return ExportResult(out=out.resolve(), name=name, ops=[_summary(op) for op in ops], wheel=built,
+                        files=sorted(files), notes=notes)

@@ -1,0 +1,61 @@
+"""The repository's kernels_generated/: the standard suite's known-good kernels (knowledge/triton/),
+verified against ops/ with a fixed seed, promoted by the policy and exported. `make kernels` runs
+this through scripts/export_suite.py; tests/test_export_suite.py re-runs it and fails when the
+committed library is out of date."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from opforge.exporter.library import ExportResult, export_library
+from opforge.harness.errors import OpforgeError
+from opforge.harness.verify import VerifyOptions, prepare, verify_source
+from opforge.registry.recording import record_verification
+
+ROOT = Path(__file__).resolve().parent.parent  # the opforge package (ops is a link to the checkout's ops/)
+OPS, KNOWN_GOOD = ROOT / "ops", ROOT / "knowledge" / "triton"
+SEED = 20261129  # fixed: tolerances are scaled by the reference's outputs, so they follow the seed
+
+
+@dataclass(frozen=True)
+class SuiteOp:
+    op: str
+    candidate_id: int
+    correct: bool
+    reasons: tuple[str, ...]
+    verdict: dict  # the whole verdict, for callers that check more than correctness (tests/test_suite.py)
+
+
+def suite_pairs(ops_dir: Path = OPS, kernels_dir: Path = KNOWN_GOOD) -> list[tuple[Path, Path]]:
+    """(spec, known-good kernel) for every suite op that has one, by name."""
+    pairs = [(spec, kernels_dir / spec.name) for spec in sorted(ops_dir.glob("*.py"))]
+    return [(spec, kernel) for spec, kernel in pairs if kernel.is_file()]
+
+
+def fill_registry(registry, pairs: list[tuple[Path, Path]], sandbox: str | None = None,
+                  on_op: Callable[[SuiteOp], None] | None = None) -> list[SuiteOp]:
+    """Verify each pair (CPU, fixed seed) into `registry` and promote what the policy allows."""
+    options = VerifyOptions(device="cpu", seed=SEED, sandbox=sandbox)
+    done = []
+    for spec_path, kernel_path in pairs:
+        spec, hardware = prepare(spec_path, options)
+        source = kernel_path.read_text(encoding="utf-8")
+        verdict = verify_source(spec, hardware, source, options)
+        cand_id, _ = record_verification(registry, spec, source, verdict, hardware, drafter="known-good")
+        item = SuiteOp(spec.name, cand_id, bool(verdict["correct"]), tuple(verdict["reasons"]), verdict)
+        done.append(item)
+        if on_op:
+            on_op(item)
+    registry.promote_auto(note="suite export")
+    return done
+
+
+def export_suite(registry, out: Path, sandbox: str | None = None, wheel: bool = False,
+                 on_op: Callable[[SuiteOp], None] | None = None) -> ExportResult:
+    results = fill_registry(registry, suite_pairs(), sandbox, on_op)
+    failed = [r for r in results if not r.correct]
+    if failed:  # a known-good kernel that no longer verifies is a regression, not a partial export
+        raise OpforgeError("known-good kernels failed verification: "
+                           + "; ".join(f"{r.op}: {r.reasons[0] if r.reasons else '?'}" for r in failed))
+    return export_library(registry, out, wheel=wheel)

@@ -1,0 +1,241 @@
+"""The candidate's side of a verification: what runs in the sandboxed process that imports it.
+
+This process holds nothing worth forging: no reference model, no expected outputs, no comparison
+and no verdict. It receives the init arguments, the reference's weights and every input set as
+data (`inputs.pt`, written by the judge), runs the judge's call plan on the candidate under the
+guards, and hands back the outputs as copies (`outputs.pt`) with a report of what each call did
+(launches, PyTorch compute, threads, global state...). The judge (harness/judge.py, another
+process) compares and decides; whatever this process says is evidence against the candidate,
+never a verdict for it.
+
+- `build_job`: record the launches of one forward (kernels not run) and compile each ahead of time.
+- `run_plan`: the call plan (trials, stress cases, repeated and fresh calls, the no-op probe) and,
+  on a GPU, timing with sampled and fresh calls kept for the judge to check.
+"""
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import sys
+import time
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import torch
+
+from opforge.harness import aot, guards
+
+MAX_ERRORS = 12
+
+
+class Rejected(Exception):
+    """The candidate cannot be run at all (import or construction failed)."""
+
+
+MEMORY_ERRORS = ("can't allocate memory", "out of memory", "cannot allocate memory")
+
+
+def failure_code(exc: BaseException, default: str) -> str:
+    """`oom` for allocation failures (the sandbox's memory limit), else the stage's own code."""
+    text = str(exc).lower()
+    return "oom" if isinstance(exc, MemoryError) or any(m in text for m in MEMORY_ERRORS) else default
+
+
+def describe(exc: BaseException) -> str:
+    """`Type: message (candidate line N)` — the line that matters to whoever wrote the kernel."""
+    line = ""
+    for frame in reversed(inspect.getinnerframes(exc.__traceback__) if exc.__traceback__ else []):
+        if frame.filename in guards.ACCUSED.files:
+            line = f" (candidate line {frame.lineno})"
+            break
+    message = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {(message[-1] if message else '')[:300]}{line}"
+
+
+class Trial:
+    """Everything the candidate does runs inside `with Trial():` — the guards' notion of 'its code'."""
+
+    def __enter__(self) -> "Trial":
+        guards.ACCUSED.active = True
+        return self
+
+    def __exit__(self, *exc) -> None:
+        guards.ACCUSED.active = False
+
+
+def import_candidate(path: str) -> ModuleType:
+    """Import under a private name; anything it raises (SystemExit included) is data."""
+    guards.ACCUSED.files.add(str(Path(path)))
+    sys.modules.pop("opforge_candidate", None)
+    spec = importlib.util.spec_from_file_location("opforge_candidate", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["opforge_candidate"] = module
+    try:
+        with Trial():
+            spec.loader.exec_module(module)
+    except BaseException as exc:
+        code = failure_code(exc, "load-error")
+        raise Rejected(f"{code}: importing the candidate raised {describe(exc)}") from None
+    if not isinstance(getattr(module, "ModelNew", None), type):
+        raise Rejected("load-error: the candidate defines no ModelNew class")
+    return module
+
+
+def build_model(cand: ModuleType, entry: dict, device: str) -> Any:
+    """ModelNew built with the reference's init args after the same seed; its weights copied from
+    the reference's when names and shapes match (the judge sent the reference's state_dict)."""
+    torch.manual_seed(entry["seed"])
+    try:
+        with Trial():
+            new = cand.ModelNew(*entry["init"])
+    except BaseException as exc:
+        raise Rejected(f"init-error: ModelNew({len(entry['init'])} init args) raised {describe(exc)}") from None
+    ref_state, new_state = entry["state"], new.state_dict()
+    if ref_state.keys() == new_state.keys() and all(ref_state[k].shape == new_state[k].shape for k in ref_state):
+        new.load_state_dict(ref_state)
+    return new.to(device).eval()
+
+
+def _load(job: dict) -> tuple[dict, ModuleType]:
+    data = torch.load(job["inputs_path"], weights_only=True, map_location="cpu")
+    return data, import_candidate(job["candidate_path"])
+
+
+def _to(value: Any, device: str) -> Any:
+    return value.to(device) if isinstance(value, torch.Tensor) else value
+
+
+def _clone(inputs: list) -> list:
+    return [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+
+
+def build_job(job: dict) -> dict:
+    """Record the launches of one forward (kernels not run) and compile each for the GPU target."""
+    try:
+        data, cand = _load(job)
+        model = build_model(cand, data["models"][0], "cpu")
+    except Rejected as exc:
+        return {"kernels": [], "reasons": [str(exc)], "launches": {}}
+    note = None
+    with torch.no_grad(), guards.LaunchLog(noop=True) as log, Trial():
+        try:
+            model(*_clone(data["cases"][0]))
+        except BaseException as exc:  # outputs are garbage with kernels skipped; the run job judges forward
+            note = f"forward stopped after {len(log.launches)} launches: {describe(exc)}"
+    kernels, reasons, notes = aot.compile_launches(log.launches, job.get("arch", 90), float32=bool(job.get("float32")))
+    notes = ([note] if note else []) + notes
+    return {"kernels": kernels, "reasons": reasons, "launches": log.counts(), "note": "; ".join(notes) or None}
+
+
+def _equal_nan(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if torch.equal(a, b):
+        return True
+    same = a == b
+    if a.is_floating_point():
+        same |= torch.isnan(a) & torch.isnan(b)
+    return bool(same.all())
+
+
+def flatten(value: Any) -> list:
+    """A model may return a tensor, a tuple/list of tensors, or a Python number."""
+    if isinstance(value, (tuple, list)):
+        return [v for item in value for v in flatten(item)]
+    return [value]
+
+
+class Session:
+    """The candidate's models and the evidence gathered across the calls of one run job."""
+
+    def __init__(self, job: dict, data: dict, cand: ModuleType, state: dict) -> None:
+        self.job, self.data, self.device = job, data, job.get("device", "cpu")
+        self.models = [build_model(cand, entry, self.device) for entry in data["models"]]
+        self.params = [guards.storages(list(m.parameters()) + list(m.buffers())) for m in self.models]
+        self.kept: list[list] = []  # outputs of earlier calls, to catch a buffer handed out twice
+        self.state = state  # taken before the candidate was imported
+
+    def call(self, index: int, step: dict) -> tuple[dict, list | None]:
+        """One call of the plan: (report, outputs as CPU copies), never raises for the candidate."""
+        case = [_to(x, self.device) for x in self.data["cases"][step["case"]]]
+        inputs, pristine = _clone(case), _clone(case)
+        guard = guards.ForwardGuard()
+        report: dict = {"call": index, "case": step["case"]}
+        began = time.perf_counter()
+        try:
+            with torch.no_grad(), guards.LaunchLog(noop=step.get("noop", False)) as log, guard, Trial():
+                out = self.models[step.get("model", 0)](*inputs)
+        except BaseException as exc:  # SystemExit and KeyboardInterrupt from the candidate are data too
+            report["error"] = f"{failure_code(exc, 'runtime-error')}: forward raised {describe(exc)}"
+            report["events"] = guards.ACCUSED.take_events()
+            return report, None
+        report["seconds"] = round(time.perf_counter() - began, 4)
+        report["launches"] = log.counts()
+        report["compute"] = dict(guard.compute.most_common(5))
+        report["downcasts"] = guard.downcasts[:3]
+        report["events"] = guards.ACCUSED.take_events()
+        outs = flatten(out)
+        report["output_types"] = [type(o).__name__ for o in outs if type(o) not in (torch.Tensor, int, float, bool)]
+        if report["output_types"]:
+            return report, None
+        report.update(self._memory(step, outs, inputs, pristine))
+        self.kept.append([o for o in outs if isinstance(o, torch.Tensor)])
+        mutated = [inputs[i] for i in self.data.get("mutates", []) if i < len(inputs)]
+        return report, [_copy(o) for o in outs + mutated]
+
+    def _memory(self, step: dict, outs: list, inputs: list, pristine: list) -> dict:
+        found: dict = {}
+        out_storages = guards.storages([o for o in outs if isinstance(o, torch.Tensor)])
+        if out_storages & guards.storages(inputs):
+            found["aliasing"] = "an output shares memory with an input"
+        elif out_storages & self.params[step.get("model", 0)]:
+            found["aliasing"] = "an output shares memory with a parameter"
+        for earlier, kept in enumerate(self.kept):
+            if out_storages & guards.storages(kept):
+                found["same_buffer"] = earlier
+                break
+        mutates = set(self.data.get("mutates", []))
+        found["mutated"] = [i for i, (after, before) in enumerate(zip(inputs, pristine))
+                            if isinstance(after, torch.Tensor) and i not in mutates and not _equal_nan(after, before)]
+        return found
+
+    def drift(self, snapshot: guards.ModuleSnapshot) -> dict:
+        """Global state and module attributes changed since the models were built."""
+        return {"global_state": guards.state_changes(self.state, guards.global_state()),
+                "patched": snapshot.changes()[:6]}
+
+
+def _copy(value: Any) -> Any:
+    """A plain CPU tensor with its own storage (no subclass, no view into the candidate's memory)."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().to("cpu", copy=True).contiguous()
+    return value
+
+
+def run_plan(job: dict, snapshot: guards.ModuleSnapshot) -> dict:
+    started = time.perf_counter()
+    state = guards.global_state()
+    try:
+        data, cand = _load(job)
+        import_drift = snapshot.changes()
+        session = Session(job, data, cand, state)
+    except Rejected as exc:
+        return {"rejected": str(exc), "calls": [], "run_s": round(time.perf_counter() - started, 3)}
+    calls, outputs, errors = [], [], 0
+    for index, step in enumerate(data["plan"]):
+        report, outs = session.call(index, step)
+        calls.append(report)
+        outputs.append(outs)
+        errors += "error" in report
+        if errors and (step.get("stop_on_error", True) or errors >= MAX_ERRORS):
+            break
+    bench = None
+    if data.get("bench") and not errors:
+        from opforge.harness.profile import bench_candidate
+        bench, bench_outputs = bench_candidate(session, data["bench"])
+        outputs += bench_outputs
+    torch.save({"outputs": outputs}, job["outputs_path"])
+    drift = session.drift(snapshot)
+    drift["patched"] = (import_drift + drift["patched"])[:6]
+    return {"calls": calls, "bench": bench, **drift, "run_s": round(time.perf_counter() - started, 3)}

@@ -1,0 +1,375 @@
+"""Dynamic anti-cheat guards, active only inside the candidate's own process while its code runs.
+
+Everything the candidate's code runs is judged, including what it hands Triton to run on its
+behalf (a callable grid, autotune and heuristics hooks). One rule decides what is the candidate's
+doing: outside a kernel launch, everything while its code runs; inside a launch, only what runs
+with one of the candidate's own frames between the launch and the event (`Accused.caused`), so
+Triton's interpreter and JIT compiler copying arguments or starting ptxas are not counted.
+
+- `LaunchLog` records every Triton launch (`kernel[grid](...)`) and can turn launches into no-ops.
+  It hooks `KernelInterface.__getitem__` for the duration of a `with` block only: Triton exposes no
+  launch hook that fires before compilation, and this is our own throw-away process.
+- `ForwardGuard` (a TorchDispatchMode) sees every ATen op: allocations (filled with a sentinel NaN
+  so unwritten elements show), views and copies are allowed; any compute is reported, and so is a
+  cast to a narrower float type.
+- `Accused` also catches what runs below the dispatcher (`Tensor.numpy`, `tolist`, `apply_`,
+  `map_`, `__array__`), threads and processes (refused, and recorded, when the candidate starts
+  them), with an audit hook for `os.system`, `fork`, `exec` and `subprocess`.
+- `ModuleSnapshot` notices torch, Triton, time or harness attributes replaced, added or removed;
+  `global_state()` the process-wide settings a cheat would flip (default dtype, matmul precision,
+  deterministic flags, global module hooks, active modes).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from types import FrameType, ModuleType
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from triton.runtime.jit import KernelInterface
+
+ALLOC = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"}
+INIT_ALLOC = {"zeros", "zeros_like", "ones", "ones_like", "full", "full_like", "new_zeros", "new_ones",
+              "new_full", "fill_", "zero_", "scalar_tensor"}
+LAYOUT = {
+    "view", "_unsafe_view", "reshape", "_reshape_alias", "as_strided", "expand", "permute", "transpose",
+    "t", "unsqueeze", "squeeze", "unsqueeze_", "squeeze_", "select", "slice", "split", "split_with_sizes",
+    "chunk", "unbind", "narrow", "unflatten", "alias", "detach", "lift_fresh", "clone", "copy_",
+    "_to_copy", "contiguous", "_local_scalar_dense", "is_same_size", "record_stream", "resolve_conj",
+    "resolve_neg", "_has_compatible_shallow_copy_type", "view_as_real", "view_as_complex",
+}
+FLOAT_BITS = {torch.float64: 64, torch.float32: 32, torch.float16: 16, torch.bfloat16: 16}
+# Quiet NaNs with a payload no arithmetic produces: an element still holding one was never written.
+SENTINEL_BITS = {torch.float32: (torch.int32, 0x7FE5A5A5), torch.float16: (torch.int16, 0x7E5A),
+                 torch.bfloat16: (torch.int16, 0x7FDA), torch.float64: (torch.int64, 0x7FFDEADBEEF5A5A5)}
+INT_SENTINEL = -0x5A5A5A5A
+# Tensor methods that compute on the data without going through the dispatcher.
+BELOW_DISPATCHER = ("numpy", "tolist", "__array__", "apply_", "map_", "map2_")
+PROCESS_EVENTS = ("os.system", "os.fork", "os.forkpty", "os.posix_spawn", "os.exec", "os.spawn",
+                  "subprocess.Popen", "pty.spawn")
+
+
+@dataclass
+class RecordedLaunch:
+    """One kernel launch the candidate made, as LaunchLog saw it (the AOT build compiles these)."""
+
+    kernel: Any
+    name: str
+    args: tuple
+    kwargs: dict
+    grid: Any
+
+
+class Accused:
+    """Who is running now: the candidate's files, whether its code is on trial (import, init,
+    forward), and the frames of the launches in progress. One per process (`ACCUSED`)."""
+
+    def __init__(self) -> None:
+        self.files: set[str] = set()
+        self.active = False
+        self.launch_frames: list[FrameType] = []
+        self.events: Counter = Counter()  # "threads: ..." / "below-dispatcher: ..." -> count
+
+    def caused(self, frame: FrameType | None) -> bool:
+        """Is the event at `frame` the candidate's? Outside a launch, yes; inside, only when a
+        candidate frame lies between the event and the innermost launch."""
+        if not self.active:
+            return False
+        if not self.launch_frames:
+            return True
+        stop = self.launch_frames[-1]
+        while frame is not None and frame is not stop:
+            if frame.f_code.co_filename in self.files:
+                return True
+            frame = frame.f_back
+        return False
+
+    def record(self, event: str) -> None:
+        self.events[event] += 1
+
+    def take_events(self) -> list[str]:
+        events, self.events = sorted(self.events), Counter()
+        return events
+
+
+ACCUSED = Accused()
+
+
+class LaunchLog:
+    """Counts launches; with `noop=True` records them without running any kernel. Callables the
+    candidate hands Triton (a grid, autotune or heuristics hooks) run as the candidate's code."""
+
+    def __init__(self, noop: bool = False) -> None:
+        self.noop = noop
+        self.launches: list[RecordedLaunch] = []
+        self._saved = None
+
+    def __enter__(self) -> "LaunchLog":
+        self._saved = KernelInterface.__getitem__
+        log = self
+
+        def getitem(kernel, grid):
+            def launch(*args, **kwargs):
+                name = getattr(kernel, "__name__", None) or getattr(getattr(kernel, "fn", None), "__name__", "?")
+                log.launches.append(RecordedLaunch(kernel, str(name), args, kwargs, grid))
+                if log.noop:
+                    return None
+                _wrap_hooks(kernel)
+                ACCUSED.launch_frames.append(sys._getframe())
+                try:
+                    return kernel.run(*args, grid=_as_candidate(grid), warmup=False, **kwargs)
+                finally:
+                    ACCUSED.launch_frames.pop()
+            return launch
+
+        KernelInterface.__getitem__ = getitem
+        return self
+
+    def __exit__(self, *exc) -> None:
+        KernelInterface.__getitem__ = self._saved
+
+    def counts(self) -> dict[str, int]:
+        return dict(Counter(launch.name for launch in self.launches))
+
+
+def _as_candidate(fn: Any) -> Any:
+    """Run a callable the candidate supplied as the candidate's own code (guarded like forward)."""
+    if not callable(fn) or getattr(fn, "_opforge_accused", False):
+        return fn
+
+    def accused(*args, **kwargs):
+        saved = ACCUSED.launch_frames
+        ACCUSED.launch_frames = []
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            ACCUSED.launch_frames = saved
+
+    accused._opforge_accused = True
+    return accused
+
+
+def _wrap_hooks(kernel: Any) -> None:
+    """Autotune/heuristics wrappers and a jit function's launch_metadata carry the candidate's
+    callables: wrap each once."""
+    from triton.runtime.autotuner import Autotuner, Heuristics
+
+    seen = 0
+    while kernel is not None and seen < 8:
+        seen += 1
+        if isinstance(kernel, Autotuner):
+            for attr in ("pre_hook", "post_hook", "early_config_prune", "perf_model"):
+                if callable(getattr(kernel, attr, None)):
+                    setattr(kernel, attr, _as_candidate(getattr(kernel, attr)))
+            for config in getattr(kernel, "configs", []):
+                if callable(getattr(config, "pre_hook", None)):
+                    config.pre_hook = _as_candidate(config.pre_hook)
+        elif isinstance(kernel, Heuristics):
+            kernel.values = {k: _as_candidate(v) for k, v in kernel.values.items()}
+        elif callable(getattr(kernel, "launch_metadata", None)):  # @triton.jit(launch_metadata=...)
+            kernel.launch_metadata = _as_candidate(kernel.launch_metadata)
+        kernel = getattr(kernel, "fn", None)
+
+
+def fill_sentinel(tensor: torch.Tensor) -> None:
+    if tensor.dtype in SENTINEL_BITS:
+        int_dtype, bits = SENTINEL_BITS[tensor.dtype]
+        tensor.view(int_dtype).fill_(bits)
+    elif tensor.dtype != torch.bool and not tensor.is_complex():
+        tensor.fill_(max(INT_SENTINEL, torch.iinfo(tensor.dtype).min))
+
+
+def count_sentinel(tensor: torch.Tensor) -> int:
+    """Elements of `tensor` that still hold the allocation sentinel."""
+    t = tensor.detach()
+    if t.dtype in SENTINEL_BITS:
+        int_dtype, bits = SENTINEL_BITS[t.dtype]
+        probe = torch.empty(1, dtype=t.dtype, device=t.device)
+        fill_sentinel(probe)
+        return int((t.contiguous().view(int_dtype) == probe.view(int_dtype)).sum())
+    return 0
+
+
+@dataclass
+class ForwardGuard(TorchDispatchMode):
+    """Watches the ATen ops run while the candidate's code is on trial (see `Accused.caused`)."""
+
+    compute: Counter = field(default_factory=Counter)
+    downcasts: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        super().__init__()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        if ACCUSED.launch_frames and not ACCUSED.caused(sys._getframe(1)):
+            return out
+        name = func.overloadpacket.__name__
+        if name in ALLOC and isinstance(out, torch.Tensor):
+            fill_sentinel(out)
+        elif name in ("_to_copy", "copy_"):
+            self._check_cast(name, args, kwargs, out)
+        elif name not in INIT_ALLOC and name not in LAYOUT:
+            where = " inside a launch (grid or hook)" if ACCUSED.launch_frames else ""
+            self.compute[f"aten.{name}{where}"] += 1
+        return out
+
+    def _check_cast(self, name: str, args, kwargs, out) -> None:
+        src = args[1] if name == "copy_" else args[0]
+        dst = args[0] if name == "copy_" else out
+        if not (isinstance(src, torch.Tensor) and isinstance(dst, torch.Tensor)):
+            return
+        src_bits, dst_bits = FLOAT_BITS.get(src.dtype), FLOAT_BITS.get(dst.dtype)
+        if src_bits and (dst_bits is None or dst_bits < src_bits):
+            self.downcasts.append(f"{src.dtype} -> {dst.dtype}".replace("torch.", ""))
+
+
+def install_tripwires() -> None:
+    """Once per candidate process, before the candidate is imported: below-dispatcher tensor
+    access, thread starts and process creation are recorded (and the latter two refused) whenever
+    the candidate causes them. Installed before the ModuleSnapshot, so they are not 'patches'."""
+    import _thread
+
+    for name in BELOW_DISPATCHER:
+        original = getattr(torch.Tensor, name, None)
+        if original is not None:
+            setattr(torch.Tensor, name, _below_dispatcher(name, original))
+    for module, attr in ((_thread, "start_new_thread"), (_thread, "start_joinable_thread"),
+                         (threading, "_start_new_thread"), (threading, "_start_joinable_thread")):
+        if hasattr(module, attr):
+            setattr(module, attr, _refuse_thread(getattr(module, attr)))
+    sys.addaudithook(_audit)
+
+
+def _below_dispatcher(name: str, original: Any) -> Any:
+    def tripwire(self, *args, **kwargs):
+        if ACCUSED.caused(sys._getframe(1)):
+            ACCUSED.record(f"below-dispatcher: forward called Tensor.{name}(), which computes outside "
+                           "PyTorch's dispatcher and any kernel")
+        return original(self, *args, **kwargs)
+
+    tripwire.__name__ = name
+    return tripwire
+
+
+def _refuse_thread(original: Any) -> Any:
+    def start(*args, **kwargs):
+        if ACCUSED.caused(sys._getframe(1)):
+            ACCUSED.record("threads: the candidate started a thread")
+            raise RuntimeError("opforge: a candidate may not start threads")
+        return original(*args, **kwargs)
+
+    return start
+
+
+def _audit(event: str, args: tuple) -> None:
+    if ACCUSED.active and event.startswith(PROCESS_EVENTS) and ACCUSED.caused(sys._getframe(1)):
+        ACCUSED.record(f"subprocess: the candidate tried {event}")
+        raise RuntimeError(f"opforge: a candidate may not start processes ({event})")
+
+
+WATCHED = ("builtins", "torch", "torch.Tensor", "torch.nn.functional", "torch.nn.Module", "torch.nn.modules.module",
+           "torch.testing", "torch.cuda", "torch.autograd", "triton", "triton.language", "triton.testing",
+           "triton.runtime.jit.JITFunction", "triton.runtime.jit.KernelInterface", "triton.runtime.autotuner.Autotuner",
+           "time", "opforge.harness.compare", "opforge.harness.guards", "opforge.harness.worker", "opforge.harness.checker")
+
+
+def _resolve(path: str) -> Any:
+    parts = path.split(".")
+    for cut in range(len(parts), 0, -1):
+        obj = sys.modules.get(".".join(parts[:cut]))
+        if obj is not None:
+            for part in parts[cut:]:
+                obj = getattr(obj, part, None)
+            return obj
+    return None
+
+
+LAZY_ATTRS = {"__slotnames__"}  # copyreg caches this on a class the first time one is pickled
+
+
+class ModuleSnapshot:
+    """Identity of every attribute of the modules and classes a cheat would patch; attributes
+    added (but not lazily imported submodules) and removed count as much as replaced ones."""
+
+    def __init__(self) -> None:
+        import time  # noqa: F401  (make sure it is watched)
+
+        import torch._dynamo  # noqa: F401  (entering a dispatch mode imports it, and it rebinds torch.manual_seed)
+        import triton.runtime.autotuner  # noqa: F401
+        import triton.testing  # noqa: F401
+        self.saved = {path: self._ids(_resolve(path)) for path in WATCHED}
+
+    @staticmethod
+    def _ids(obj: Any) -> dict[str, tuple[int, bool]]:
+        if obj is None:
+            return {}
+        items = vars(obj) if isinstance(obj, (ModuleType, type)) else {}
+        return {k: (id(v), isinstance(v, ModuleType)) for k, v in list(items.items())}
+
+    def changes(self) -> list[str]:
+        changed = []
+        for path, before in self.saved.items():
+            after = self._ids(_resolve(path))
+            changed += [f"{path}.{k}" for k, v in before.items() if after.get(k, (None,))[0] != v[0]]
+            changed += [f"{path}.{k} (added)" for k, v in after.items()
+                        if k not in before and not v[1] and k not in LAZY_ATTRS]
+        return changed
+
+
+def global_state() -> dict[str, Any]:
+    """The process-wide settings that change what a computation means or how it is judged."""
+    from torch.nn.modules import module as nn_module
+
+    hooks = {name: len(getattr(nn_module, name, {}) or {}) for name in dir(nn_module)
+             if name.startswith("_global_") and name.endswith("hooks")}
+    return {
+        "default_dtype": str(torch.get_default_dtype()),
+        "float32_matmul_precision": torch.get_float32_matmul_precision(),
+        "cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+        "cuda.matmul.allow_fp16_reduced_precision_reduction":
+            torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction,
+        "cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
+        "cudnn.deterministic": torch.backends.cudnn.deterministic,
+        "cudnn.benchmark": torch.backends.cudnn.benchmark,
+        "deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
+        "grad_enabled": torch.is_grad_enabled(),
+        "torch_function_modes": torch._C._len_torch_function_stack(),
+        "dispatch_modes": torch._C._len_torch_dispatch_stack(),
+        **{f"nn.modules.module.{k}": v for k, v in hooks.items()},
+    }
+
+
+def state_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    return [f"{k} {before.get(k)!r} -> {after.get(k)!r}" for k in sorted(set(before) | set(after))
+            if before.get(k) != after.get(k)]
+
+
+def live_threads() -> set[int]:
+    return {t.ident for t in threading.enumerate() if t.ident is not None}
+
+
+def child_processes() -> list[int]:
+    """PIDs whose parent is this process (Linux /proc); empty elsewhere."""
+    pids = []
+    try:
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children") as fh:
+                pids += [int(p) for p in fh.read().split()]
+    except OSError:
+        return []
+    return pids
+
+
+def storages(value: Any) -> set[int]:
+    if isinstance(value, torch.Tensor):
+        return {value.untyped_storage().data_ptr()} if value.untyped_storage().nbytes() else set()
+    if isinstance(value, (list, tuple)):
+        return set().union(*(storages(v) for v in value)) if value else set()
+    return set()

@@ -1,0 +1,306 @@
+"""The judge: the trusted side of a verification, in the process that asked for it (never the
+candidate's). It runs the reference, makes every input set and the call plan, sends them to the
+candidate's sandboxed process as data, reads back the outputs as copies (size-checked, loaded with
+`weights_only`), and compares, so no candidate can reach the reference, the comparison or the verdict.
+
+`prepare` builds the `Material` (models, cases with their expected outputs, plan); `judge_run`
+turns the candidate process's report and outputs into the run part of a verdict.
+"""
+from __future__ import annotations
+
+import hashlib
+import inspect
+import io
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from opforge.harness import stress
+from opforge.harness.compare import compare_outputs, flatten_outputs
+from opforge.harness.guards import count_sentinel
+from opforge.harness.spec import OpSpec, input_lists
+from opforge.harness.spec import footprint as spec_footprint
+
+ANTICHEAT = ("constant-output", "torch-compute", "aliasing", "input-mutation", "cached-output",
+             "partial-output", "low-precision", "patched", "threads", "subprocess", "no-launch",
+             "kernel-independent", "below-dispatcher", "global-state", "output-type")
+STAGE_OF = {"load-error": "load", "reference-error": "load", "init-error": "run", "runtime-error": "run",
+            "oom": "run", "mismatch": "compare", "no-variants": "compare", **{c: "anticheat" for c in ANTICHEAT}}
+MAX_REASONS = 12
+REPEAT_CALLS = 24  # CPU: repeated calls after the trials, so "correct for the first N calls" needs N > ~45
+LARGER_BUDGET = 1.25  # the hidden larger shape: at most this many times the main problem's elements
+STRESS_MIN_ELEMENTS = 1024  # a stress case on fewer elements than this would hide overflow and tiling bugs  # the larger hidden shape: the first factor whose inputs fit the budget
+
+
+@dataclass
+class Case:
+    label: str
+    kind: str  # trial | perturbed | stress | repeat
+    model: int
+    inputs: list
+    expected: list
+    variant: int | None = None
+
+
+@dataclass
+class Material:
+    models: list[dict] = field(default_factory=list)  # what the candidate's process gets: init, state, seed
+    refs: list[Any] = field(default_factory=list)
+    cases: list[Case] = field(default_factory=list)
+    plan: list[dict] = field(default_factory=list)
+    skipped: list[dict] = field(default_factory=list)
+    mutates: list[int] = field(default_factory=list)
+    bench: dict | None = None
+
+    def add(self, case: Case, calls: int = 1, **step) -> int:
+        self.cases.append(case)
+        index = len(self.cases) - 1
+        self.plan += [{"case": index, "model": case.model, **step} for _ in range(calls)]
+        return index
+
+    def payload(self) -> bytes:
+        buf = io.BytesIO()
+        torch.save({"models": self.models, "cases": [[_cpu(x) for x in c.inputs] for c in self.cases],
+                    "plan": self.plan, "mutates": self.mutates, "bench": self.bench}, buf)
+        return buf.getvalue()
+
+    def output_cap(self) -> int:
+        """Bytes the outputs file may take: every call's expected outputs, with room to spare."""
+        per_case = [sum(t.numel() * t.element_size() for t in c.expected) for c in self.cases]
+        total = sum(per_case[step["case"]] for step in self.plan) + 8 * max(per_case, default=0)
+        return int(total * 1.25) + (4 << 20)
+
+
+def _cpu(x: Any) -> Any:
+    return x.detach().cpu() if isinstance(x, torch.Tensor) else x
+
+
+class Reference:
+    """The spec's module at the sizes used, and its models, in the judge's process. The spec at
+    another size is its source run again (`OpSpec.module`), so values derived from the size
+    constants follow them."""
+
+    def __init__(self, spec: OpSpec, device: str) -> None:
+        self.spec, self.device = spec, device
+        self.module = spec.module()
+        names = list(inspect.signature(self.module.Model.forward).parameters)[1:]
+        self.mutates = [names.index(n) for n in spec.meta.get("mutates", []) if n in names]
+
+    def shapes_model(self, key: str, value: int) -> bool:
+        """Does size constant `key` reach the constructor's arguments?"""
+        def init(module) -> str:
+            args = module.get_init_inputs()
+            return repr([tuple(a.shape) if isinstance(a, torch.Tensor) else a for a in args])
+
+        try:
+            return init(self.spec.module({key: value})) != init(self.module)
+        except Exception:  # the spec cannot even build its arguments at that size
+            return True
+
+    def footprint(self, sizes: dict[str, int]) -> int:
+        """Elements of the main inputs and outputs at `sizes` over the sizes used (meta tensors where
+        the spec allows, else a real call bounded to a few times the main problem's bytes)."""
+        limit = 4 * self.spec.input_bytes + (64 << 20)
+        try:
+            return spec_footprint(self.spec.module(sizes), Path(self.spec.path), max_bytes=limit)[0]
+        except Exception:  # the spec rejects these sizes, or passes the limit: as good as too large
+            return 1 << 62
+
+    def model(self, seed: int) -> tuple[dict, Any]:
+        init = self.module.get_init_inputs() if hasattr(self.module, "get_init_inputs") else []
+        torch.manual_seed(seed)
+        ref = self.module.Model(*init)
+        state = {k: v.detach().cpu().clone() for k, v in ref.state_dict().items()}
+        return {"init": list(init), "state": state, "seed": seed}, ref.to(self.device).eval()
+
+    def inputs(self, seed: int, sizes: dict[str, int] | None = None) -> list[list]:
+        """Every input list at the sizes used, or at `sizes` over them (the spec run again)."""
+        module = self.spec.module(sizes) if sizes else self.module
+        torch.manual_seed(seed)
+        lists = input_lists(module, Path(self.spec.path))
+        return [[x.to(self.device) if isinstance(x, torch.Tensor) else x for x in xs] for xs in lists]
+
+    def run(self, ref: Any, inputs: list) -> list:
+        """Flattened outputs, then the post-call values of the declared in-place arguments."""
+        args = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+        with torch.no_grad():
+            out = ref(*args)
+        return [t.detach() for t in flatten_outputs(out)] + [args[i].detach() for i in self.mutates]
+
+
+class ReferenceError_(Exception):
+    """The reference itself failed on the spec's own inputs: the spec's problem, not the candidate's."""
+
+
+def prepare(spec: OpSpec, seed: int, trials: int, device: str) -> Material:
+    """Everything the candidate will be called with, and what the reference returned for it."""
+    devices = [torch.cuda.current_device()] if device == "cuda" else []
+    with torch.random.fork_rng(devices=devices):
+        ref = Reference(spec, device)
+        material = Material(mutates=ref.mutates)
+        entry, model = ref.model(seed)
+        material.models.append(entry)
+        material.refs.append(model)
+        try:
+            base = _add_trials(material, ref, seed, trials)
+        except Exception as exc:
+            raise ReferenceError_(f"reference-error: the reference failed on the spec's inputs: "
+                                  f"{type(exc).__name__}: {str(exc)[:200]}") from None
+        _add_stress(material, ref, spec, base, _stress_base(material), seed)
+        _add_repeats(material, ref, base, seed, device)
+        if base is not None:  # last, so a cache the probe fills cannot shape the other calls
+            material.plan.append({"case": material.cases.index(base), "model": 0, "noop": True})
+    return material
+
+
+def _add_trials(material: Material, ref: Reference, seed: int, trials: int) -> Case | None:
+    """Seeded trials of every variant; returns the first main case."""
+    base = None
+    for trial in range(trials):
+        for variant, inputs in enumerate(ref.inputs(seed + trial)):
+            case = Case(f"variant {variant}", "trial", 0, inputs, ref.run(material.refs[0], inputs), variant)
+            material.add(case)
+            base = base or case
+    return base
+
+
+def _add_perturbed(material: Material, ref: Reference, case: Case, gen: torch.Generator) -> int | None:
+    inputs = stress.perturbed(case.inputs, gen)
+    if inputs is None:
+        return None
+    return material.add(Case(f"{case.label} perturbed", "perturbed", case.model, inputs,
+                             ref.run(material.refs[case.model], inputs)))
+
+
+def _try_case(material: Material, ref: Reference, base: Case, label: str, inputs: list | None,
+              check_finite: bool = True, same_values: bool = False) -> None:
+    """Add a stress case where the reference supports it. `same_values`: the inputs are `base`'s
+    in another layout, so `base`'s outputs are what to expect (the reference's own kernels for
+    that layout may round differently, GroupNorm's channels_last path does by ~1e-3)."""
+    if inputs is None:
+        return
+    try:
+        expected = ref.run(material.refs[0], inputs)
+    except Exception as exc:  # the reference does not support this case: skip it, say why
+        material.skipped.append({"case": label, "status": "skipped",
+                                 "reason": f"the reference raised {type(exc).__name__}: {str(exc)[:120]}"})
+        return
+    if check_finite and not stress.supported(base.expected, expected):
+        material.skipped.append({"case": label, "status": "skipped",
+                                 "reason": "the reference's outputs are not finite on it"})
+        return
+    material.add(Case(label, "stress", 0, inputs, base.expected if same_values else expected))
+
+
+def _stress_base(material: Material) -> Case | None:
+    """The case the value and layout stress starts from: the smallest first-trial case of a useful
+    size (the interpreter's time grows with it) with more than one row, else the main inputs."""
+    first = {c.variant: c for c in reversed(material.cases) if c.kind == "trial"}
+    if not first:
+        return None
+    main = first[0]
+    floor = min(STRESS_MIN_ELEMENTS, stress.numel(main.inputs))
+    useful = [c for c in first.values() if stress.numel(c.inputs) >= floor and stress.rows(c.inputs) > 1]
+    return min(useful, key=lambda c: stress.numel(c.inputs)) if useful else main
+
+
+def _add_stress(material: Material, ref: Reference, spec: OpSpec, main: Case | None, base: Case | None,
+                seed: int) -> None:
+    kinds = stress.enabled(spec.meta)
+    if base is None or main is None or not kinds:
+        return
+    if "scaled" in kinds:
+        for factor in stress.SCALES:
+            _try_case(material, ref, base, f"scaled x{factor:g}", stress.scaled(base.inputs, factor))
+    if "zeros" in kinds:
+        _try_case(material, ref, base, "zeros", stress.zeros(base.inputs))
+    if "layouts" in kinds:
+        for label, inputs in stress.layouts(base.inputs):
+            _try_case(material, ref, base, label, inputs, check_finite=False, same_values=True)
+    if "larger" in kinds:
+        _add_larger(material, ref, spec, main, seed)
+
+
+def _add_larger(material: Material, ref: Reference, spec: OpSpec, base: Case, seed: int) -> None:
+    """One hidden shape larger than the main one: the size constants that only shape the inputs
+    grown (those that change the constructor's arguments, a hidden size, stay: a kernel may be
+    built for its model's size, as KernelBench's are)."""
+    inputs_only = {k: v for k, v in spec.sizes_used.items() if not ref.shapes_model(k, 2 * v + 1)}
+    used_elements = ref.footprint(spec.sizes_used)
+    sizes = stress.grown_sizes(inputs_only, ref.footprint, int(LARGER_BUDGET * used_elements))
+    if sizes is None:
+        material.skipped.append({"case": "larger", "status": "skipped",
+                                 "reason": "no size constant that shapes only the inputs can grow within the budget"})
+        return
+    try:
+        inputs = ref.inputs(seed + 101, sizes)[0]
+    except Exception as exc:
+        material.skipped.append({"case": "larger", "status": "skipped",
+                                 "reason": f"the spec rejects grown sizes: {type(exc).__name__}: {str(exc)[:120]}"})
+        return
+    label = "larger " + " ".join(f"{k}={v}" for k, v in sorted(sizes.items()))
+    _try_case(material, ref, base, label, inputs)
+
+
+def _add_repeats(material: Material, ref: Reference, base: Case | None, seed: int, device: str) -> None:
+    """Repeated calls with fresh inputs among them: on a GPU the timed calls themselves (sampled),
+    on a CPU (no timing) repeated calls of the smallest trial case."""
+    if base is None:
+        return
+    gen = torch.Generator().manual_seed(seed + 47)
+    if device == "cuda":
+        fresh_inputs = ref.inputs(seed + 9973)[0]
+        fresh = [material.add(Case("timed: fresh inputs", "fresh", 0, fresh_inputs,
+                                   ref.run(material.refs[0], fresh_inputs)), calls=0)]
+        perturbed = _add_perturbed(material, ref, base, gen)
+        if perturbed is not None:
+            material.plan.pop()  # checked among the timed calls, not as a call of its own
+            fresh.append(perturbed)
+        material.bench = {"case": material.cases.index(base), "fresh": fresh, "samples": 4,
+                          "secret": secrets.randbelow(2**31)}
+        return
+    # the interpreter's time grows with elements and with programs (often one per row): repeat the
+    # case cheapest by both
+    trials = [c for c in material.cases if c.kind == "trial" and c.model == 0]
+    small = min(trials, key=lambda c: stress.numel(c.inputs) * stress.rows(c.inputs))
+    index = material.cases.index(small)
+    rng = torch.Generator().manual_seed(seed + 53)
+    at = sorted(torch.randperm(REPEAT_CALLS, generator=rng)[:2].tolist())
+    for n in range(REPEAT_CALLS):
+        if n in at:
+            _add_perturbed(material, ref, small, gen)
+        material.plan.append({"case": index, "model": 0, "repeat": True})
+
+
+def main_case(material: Material) -> int:
+    return next(i for i, c in enumerate(material.cases) if c.kind == "trial")
+
+
+def load_outputs(data: bytes | None) -> list | None:
+    """The candidate's outputs file, parsed with the safe unpickler only (tensors and plain data)."""
+    if data is None:
+        return None
+    try:
+        loaded = torch.load(io.BytesIO(data), weights_only=True, map_location="cpu")
+    except Exception:  # a forged or truncated file: no outputs at all
+        return None
+    outputs = loaded.get("outputs") if isinstance(loaded, dict) else None
+    return outputs if isinstance(outputs, list) else None
+
+
+def fingerprint(values: list) -> str:
+    digest = hashlib.blake2b(digest_size=16)
+    for v in values:
+        if isinstance(v, torch.Tensor):
+            digest.update(str((v.dtype, tuple(v.shape))).encode())
+            digest.update(v.reshape(-1).contiguous().view(torch.uint8).numpy().tobytes() if v.numel() else b"")
+        else:
+            digest.update(repr(v).encode())
+    return digest.hexdigest()
+
+
+def unwritten(outs: list) -> int:
+    return sum(count_sentinel(o) for o in outs if isinstance(o, torch.Tensor) and o.is_floating_point())

@@ -1,0 +1,141 @@
+"""Inputs the spec did not ask for, made by the judge from the ones it did (the numerics stress stage).
+
+A kernel can be right on the given inputs and wrong on the next: a softmax without the max
+subtraction overflows above 88, an RMSNorm without eps is 3x off on small activations, a kernel
+that ignores strides is wrong on a transposed view, one that handles only the first 64 rows is
+wrong on the 65th. So, beyond the spec's variants, every verification also runs the candidate on:
+
+- `scaled x1e-3`, `scaled x1e3`: every float input scaled (orders of magnitude down and up);
+- `zeros`: the first slice of every float input set to zero (0/0 where eps is missing);
+- `transposed`, `sliced`, `channels_last`: the same values in non-contiguous layouts;
+- `larger`: the spec's size constants grown past the sizes used (up to twice plus one, odd so no
+  power-of-two block divides them, within 1.25x the main problem's elements), the spec run again
+  at them so derived values follow (`OpSpec.module`): one hidden shape larger along every dim the
+  constants drive;
+- `perturbed`: the main inputs changed inside with their first and last elements kept, right
+  after the main inputs, so a kernel that memoises on a few elements returns a stale result.
+
+A case counts only where the reference supports it: when the reference raises, or turns finite
+outputs into Inf/NaN on it, the case is skipped and the verdict says so. A spec opts out per kind
+with `OPFORGE["stress"] = {"scaled": False, ...}` (or `False` for all), e.g. when its inputs have
+a domain (probabilities, indices into a table) that scaling would leave.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+SCALES = (1e-3, 1e3)
+KINDS = ("scaled", "zeros", "layouts", "larger")
+
+
+def enabled(meta: dict) -> set[str]:
+    option = meta.get("stress", True)
+    if option is False:
+        return set()
+    if option is True or option is None:
+        return set(KINDS)
+    return {kind for kind in KINDS if option.get(kind, True)}
+
+
+def _floats(inputs: list) -> bool:
+    return any(isinstance(x, torch.Tensor) and x.is_floating_point() for x in inputs)
+
+
+def scaled(inputs: list, factor: float) -> list | None:
+    if not _floats(inputs):
+        return None
+    return [x * factor if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
+
+
+def zeros(inputs: list) -> list | None:
+    out, changed = [], False
+    for x in inputs:
+        if isinstance(x, torch.Tensor) and x.is_floating_point() and x.dim() >= 1 and x.shape[0] > 1:
+            x = x.clone()
+            x[0] = 0
+            changed = True
+        out.append(x)
+    return out if changed else None
+
+
+def _transposed(x: torch.Tensor) -> torch.Tensor:
+    return x.transpose(-1, -2).contiguous().transpose(-1, -2)
+
+
+def _sliced(x: torch.Tensor) -> torch.Tensor:
+    """The same values inside a wider buffer: rows no longer follow each other in memory."""
+    wide = torch.empty(*x.shape[:-1], x.shape[-1] + 5, dtype=x.dtype, device=x.device)
+    view = wide[..., 2:2 + x.shape[-1]]
+    view.copy_(x)
+    return view
+
+
+def layouts(inputs: list) -> list[tuple[str, list]]:
+    """(label, inputs) per non-contiguous layout that applies to at least one input."""
+    kinds = (("transposed", lambda x: x.dim() >= 2 and x.shape[-1] > 1 and x.shape[-2] > 1, _transposed),
+             ("sliced", lambda x: x.dim() >= 2 and x.shape[-1] > 1, _sliced),
+             ("channels_last", lambda x: x.dim() == 4 and x.shape[1] > 1,
+              lambda x: x.contiguous(memory_format=torch.channels_last)))
+    cases = []
+    for label, applies, make in kinds:
+        hit = [isinstance(x, torch.Tensor) and x.numel() > 1 and applies(x) for x in inputs]
+        if any(hit):
+            cases.append((label, [make(x) if h else x for x, h in zip(inputs, hit)]))
+    return cases
+
+
+def perturbed(inputs: list, generator: torch.Generator) -> list | None:
+    """Float inputs changed everywhere but their first and last elements."""
+    out, changed = [], False
+    for x in inputs:
+        if isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel() > 2:
+            flat = x.detach().clone().reshape(-1)
+            noise = torch.rand(flat.numel() - 2, generator=generator, dtype=torch.float64)
+            spread = flat.abs().mean().item() or 1.0
+            flat[1:-1] += ((noise - 0.5) * spread).to(flat.dtype).to(flat.device)
+            x = flat.reshape(x.shape)
+            changed = True
+        out.append(x)
+    return out if changed else None
+
+
+def grown_sizes(sizes: dict[str, int], footprint, cap: int) -> dict[str, int] | None:
+    """Every shrinkable size constant doubled (plus one: odd, so no power-of-two block divides it),
+    then the largest pulled back towards its used value until `footprint(sizes)` fits `cap`; None
+    when even one more along every dim does not fit."""
+    from opforge.harness.spec import MIN_SHRINKABLE
+
+    grown = {k: 2 * v + 1 for k, v in sizes.items() if v >= MIN_SHRINKABLE}
+    for _ in range(32):
+        if not grown:
+            return None
+        if footprint(grown) <= cap:
+            return grown
+        movable = [k for k in grown if grown[k] > sizes[k] + 1]
+        if not movable:
+            return None
+        key = max(movable, key=lambda k: grown[k])
+        new = max(sizes[key] + 1, (grown[key] + sizes[key]) // 2)
+        grown[key] = new if new % 2 else new + 1
+    return None
+
+
+def supported(base_out: list, case_out: list) -> bool:
+    """The reference supports a case when it keeps every finite output finite."""
+    for b, c in zip(base_out, case_out):
+        if isinstance(b, torch.Tensor) and b.is_floating_point() and bool(torch.isfinite(b).all()):
+            if not bool(torch.isfinite(c).all()):
+                return False
+    return True
+
+
+def numel(inputs: Any) -> int:
+    return sum(x.numel() for x in inputs if isinstance(x, torch.Tensor))
+
+
+def rows(inputs: list) -> int:
+    """The leading size of the first tensor input (1 for a scalar or a single row)."""
+    first = next((x for x in inputs if isinstance(x, torch.Tensor)), None)
+    return int(first.shape[0]) if first is not None and first.dim() >= 1 else 1

@@ -1,0 +1,244 @@
+"""`verify(spec, kernel)`: load the spec, read the candidate, static checks, then the build and run
+jobs in the sandbox, merged into one verdict dict (the contract `opforge verify --json` prints).
+
+This process never imports the candidate: it parses its source, runs the reference and judges
+(harness/judge.py, harness/evidence.py); the candidate runs in a sandboxed process of its own
+(harness/checker.py) that gets inputs and gives back outputs as copies.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from opforge.harness import evidence, judge, worker
+from opforge.harness.backends import BACKENDS, get_backend
+from opforge.harness.errors import BackendUnavailable, CandidateError, OpforgeError
+from opforge.harness.hardware import Hardware, detect
+from opforge.harness.spec import OpSpec, load_spec
+from opforge.harness.static_checks import check_source
+from opforge.sandbox import Job, JobResult, Sandbox, get_sandbox
+from opforge.sandbox.select import RUNTIMES
+
+CPU_MAX_ELEMENTS = int(os.environ.get("OPFORGE_CPU_MAX_ELEMENTS", 1 << 19))
+CPU_MAX_BYTES = 2 << 30
+GPU_MAX_BYTES = 32 << 30
+
+
+DEVICES = ("auto", "cpu")  # "auto" (stored as None): the GPU when there is one; "cpu": Triton's interpreter
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    """How a candidate is verified. Every value is checked here, so the CLI, batch workers, the
+    workbench and library callers all get the same one-line error (an OpforgeError) for a bad one."""
+
+    backend: str = "triton"  # a name of harness.backends.BACKENDS (whether usable here: prepare())
+    device: str | None = None  # None or "auto": the GPU when there is one; "cpu" forces the interpreter
+    trials: int = 5  # seeded trials per input variant
+    seed: int | None = None  # None: a fresh secret seed, so a candidate cannot predict its inputs
+    timeout_s: float = 600.0  # per sandbox job
+    sandbox: str | None = None  # auto | docker | jail | none; None: $OPFORGE_SANDBOX, else auto
+    arch: int | None = None  # AOT target (90 = sm_90); None: the GPU's own, else sm_90
+    profile: bool = True
+    # Let statically rejected code run anyway: only for testing the sandbox against hostile code.
+    skip_static: bool = False
+
+    def __post_init__(self) -> None:
+        if self.backend not in BACKENDS:
+            raise BackendUnavailable(f"unknown backend {self.backend!r} (known: {', '.join(BACKENDS)})")
+        if self.device not in (None, *DEVICES):
+            raise OpforgeError(f"unknown device {self.device!r} (known: {', '.join(DEVICES)})")
+        if self.sandbox not in (None, "auto", *RUNTIMES):
+            raise OpforgeError(f"unknown sandbox runtime {self.sandbox!r} (known: auto, {', '.join(RUNTIMES)})")
+        if not _integer(self.trials) or self.trials < 1:
+            raise OpforgeError(f"trials must be an integer of at least 1, got {self.trials!r}")
+        if not _number(self.timeout_s) or not self.timeout_s > 0:
+            raise OpforgeError(f"timeout must be a positive number of seconds, got {self.timeout_s!r}")
+        if self.arch is not None and (not _integer(self.arch) or self.arch < 1):
+            raise OpforgeError(f"arch must be a positive integer such as 90 (sm_90), got {self.arch!r}")
+        if self.seed is not None and not _integer(self.seed):
+            raise OpforgeError(f"seed must be an integer, got {self.seed!r}")
+        object.__setattr__(self, "device", None if self.device == "auto" else self.device)
+
+
+def _integer(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def prepare(spec_path: str | Path, options: VerifyOptions) -> tuple[OpSpec, Hardware]:
+    """Validate the spec for the hardware at hand (raises SpecError / BackendUnavailable)."""
+    get_backend(options.backend)
+    hardware = detect(force_cpu=options.device == "cpu")
+    max_elements = CPU_MAX_ELEMENTS if hardware.device == "cpu" else None
+    max_bytes = CPU_MAX_BYTES if hardware.device == "cpu" else GPU_MAX_BYTES
+    return load_spec(spec_path, max_elements=max_elements, max_bytes=max_bytes), hardware
+
+
+def read_candidate(path: str | Path) -> str:
+    path = Path(path)
+    if not path.is_file():
+        raise CandidateError(f"{path}: kernel file not found")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise CandidateError(f"{path}: not UTF-8 text") from None
+
+
+def verify(spec_path: str | Path, kernel_path: str | Path, options: VerifyOptions | None = None) -> dict:
+    options = options or VerifyOptions()
+    spec, hardware = prepare(spec_path, options)
+    return verify_source(spec, hardware, read_candidate(kernel_path), options)
+
+
+def verify_source(spec: OpSpec, hardware: Hardware, source: str, options: VerifyOptions,
+                  sandbox: Sandbox | None = None) -> dict:
+    """The whole pipeline for one candidate source; returns the verdict dict, never raises for bad code.
+    Pass a `sandbox` to keep one warm across many candidates (the caller closes it)."""
+    if sandbox is not None:
+        return _verify_in(spec, hardware, source, options, sandbox)
+    sandbox = get_sandbox(options.sandbox)
+    try:
+        return _verify_in(spec, hardware, source, options, sandbox)
+    finally:
+        sandbox.close()
+
+
+def _verify_in(spec: OpSpec, hardware: Hardware, source: str, options: VerifyOptions, sandbox: Sandbox) -> dict:
+    started = time.perf_counter()
+    seed = options.seed if options.seed is not None else secrets.randbelow(2**31 - 10_000)
+    verdict = _base_verdict(spec, hardware, source, options, seed, sandbox.name)
+    static = check_source(source, float32_spec=spec.is_float32)
+    if options.skip_static:
+        verdict.setdefault("warnings", []).append(f"static checks skipped ({len(static.reasons)} findings)")
+    elif static.reasons:
+        stage = "load" if static.reasons[0].startswith("syntax-error") else "static"
+        return _finish(verdict, stage, static.reasons, started)
+    try:
+        material = judge.prepare(spec, seed, options.trials, hardware.device)
+    except judge.ReferenceError_ as exc:
+        return _finish(verdict, "load", [str(exc)], started)
+    payload = {"device": hardware.device, "arch": options.arch or hardware.arch, "float32": spec.is_float32}
+    # On a GPU one process builds and runs; on the CPU the interpreted run needs its own process.
+    modes = ["build", "run"] if hardware.device == "cpu" else ["verify"]
+    files = {"candidate.py": _write_temp(source.encode(), ".py"), "inputs.pt": _write_temp(material.payload(), ".pt")}
+    outputs_cap = {"outputs.pt": material.output_cap()}
+    results: dict = {"build": None, "run": None}
+    outputs = None
+    try:
+        for mode in modes:
+            result = sandbox.run(Job({**payload, "mode": mode}, files, options.timeout_s,
+                                     outputs=outputs_cap if mode != "build" else {},
+                                     worker=worker.MODULE, mounts=worker.mounts()))
+            _add_usage(verdict, mode, result)
+            for warning in result.warnings:  # an isolation this runtime could not give the job
+                if warning not in verdict.setdefault("warnings", []):
+                    verdict["warnings"].append(warning)
+            if problem := _job_problem(result):
+                # the build job runs forward once to record launches: a hang there is the forward's
+                stage = "build" if mode == "build" and result.cause != "timeout" else "run"
+                return _finish(verdict, stage, [problem], started)
+            results.update({k: v for k, v in result.payload.items() if k in results and isinstance(v, dict)})
+            if mode != "build":
+                outputs = _outputs(result)
+            if results["build"] and results["build"].get("reasons"):
+                break
+    finally:
+        for path in files.values():
+            os.unlink(path)
+    build = results["build"] or {"kernels": [], "reasons": ["runtime-error: the build job returned no report"]}
+    verdict["build"] = {"target": f"sm_{payload['arch']}", "kernels": build.get("kernels", []), "note": build.get("note")}
+    if build.get("reasons"):
+        return _finish(verdict, "build", [str(r) for r in build["reasons"]], started)
+    run = _judge_run(spec, material, results["run"] or {}, outputs, hardware, options, started)
+    verdict.update({k: run[k] for k in ("variants", "stress", "launches", "anticheat", "timings", "calls")})
+    if verdict["timings"] is None:
+        verdict["timings_note"] = _no_timings_reason(hardware, run)
+    return _finish(verdict, run["stage"], run["reasons"], started)
+
+
+def _outputs(result: JobResult) -> list | None:
+    if "outputs.pt" in result.output_errors:
+        return None
+    return judge.load_outputs(result.outputs.get("outputs.pt"))
+
+
+def _judge_run(spec: OpSpec, material: judge.Material, payload: dict, outputs: list | None,
+               hardware: Hardware, options: VerifyOptions, started: float) -> dict:
+    atol, rtol = spec.meta.get("atol"), spec.meta.get("rtol")
+    n_calls = len(payload.get("calls") or [])
+    findings = evidence.judge_calls(material, payload, outputs, atol, rtol)
+    timings = None
+    bench = payload.get("bench")
+    if bench and outputs is not None:
+        evidence.judge_bench(findings, material, bench, outputs[n_calls:], atol, rtol)
+        if not findings.reasons and options.profile:
+            from opforge.harness.profile import profile_reference, timings as make_timings
+            main = material.cases[judge.main_case(material)]
+            timings = make_timings(bench["kernel_ms"], profile_reference(material.refs[0], main.inputs))
+    return evidence.run_result(findings, material, started, timings, ran=not payload.get("rejected"))
+
+
+def _add_usage(verdict: dict, mode: str, result: JobResult) -> None:
+    verdict.setdefault("jobs", {})[mode] = {
+        "wall_s": round(result.wall_s, 3), "cpu_s": round(result.cpu_s, 3),
+        "peak_rss_mb": round(result.peak_rss_mb, 1), "runtime": result.runtime}
+
+
+def _write_temp(data: bytes, suffix: str) -> str:
+    import tempfile
+
+    fd, path = tempfile.mkstemp(prefix="opforge-job-", suffix=suffix)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    return path
+
+
+def _base_verdict(spec: OpSpec, hw: Hardware, source: str, options: VerifyOptions, seed: int, runtime: str) -> dict:
+    verdict = {
+        "correct": False, "stage": "load", "reasons": [], "op": spec.name, "backend": options.backend,
+        "spec_path": str(spec.path), "spec_sha256": spec.sha256,
+        "candidate_sha256": hashlib.sha256(source.encode()).hexdigest(),
+        "device": hw.device, "hardware": hw.fingerprint,
+        "sizes": {"declared": spec.sizes_declared, "used": spec.sizes_used},
+        "seed": seed, "trials": options.trials, "variants": [], "stress": [], "calls": 0, "anticheat": {}, "launches": {},
+        "build": None, "timings": None, "timings_note": None, "sandbox": runtime,
+    }
+    if runtime == "none":
+        verdict["warnings"] = ["sandbox 'none': the candidate ran in a plain child process, not isolated"]
+    return verdict
+
+
+def _job_problem(result: JobResult) -> str | None:
+    """One reason line when the job itself failed (as opposed to judging the candidate)."""
+    if result.cause == "timeout":
+        return f"timeout: the job exceeded its time limit ({result.wall_s:.0f} s)"
+    if result.cause:
+        tail = (result.stderr.strip().splitlines() or [""])[-1][:200]
+        return f"{result.cause}: the job died (exit {result.exit_code}) {tail}".rstrip()
+    if "error" in result.payload:  # the candidate's process died on its way: its words are data
+        return f"runtime-error: the candidate's process failed: {str(result.payload['error'])[:300]}"
+    return None
+
+
+def _no_timings_reason(hw: Hardware, payload: dict) -> str:
+    if hw.device == "cpu":
+        return "no GPU: timings are measured only on a GPU (this run used Triton's interpreter)"
+    if payload.get("reasons"):
+        return "not profiled: the candidate is incorrect"
+    return "not profiled: profiling was turned off"
+
+
+def _finish(verdict: dict, stage: str, reasons: list[str], started: float) -> dict:
+    verdict.update(stage=stage, reasons=list(reasons), correct=not reasons)
+    if not reasons and verdict["timings"] is None and verdict["timings_note"] is None:
+        verdict["timings_note"] = "not profiled"
+    verdict["elapsed_s"] = round(time.perf_counter() - started, 3)
+    return verdict

@@ -1,0 +1,133 @@
+"""The `jail` runtime: bubblewrap namespaces around the worker, no Docker engine needed (without
+bubblewrap, the same isolation from util-linux `unshare`: sandbox/jail_unshare.py).
+
+What it isolates: a new network namespace (only its own loopback), new PID, IPC, UTS and mount
+namespaces; a root of read-only binds (system, Python runtime and its environment, the job's
+mounts: its worker's package and libraries) plus size-capped private tmpfs scratch and /tmp, and the job directory (a tmpfs the host
+mounts, sized for the job's files and declared outputs) as the only writable paths; the job runs
+as a fresh unprivileged uid with every capability dropped and no new privileges, under rlimits
+(address space, CPU seconds, processes, file size, open files); the whole namespace dies with it
+on timeout. What it does not: cgroup memory/CPU accounting (rlimits bound it instead; on
+a GPU machine there is no address-space cap, since the CUDA driver maps huge virtual ranges), and
+the kernel is shared, so a kernel exploit is out of scope."""
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+from pathlib import Path
+
+from opforge.sandbox import mounts
+from opforge.sandbox.base import Job, JobResult, StagedJob, job_env, sandbox_uid
+from opforge.sandbox.exposure import exposure, symlinked_system_dirs
+from opforge.sandbox.jail_unshare import unshare_argv
+from opforge.sandbox.process import run_process, worker_argv
+
+SCRATCH = "/scratch"
+JOB_DIR = "/job"
+LIMITS = {  # per job; NPROC counts every process and thread of the sandbox user on the host
+    resource.RLIMIT_NPROC: 512,
+    resource.RLIMIT_FSIZE: 256 << 20,
+    resource.RLIMIT_NOFILE: 1024,
+    resource.RLIMIT_CORE: 0,
+}
+
+
+def memory_limit_bytes() -> int:
+    """OPFORGE_SANDBOX_MEMORY ("8g", "512m"), shared with the docker runtime; default 8 GiB."""
+    text = os.environ.get("OPFORGE_SANDBOX_MEMORY", "8g").strip().lower()
+    scale = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}.get(text[-1:], 1)
+    return int(float(text.rstrip("kmg")) * scale)
+
+
+def tool() -> str | None:
+    """bubblewrap when installed, else util-linux unshare (OPFORGE_JAIL=unshare forces the fallback)."""
+    if os.environ.get("OPFORGE_JAIL") != "unshare" and shutil.which("bwrap"):
+        return "bwrap"
+    return "unshare" if shutil.which("unshare") and shutil.which("chroot") else None
+
+
+def unavailable() -> str | None:
+    if tool() is None:
+        return "neither bubblewrap (apt-get install bubblewrap) nor util-linux unshare is installed"
+    if not shutil.which("setpriv"):
+        return "setpriv (util-linux) is not installed"
+    if os.geteuid() != 0:
+        return "the jail drops to an unprivileged uid and needs to start as root"
+    return None
+
+
+def _parents(path: str) -> list[str]:
+    parts = Path(path).parts[1:-1]
+    return ["/" + "/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def bwrap_argv(staged: StagedJob, job: Job, scratch_bytes: int, tmp_bytes: int, env: dict[str, str],
+               uid: int) -> list[str]:
+    exp = exposure(job.mounts)
+    argv = ["bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+            "--die-with-parent", "--new-session", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    # tmpfs /tmp first: an exposed path may live under the host's /tmp (a checkout there), and a
+    # later mount would hide it
+    argv += ["--size", str(tmp_bytes), "--perms", "1777", "--tmpfs", "/tmp"]
+    made: set[str] = {"/tmp"}
+    for path in exp.read_only:
+        for parent in _parents(path):  # bwrap would create these 0700, unreadable for the job
+            if parent not in made and parent not in exp.read_only:
+                argv += ["--perms", "0755", "--dir", parent]
+                made.add(parent)
+        argv += ["--ro-bind", path, path]
+    for link, target in symlinked_system_dirs().items():
+        argv += ["--symlink", target, link]
+    for device in exp.devices:
+        argv += ["--dev-bind", device, device]
+    argv += ["--bind", str(staged.host), JOB_DIR, "--size", str(scratch_bytes), "--perms", "1777",
+             "--tmpfs", SCRATCH, "--proc", "/proc", "--dev", "/dev", "--chdir", SCRATCH, "--clearenv"]
+    for key, value in env.items():
+        argv += ["--setenv", key, value]
+    # Inside the namespaces, drop to the job's own uid for good: no capabilities, no way back.
+    argv += ["--", "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+             "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs"]
+    return argv + worker_argv(exp.python, job, staged.job_file)
+
+
+class JailSandbox:
+    """Nothing stays warm: each job is a fresh process."""
+
+    name = "jail"
+
+    def __init__(self, scratch_bytes: int = 512 << 20, memory_bytes: int | None = None,
+                 tmp_bytes: int = 64 << 20) -> None:
+        self.scratch_bytes, self.tmp_bytes = scratch_bytes, tmp_bytes
+        self.memory_bytes = memory_bytes or memory_limit_bytes()
+
+    def run(self, job: Job) -> JobResult:
+        uid = sandbox_uid()
+        mounts.reap_stale()
+        staged = StagedJob(job, inside=JOB_DIR, owner=uid, capped=True)
+        cpu_s = int(job.timeout_s) + 30
+
+        limits_now = {**LIMITS, resource.RLIMIT_CPU: cpu_s}
+        if not exposure().devices:  # the CUDA driver maps huge virtual ranges: no address-space cap on a GPU
+            limits_now[resource.RLIMIT_AS] = self.memory_bytes
+
+        def limits() -> None:  # in the child before exec; bwrap and the worker inherit them
+            for limit, value in limits_now.items():
+                resource.setrlimit(limit, (value, value))
+
+        root = staged.host.parent / f"{staged.host.name}-root"  # mount point of the fallback's root
+        try:
+            if tool() == "bwrap":
+                argv = bwrap_argv(staged, job, self.scratch_bytes, self.tmp_bytes, job_env(SCRATCH), uid)
+            else:
+                root.mkdir()
+                argv = unshare_argv(str(root), str(staged.host), self.scratch_bytes, self.tmp_bytes, job_env(SCRATCH),
+                                    uid, job.mounts, worker_argv(exposure().python, job, staged.job_file))
+            return run_process(argv, staged, job, {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}, self.name, preexec=limits)
+        finally:
+            staged.cleanup()
+            if root.exists():
+                root.rmdir()
+
+    def close(self) -> None:
+        pass

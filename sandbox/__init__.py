@@ -1,5 +1,0 @@
-"""Isolation runtimes that run one evaluation job on candidate code: docker, jail, none."""
-from sandbox.base import Job, JobResult, Sandbox
-from sandbox.select import RUNTIMES, get_sandbox
-
-__all__ = ["Job", "JobResult", "RUNTIMES", "Sandbox", "get_sandbox"]
