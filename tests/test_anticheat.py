@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import KERNELS, TINY
+from opforge.harness.static_checks import check_source
 from opforge.harness.verify import VerifyOptions, verify
 
 OPTIONS = VerifyOptions(seed=1234, trials=2, device="cpu")
@@ -55,3 +56,54 @@ def test_cheats_that_match_values_pass_the_comparison_alone():
     for kernel in ("cheat_torch_compute", "cheat_alias_input", "cheat_kernel_independent"):
         v = run(kernel)
         assert "mismatch" not in codes(v), (kernel, v["reasons"])
+
+
+# Runtime checks reached by kernels that PASS the static allow-list (asserted below), so the named
+# runtime check alone stands between each of them and a correct verdict: kernel, reason code, text.
+# The cheat_* kernels above with a runtime stage pass it too (torch-compute, aliasing with an input,
+# input-mutation, partial-output, no-launch, kernel-independent). Unreachable this way, because the
+# allow-list refuses every route to them, and so tested at unit level in tests/test_guards.py: the
+# thread refusal and the process audit hook (threading, _thread, subprocess and os are off the list,
+# and nothing on it starts a thread or a process on a CPU) and the ModuleSnapshot (every attribute
+# store on a library object, `T = torch; T.x = ...` included, is refused as patches-module).
+RUNTIME_CASES = [
+    ("runtime_downcast", "low-precision", "float64 -> float32"),
+    ("runtime_param_alias", "aliasing", "shares memory with a parameter"),
+    ("runtime_reused_buffer", "cached-output", "same buffer as an earlier call"),
+    ("runtime_parameter_output", "output-type", "returned Parameter"),
+    ("runtime_global_state", "global-state", "deterministic_algorithms False -> True"),
+    ("runtime_tensor_str", "below-dispatcher", "Tensor.tolist()"),
+]
+RUNTIME_STAGE_CHEATS = ["cheat_torch_compute", "cheat_alias_input", "cheat_mutate_input", "cheat_partial",
+                        "cheat_python_compute", "cheat_kernel_independent"]
+
+
+@pytest.fixture
+def float64_softmax(tmp_path):
+    """tiny_softmax on float64 inputs, at a tolerance a float32 computation meets: only the cast
+    check can tell the two apart."""
+    source = TINY.read_text().replace("torch.randn(batch_size, dim)", "torch.randn(batch_size, dim, dtype=torch.float64)")
+    source = source.replace("torch.randn(3, 17)", "torch.randn(3, 17, dtype=torch.float64)")
+    source = source.replace('OPFORGE = dict(name="tiny_softmax", tags=["softmax"])',
+                            'OPFORGE = dict(name="tiny_softmax_f64", atol=1e-4, rtol=1e-4)')
+    assert "float64" in source and "atol=1e-4" in source
+    spec = tmp_path / "tiny_softmax_f64.py"
+    spec.write_text(source)
+    return spec
+
+
+@pytest.mark.parametrize("kernel, code, text", RUNTIME_CASES, ids=[c[0] for c in RUNTIME_CASES])
+def test_runtime_check_rejects_a_kernel_the_static_check_passes(kernel, code, text, float64_softmax):
+    source = (KERNELS / f"{kernel}.py").read_text()
+    assert check_source(source, float32_spec=True).reasons == []
+    spec = float64_softmax if kernel == "runtime_downcast" else TINY
+    v = verify(spec, KERNELS / f"{kernel}.py", VerifyOptions(seed=7, trials=1, device="cpu", sandbox="none"))
+    assert not v["correct"]
+    assert v["stage"] == "anticheat", v["reasons"]
+    assert "mismatch" not in codes(v), v["reasons"]  # the values are right: only the runtime check objects
+    assert any(r.startswith(f"{code}:") and text in r for r in v["reasons"]), v["reasons"]
+
+
+@pytest.mark.parametrize("kernel", RUNTIME_STAGE_CHEATS)
+def test_runtime_stage_cheats_pass_the_static_check(kernel):
+    assert check_source((KERNELS / f"{kernel}.py").read_text(), float32_spec=True).reasons == []

@@ -1,6 +1,7 @@
 """The dynamic guards the worker puts around a candidate's forward, tested in-process."""
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import threading
@@ -129,11 +130,131 @@ def test_launch_log_records_and_can_skip_launches():
             Fake.ran += 1
 
     fake = Fake()
+    original = KernelInterface.__getitem__
     with guards.LaunchLog() as log:
+        assert KernelInterface.__getitem__ is not original  # launches go through the log's hook
         fake[(1,)](1, 2, BLOCK=4)
     with guards.LaunchLog(noop=True) as skipped:
         fake[(1,)](1, 2)
     assert Fake.ran == 1
     assert len(log.launches) == 1 and log.launches[0].kwargs == {"BLOCK": 4}
     assert len(skipped.launches) == 1
-    assert KernelInterface.__getitem__ is not None and fake[(1,)] is not None  # hook restored
+    assert KernelInterface.__getitem__ is original  # hook restored
+    fake[(1,)](3)
+    assert Fake.ran == 2 and len(log.launches) == 1  # a launch after the block is not logged
+
+
+def test_module_snapshot_notices_added_and_removed_attributes():
+    snapshot = guards.ModuleSnapshot()
+    try:
+        torch.Tensor.opforge_probe = True
+        assert snapshot.changes() == ["torch.Tensor.opforge_probe (added)"]
+    finally:
+        del torch.Tensor.opforge_probe
+    gelu = torch.nn.functional.gelu
+    try:
+        del torch.nn.functional.gelu
+        assert snapshot.changes() == ["torch.nn.functional.gelu"]
+    finally:
+        torch.nn.functional.gelu = gelu
+    assert snapshot.changes() == []
+
+
+def test_global_state_changes_name_the_setting_and_both_values():
+    before = guards.global_state()
+    assert before["deterministic_algorithms"] is False and before["default_dtype"] == "torch.float32"
+    try:
+        torch.set_deterministic_debug_mode("warn")
+        torch.set_default_dtype(torch.float64)
+        changes = guards.state_changes(before, guards.global_state())
+    finally:
+        torch.set_deterministic_debug_mode("default")
+        torch.set_default_dtype(torch.float32)
+    assert changes == ["default_dtype 'torch.float32' -> 'torch.float64'", "deterministic_algorithms False -> True"]
+    assert guards.state_changes(before, guards.global_state()) == []
+
+
+TRIPWIRE_PROBE = r'''
+import json, os, subprocess, sys, threading
+import torch
+from opforge.harness import guards
+from opforge.harness.checker import Trial
+
+guards.install_tripwires()
+path = sys.argv[1]
+namespace = {}
+exec(compile(open(path).read(), path, "exec"), namespace)
+guards.ACCUSED.files.add(path)
+found = {}
+for active in (False, True):
+    for name, fn in sorted(namespace.items()):
+        if not name.startswith("probe_"):
+            continue
+        try:
+            if active:
+                with Trial():
+                    fn()
+            else:
+                fn()
+            outcome = "ran"
+        except RuntimeError as exc:
+            outcome = str(exc)
+        found[f"{name} {'trial' if active else 'idle'}"] = [outcome, guards.ACCUSED.take_events()]
+print(json.dumps(found))
+'''
+CANDIDATE = '''
+import os, subprocess, threading
+import torch
+
+def probe_thread():
+    thread = threading.Thread(target=lambda: None)
+    thread.start()
+    thread.join()
+
+def probe_system():
+    os.system("true")
+
+def probe_popen():
+    subprocess.Popen(["true"]).wait()
+
+def probe_numpy():
+    torch.ones(2).numpy()
+
+def probe_tolist():
+    torch.ones(2).tolist()
+
+def probe_array():
+    torch.ones(2).__array__()
+
+def probe_apply():
+    torch.ones(2).apply_(lambda v: v + 1)
+
+def probe_map():
+    torch.ones(2).map_(torch.ones(2), lambda a, b: a + b)
+'''
+
+
+def test_tripwires_refuse_threads_and_processes_and_record_host_reads(tmp_path):
+    """Threads, processes and the below-dispatcher methods are off the static allow-list (no
+    kernel that passes it reaches them), so the tripwires are tested here, each in a fresh process
+    (install_tripwires patches that process for good): what the candidate's own code does on trial
+    is refused or recorded; the same calls outside a trial are not."""
+    candidate = tmp_path / "candidate_probe.py"
+    candidate.write_text(CANDIDATE)
+    done = subprocess.run([sys.executable, "-c", TRIPWIRE_PROBE, str(candidate)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    idle = {k: v for k, v in found.items() if k.endswith(" idle")}
+    assert all(v == ["ran", []] for v in idle.values()) and len(idle) == 8, idle
+    assert found["probe_thread trial"] == ["opforge: a candidate may not start threads",
+                                           ["threads: the candidate started a thread"]]
+    assert found["probe_system trial"] == ["opforge: a candidate may not start processes (os.system)",
+                                           ["subprocess: the candidate tried os.system"]]
+    assert found["probe_popen trial"][0] == "opforge: a candidate may not start processes (subprocess.Popen)"
+    for probe, method in (("numpy", "numpy"), ("tolist", "tolist"), ("array", "__array__"), ("apply", "apply_"),
+                          ("map", "map_")):
+        outcome, events = found[f"probe_{probe} trial"]
+        expected = (f"below-dispatcher: forward called Tensor.{method}(), which computes outside PyTorch's "
+                    "dispatcher and any kernel")
+        assert outcome == "ran" and expected in events, (probe, events)  # __array__ calls numpy() as well

@@ -1,0 +1,26 @@
+"""Runtime cheat: flips a process-wide setting at import (deterministic algorithms, through
+torch.set_deterministic_debug_mode, which no static rule names) and is otherwise the good kernel.
+The worker's global_state() comparison before import and after the calls rejects it."""
+import torch
+import triton
+import triton.language as tl
+
+torch.set_deterministic_debug_mode("warn")
+
+
+@triton.jit
+def _softmax_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=float("-inf"))
+    e = tl.exp(x - tl.max(x, axis=0))
+    tl.store(out_ptr + row * n_cols + cols, e / tl.sum(e, axis=0), mask=mask)
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        out = torch.empty_like(x)
+        _softmax_kernel[(x.shape[0],)](x, out, x.shape[1], BLOCK=triton.next_power_of_2(x.shape[1]))
+        return out
