@@ -82,3 +82,16 @@ def default_sigint() -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def wait_for(check, timeout: float, what: str, interval: float = 0.1):
+    """Poll `check()` until it returns something other than None and return that; fail the test
+    after `timeout` seconds. What tests wait on instead of sleeping for a guessed time."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if (value := check()) is not None:
+            return value
+        time.sleep(interval)
+    pytest.fail(f"timed out after {timeout:g} s waiting for {what}")
