@@ -82,7 +82,8 @@ RUNTIME_STAGE_CHEATS = ["cheat_torch_compute", "cheat_alias_input", "cheat_mutat
 def float64_softmax(tmp_path):
     """tiny_softmax on float64 inputs, at a tolerance a float32 computation meets: only the cast
     check can tell the two apart."""
-    source = TINY.read_text().replace("torch.randn(batch_size, dim)", "torch.randn(batch_size, dim, dtype=torch.float64)")
+    source = TINY.read_text().replace("torch.randn(batch_size, dim)",
+                                      "torch.randn(batch_size, dim, dtype=torch.float64)")
     source = source.replace("torch.randn(3, 17)", "torch.randn(3, 17, dtype=torch.float64)")
     source = source.replace('OPFORGE = dict(name="tiny_softmax", tags=["softmax"])',
                             'OPFORGE = dict(name="tiny_softmax_f64", atol=1e-4, rtol=1e-4)')

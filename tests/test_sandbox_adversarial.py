@@ -18,6 +18,7 @@ import sqlite3
 import subprocess
 import tempfile
 import threading
+import tracemalloc
 import uuid
 
 import pytest
@@ -181,7 +182,13 @@ for pid in ({victim.pid}, {os.getpid()}, os.getppid(), 1, -1):
     try:
         v = hostile(tmp_path, runtime, prelude)
         assert victim.poll() is None, "a host process was killed from inside the sandbox"
-        assert isinstance(v["reasons"], list)  # and this test process is alive to read the verdict
+        # What can land hits only the job's own processes. In Docker the worker's parent is the
+        # job's own shell (its uid), so the job dies with it; in the jail the parent is out of reach
+        # (bubblewrap, root's) or absent (the unshare fallback's worker is PID 1), so nothing lands.
+        if runtime == "docker":
+            assert not v["correct"] and "the job died" in reasons(v), reasons(v)
+        else:
+            assert v["correct"], reasons(v)
     finally:
         victim.kill()
         victim.wait()
@@ -192,6 +199,64 @@ def test_stdout_flood_is_capped(tmp_path, runtime):
     prelude = "import sys\nchunk = 'x' * (1 << 20)\nfor _ in range(1024):\n    sys.stdout.write(chunk)\n"
     v = hostile(tmp_path, runtime, prelude, timeout=300)
     assert v["correct"], reasons(v)  # 1 GB of output is not a failure; it just does not reach us
+
+
+FLOOD_MB = 50  # on each of stdout and stderr: 800 times what a JobResult keeps of either
+
+
+def test_output_flood_keeps_a_capped_head_and_tail_and_costs_the_host_nothing(sandbox, monkeypatch):
+    """What comes back of a job's stdout and stderr is STDIO_CAP bytes of each, its first and last
+    halves, with a marker saying how many bytes were cut; the host's reader never holds the flood
+    (its Python allocations, traced over the whole job, stay far below one stream's size)."""
+    code = f"""
+for stream in (sys.stdout.buffer, sys.stderr.buffer):
+    stream.write(b'BEGIN')
+    chunk = b'x' * (1 << 20)
+    for _ in range({FLOOD_MB}):
+        stream.write(chunk)
+    stream.write(b'END')
+    stream.flush()
+report({{'flooded': True}})
+"""
+    quiet_peak, _quiet = traced_peak(lambda: hostile_job(monkeypatch, sandbox, "report({'flooded': False})\n"))
+    peak, result = traced_peak(lambda: hostile_job(monkeypatch, sandbox, code, timeout=300))
+    assert reported(result) == {"flooded": True}
+    marker = f"\n[... {(FLOOD_MB << 20) + 8 - 64 * 1024} bytes cut ...]\n"
+    for name, text in (("stdout", result.stdout), ("stderr", result.stderr)):
+        assert text.startswith("BEGIN") and text.endswith("END"), (name, text[:40], text[-40:])
+        assert marker in text, (name, text[32760:32840])
+        assert len(text.encode()) == 64 * 1024 + len(marker), (name, len(text.encode()))
+    grown = peak - quiet_peak  # staging a job costs a few MB of its own, flood or not
+    assert grown < 4 << 20, f"the host held {grown >> 20} MB more while the job flooded its output"
+
+
+def traced_peak(run):
+    """(peak bytes of Python allocations while `run()` ran, its result)."""
+    tracemalloc.start()
+    try:
+        result = run()
+        return tracemalloc.get_traced_memory()[1], result
+    finally:
+        tracemalloc.stop()
+
+
+def test_the_jail_runs_the_tool_it_was_asked_for(sandbox, monkeypatch, request):
+    """Seen from inside the job: bubblewrap stays PID 1 of the job's PID namespace (the worker is
+    its child), while the unshare fallback (OPFORGE_JAIL=unshare) execs down to the worker, which
+    is PID 1 itself; Docker's PID 1 is the container's reaper. So a jail that ignored OPFORGE_JAIL
+    and ran bubblewrap for the [jail-unshare] cases fails here."""
+    result = hostile_job(monkeypatch, sandbox, """
+init = open('/proc/1/cmdline', 'rb').read().split(b'\\0')[0].decode()
+report({'pid': os.getpid(), 'init': os.path.basename(init)})
+""")
+    seen = reported(result)
+    which = request.node.callspec.params["runtime"]
+    if which == "jail":
+        assert seen["init"] == "bwrap" and seen["pid"] != 1, seen
+    elif which == "jail-unshare":
+        assert seen["pid"] == 1 and seen["init"].startswith("python"), seen
+    else:
+        assert seen["pid"] != 1 and seen["init"].startswith("python"), seen
 
 
 def test_registry_database_cannot_be_touched(tmp_path, runtime, isolated_registry):

@@ -242,28 +242,43 @@ def read_capped(path: Path, cap: int) -> tuple[bytes | None, str]:
         os.close(fd)
 
 
-class CappedReader(threading.Thread):
-    """Drains a pipe, keeping the first and last STDIO_CAP/2 bytes, so a flood costs no memory or disk."""
+class CappedText:
+    """The first and last STDIO_CAP/2 bytes of a stream fed in chunks, and how many were cut: a
+    flood costs no memory or disk, and the text says where it was cut."""
 
-    def __init__(self, stream: IO[bytes]) -> None:
-        super().__init__(daemon=True)
-        self.stream, self.head, self.tail, self.total = stream, bytearray(), bytearray(), 0
+    def __init__(self) -> None:
+        self.head, self.tail, self.total = bytearray(), bytearray(), 0
 
-    def run(self) -> None:
+    def add(self, chunk: bytes) -> None:
         half = STDIO_CAP // 2
-        for chunk in iter(lambda: self.stream.read(65536), b""):
-            self.total += len(chunk)
-            if len(self.head) < half:
-                take = half - len(self.head)
-                self.head += chunk[:take]
-                chunk = chunk[take:]
-            self.tail = (self.tail + chunk)[-half:]
+        self.total += len(chunk)
+        if len(self.head) < half:
+            take = half - len(self.head)
+            self.head += chunk[:take]
+            chunk = chunk[take:]
+        if chunk:
+            self.tail = (self.tail + chunk[-half:])[-half:]
 
     def text(self) -> str:
-        self.join(timeout=5)
         cut = self.total - len(self.head) - len(self.tail)
         middle = f"\n[... {cut} bytes cut ...]\n" if cut > 0 else ""
         return (bytes(self.head) + middle.encode() + bytes(self.tail)).decode("utf-8", "replace")
+
+
+class CappedReader(threading.Thread):
+    """Drains a pipe into a CappedText."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        super().__init__(daemon=True)
+        self.stream, self.kept = stream, CappedText()
+
+    def run(self) -> None:
+        for chunk in iter(lambda: self.stream.read(65536), b""):
+            self.kept.add(chunk)
+
+    def text(self) -> str:
+        self.join(timeout=5)
+        return self.kept.text()
 
 
 def cause_of(exit_code: int | None, payload: dict | None, unreadable: bool, timed_out: bool, oom: bool) -> str | None:

@@ -33,7 +33,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from opforge.sandbox import mounts
-from opforge.sandbox.base import STDIO_CAP, Job, JobResult, StagedJob, job_env, sandbox_uid, uncapped_warning
+from opforge.sandbox.base import (STDIO_CAP, CappedText, Job, JobResult, StagedJob, job_env, sandbox_uid,
+                                  uncapped_warning)
 from opforge.sandbox.exposure import exposure, symlinked_system_dirs
 from opforge.sandbox.process import worker_argv
 
@@ -284,25 +285,25 @@ class DockerSandbox:
 
 
 class _ExecReader(threading.Thread):
-    """Drains a demuxed exec stream, keeping the last STDIO_CAP bytes of each side."""
+    """Drains a demuxed exec stream into a CappedText per side (head, tail and what was cut)."""
 
     def __init__(self, stream) -> None:
         super().__init__(daemon=True)
-        self.stream, self.out, self.err = stream, bytearray(), bytearray()
+        self.stream, self.out, self.err = stream, CappedText(), CappedText()
 
     def run(self) -> None:
         try:
             for out, err in self.stream:
                 if out:
-                    self.out = (self.out + out)[-STDIO_CAP:]
+                    self.out.add(out)
                 if err:
-                    self.err = (self.err + err)[-STDIO_CAP:]
+                    self.err.add(err)
         except Exception:  # the container was removed under the stream (timeout): keep what came
             return
 
     def text(self) -> tuple[str, str]:
         self.join(timeout=5)
-        return self.out.decode("utf-8", "replace"), self.err.decode("utf-8", "replace")
+        return self.out.text(), self.err.text()
 
 
 def _reap_orphans() -> None:
