@@ -3,7 +3,8 @@
 Each POST /v1/chat/completions takes the next step of the script: a reply text (200), an `Error`
 (status, OpenAI-style error body, extra headers) or a `Hang` (no answer for a while, so the client
 times out). With the script used up it answers `default`, or 500 when there is none. Every request
-body is recorded in `requests`, in arrival order.
+body is recorded in `requests`, in arrival order; `on_request(n)`, if given, is called with the
+request's number (1, 2, ...) before it is answered (a test kills its client there).
 
     with ScriptedLLM(["```python\\n...\\n```", Error(429, headers={"Retry-After": "0"})]) as server:
         LLMConfig(base_url=server.base_url, model="scripted")
@@ -16,6 +17,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable
 
 
 @dataclass(frozen=True)
@@ -44,9 +46,11 @@ Step = Reply | Error | Hang | str
 
 
 class ScriptedLLM:
-    def __init__(self, script: list[Step] = (), default: Step | None = None, model: str = "scripted"):
+    def __init__(self, script: list[Step] = (), default: Step | None = None, model: str = "scripted",
+                 on_request: Callable[[int], None] | None = None):
         self.script = deque(script)
         self.default = default
+        self.on_request = on_request
         self.model = model
         self.requests: list[dict] = []  # JSON bodies of the chat requests, in arrival order
         self.headers: list[dict] = []  # their headers (Authorization...)
@@ -111,6 +115,8 @@ def _handler(server: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
                 return self._send(404, _error_body(f"no route {self.path}", "invalid_request_error"))
             body = json.loads(raw or b"{}")
             step = server.next_step(body, dict(self.headers))
+            if server.on_request is not None:
+                server.on_request(len(server.requests))
             if isinstance(step, Hang):
                 server._closing.wait(step.seconds)
                 step = Error(504, "hung on purpose")

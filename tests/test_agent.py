@@ -120,8 +120,10 @@ def test_unsupported_op_stops_with_the_aten_ops_named(isolated_registry, monkeyp
 
 
 def test_killed_run_resumes_without_re_evaluating(llm_env, isolated_registry, tmp_path):
-    script = [fenced("wrong_no_mask.py"), fenced("good.py")]
-    with ScriptedLLM(script) as server:
+    # The kill lands anywhere after the first evaluation, perhaps between the second draft's reply
+    # and its checkpoint: then the resumed run asks for that draft again, so the server never runs
+    # dry (it repeats the good kernel) and the check allows that one repeated draft.
+    with ScriptedLLM([fenced("wrong_no_mask.py")], default=fenced("good.py")) as server:
         llm_env(server)
         cmd = [OPFORGE, "run", str(TINY), "--drafter", "llm", "--device", "cpu", "--trials", "2",
                "--candidates", "1", "--budget", "4"]
@@ -142,7 +144,45 @@ def test_killed_run_resumes_without_re_evaluating(llm_env, isolated_registry, tm
     assert summary["status"] == "done" and summary["best_candidate_id"] == kernels[-1].candidate_id
     assert len(first.evaluations) == 1  # the evaluation done before the kill was not repeated
     assert kernels[0].evaluation_id == before[kernels[0].candidate_id]
-    assert len(server.requests) == 2  # nor was the first draft requested again
+    assert_resumed_drafts(server.requests, len(kernels))
+
+
+def assert_resumed_drafts(requests: list[dict], candidates: int) -> None:
+    """What the README's resume promise allows of the drafts: the first (already evaluated) never
+    asked for again, and at most the one in flight at the kill asked for twice, with the same prompt."""
+    prompts = [r["messages"] for r in requests]
+    assert prompts.count(prompts[0]) == 1, "the evaluated first draft was requested again"
+    assert len(prompts) in (2, 3) and len(set(map(json.dumps, prompts[1:]))) == 1, prompts
+    assert candidates == 2, "a repeated draft became a candidate of its own"
+
+
+def test_run_killed_while_drafting_asks_for_that_draft_once_more(llm_env, isolated_registry):
+    """The kill lands deterministically inside the second draft's request (the race the test above
+    only sometimes hits): the resumed run repeats exactly that request and finishes."""
+    child: dict = {}
+
+    def kill_at_second(number: int) -> None:
+        if number == 2:
+            child["proc"].kill()
+
+    with ScriptedLLM([fenced("wrong_no_mask.py")], default=fenced("good.py"), on_request=kill_at_second) as server:
+        llm_env(server)
+        child["proc"] = subprocess.Popen(
+            [OPFORGE, "run", str(TINY), "--drafter", "llm", "--device", "cpu", "--trials", "2", "--candidates", "1",
+             "--budget", "4", "--json"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        out, _ = child["proc"].communicate(timeout=300)
+        assert child["proc"].returncode == -signal.SIGKILL, out
+        with Registry(isolated_registry) as reg:
+            (run,) = reg.list_runs()
+        resumed = subprocess.run([OPFORGE, "run", "--resume", run.run_key, "--json"], capture_output=True, text=True,
+                                 timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    with Registry(isolated_registry) as reg:
+        kernels = reg.run_candidates(run.run_key)
+        evaluations = [len(reg.get_candidate(k.candidate_id).evaluations) for k in kernels]
+    assert json.loads(resumed.stdout)["best_candidate_id"] == kernels[-1].candidate_id and evaluations == [1, 1]
+    assert len(server.requests) == 3
+    assert_resumed_drafts(server.requests, len(kernels))
 
 
 def _kill_after_first_evaluation(proc: subprocess.Popen, db: Path) -> str:
