@@ -146,17 +146,24 @@ def test_watch_shows_rounds_best_tokens_and_cancels(seeded, isolated_registry):
 def test_review_shows_source_verification_metrics_timings_and_conversation(seeded):
     at = no_exception(open_page("review", candidate=str(seeded["failed"])))
     assert "Candidate #%d" % seeded["failed"] in texts(at.markdown)
-    code = texts(at.code)
-    assert "TILE" in code and "-" in code  # the source and the diff against its parent
+    assert "TILE" in texts(el for el in at.code if el.language == "python")  # the source
+    (diff,) = [el.value.splitlines() for el in at.code if el.language == "diff"]  # against its parent
+    assert diff[:2] == [f"--- #{seeded['good']}", f"+++ #{seeded['failed']}"]
+    assert "-    cols = tl.arange(0, BLOCK)" in diff and "+    cols = tl.arange(0, TILE)" in diff
+    removed = [line[1:] for line in diff[2:] if line.startswith("-")]
+    parent = (ROOT / "opforge/knowledge/triton/softmax.py").read_text().splitlines()
+    assert removed == [line for line in parent if "BLOCK" in line]  # exactly the renamed lines changed
+    assert [line[1:] for line in diff[2:] if line.startswith("+")] == [line.replace("BLOCK", "TILE") for line in removed]
     assert "variant 2: max abs err" in texts(at.error)
     assert "softmax please" in texts(at.markdown) and "test-model" in texts(at.caption)  # the conversation
+    assert "No LLM conversation" not in texts(at.info)
     assert "No GPU timings yet" in texts(at.info)
 
 
 def test_review_plots_timings_where_they_exist(seeded):
     at = no_exception(open_page("review", candidate=str(seeded["good"])))
     assert "No GPU timings yet" not in texts(at.info)
-    assert "LLM conversation" in texts(at.info) or "No LLM conversation" in texts(at.info)
+    assert "No LLM conversation: this candidate was drafted offline" in texts(at.info)  # none behind it
     frames = [f.value for f in at.dataframe]
     assert any("series" in f.columns and set(f["series"]) == {"kernel", "PyTorch eager", "torch.compile"}
                for f in frames)
