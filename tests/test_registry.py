@@ -5,8 +5,6 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import sqlite3
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -277,21 +275,37 @@ def test_write_retries_past_a_lock_held_by_another_writer(
 ) -> None:
     # busy_timeout 0 makes SQLite fail at once, so the registry's own retry
     # loop (not SQLite's wait) is what gets the write through.
+    # The other writer lets go when the first retry is announced (not after a guessed delay, which
+    # a slow machine could outlast before the write even began): the write must have met the lock.
     monkeypatch.setattr(registry_db, "BUSY_TIMEOUT_S", 0.0)
     path = tmp_path / "locked.db"
     with Registry(path) as reg:
         blocker = hold_write_lock(path)
-        release = threading.Timer(0.4, blocker.execute, args=("ROLLBACK",))
-        release.start()
-        started = time.monotonic()
-        with caplog.at_level(logging.WARNING, logger="opforge.registry.db"):
-            spec = reg.record_spec("add", "ops/add.py", SPEC_SRC)
-        waited = time.monotonic() - started
-        release.join()
-        blocker.close()
+        release = ReleaseOnRetry(blocker)
+        logging.getLogger("opforge.registry.db").addHandler(release)
+        try:
+            with caplog.at_level(logging.WARNING, logger="opforge.registry.db"):
+                spec = reg.record_spec("add", "ops/add.py", SPEC_SRC)
+        finally:
+            logging.getLogger("opforge.registry.db").removeHandler(release)
+            blocker.close()
         assert reg.record_spec("add", "ops/add.py", SPEC_SRC) == spec
-    assert waited >= 0.3
+    assert release.retries == 1  # one retry, after which the lock was free
     assert "retrying" in caplog.text
+
+
+class ReleaseOnRetry(logging.Handler):
+    """Rolls the blocking writer's transaction back at the registry's first retry warning."""
+
+    def __init__(self, blocker: sqlite3.Connection) -> None:
+        super().__init__(logging.WARNING)
+        self.blocker, self.retries = blocker, 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "retrying" in record.getMessage():
+            self.retries += 1
+            if self.blocker.in_transaction:
+                self.blocker.execute("ROLLBACK")
 
 
 def test_write_gives_up_with_registry_error_when_lock_persists(
