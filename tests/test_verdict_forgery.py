@@ -32,6 +32,7 @@ CASES = [
     ("hostile_tolist", TINY, "below-dispatcher", "tolist", True),
     ("hostile_subclass", TINY, "output-type", "Deferred", True),
     ("hostile_thread_joined", TINY, "threads", "thread", True),
+    ("hostile_python_compute", TINY, "host-compute", "tensor elements into Python", False),
     # 4. numerics the given inputs hide
     ("hostile_softmax_no_max", TINY, "mismatch", "scaled x1000", False),
     ("hostile_ignores_strides", TINY, "mismatch", "transposed", False),

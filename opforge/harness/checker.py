@@ -174,6 +174,8 @@ class Session:
         report["launches"] = log.counts()
         report["compute"] = dict(guard.compute.most_common(5))
         report["downcasts"] = guard.downcasts[:3]
+        report["host_reads"] = guard.host_reads
+        report["input_elements"] = sum(x.numel() for x in case if isinstance(x, torch.Tensor))
         report["events"] = guards.ACCUSED.take_events()
         outs = flatten(out)
         report["output_types"] = [type(o).__name__ for o in outs if type(o) not in (torch.Tensor, int, float, bool)]

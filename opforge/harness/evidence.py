@@ -13,6 +13,10 @@ import torch
 from opforge.harness.compare import compare_outputs
 from opforge.harness.judge import ANTICHEAT, MAX_REASONS, STAGE_OF, Case, Material, fingerprint, unwritten
 
+# A kernel may read a few scalars (a length, a flag) into Python; reading a tenth of its inputs is
+# computing the op in Python. 16: a paged-attention launcher reading per-batch lengths stays under it.
+HOST_READS_FREE = 16
+
 EVENT_CODES = ("below-dispatcher", "threads", "subprocess")
 
 
@@ -37,6 +41,10 @@ def _forward(f: Findings, report: dict, noop: bool, label: str) -> None:
                "kernel launches are allowed")
     if report.get("downcasts"):
         f.fail(f"low-precision: forward casts {report['downcasts'][0]}")
+    reads = report.get("host_reads") or 0
+    if reads > HOST_READS_FREE and reads * 10 >= (report.get("input_elements") or 0):
+        f.fail(f"host-compute: forward read {reads} tensor elements into Python (item(), float(), int()) "
+               f"for {report.get('input_elements')} input elements; the op must be computed by kernels")
     _events(f, report)
     if report.get("output_types"):
         f.fail(f"output-type: {label}: forward returned {', '.join(report['output_types'][:3])}, "

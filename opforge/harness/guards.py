@@ -201,6 +201,7 @@ class ForwardGuard(TorchDispatchMode):
 
     compute: Counter = field(default_factory=Counter)
     downcasts: list[str] = field(default_factory=list)
+    host_reads: int = 0  # tensor elements the candidate read into Python (item(), float(), int(), bool())
 
     def __post_init__(self) -> None:
         super().__init__()
@@ -215,6 +216,8 @@ class ForwardGuard(TorchDispatchMode):
             fill_sentinel(out)
         elif name in ("_to_copy", "copy_"):
             self._check_cast(name, args, kwargs, out)
+        elif name == "_local_scalar_dense":
+            self.host_reads += 1
         elif name not in INIT_ALLOC and name not in LAYOUT:
             where = " inside a launch (grid or hook)" if ACCUSED.launch_frames else ""
             self.compute[f"aten.{name}{where}"] += 1

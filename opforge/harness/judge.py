@@ -26,7 +26,7 @@ from opforge.harness.spec import footprint as spec_footprint
 
 ANTICHEAT = ("constant-output", "torch-compute", "aliasing", "input-mutation", "cached-output",
              "partial-output", "low-precision", "patched", "threads", "subprocess", "no-launch",
-             "kernel-independent", "below-dispatcher", "global-state", "output-type")
+             "kernel-independent", "below-dispatcher", "global-state", "output-type", "host-compute")
 STAGE_OF = {"load-error": "load", "reference-error": "load", "init-error": "run", "runtime-error": "run",
             "oom": "run", "mismatch": "compare", "no-variants": "compare", **{c: "anticheat" for c in ANTICHEAT}}
 MAX_REASONS = 12
