@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 TORCH_SPEC ?= torch==2.13.0
 STAMP := $(VENV)/.opforge-setup
 
-.PHONY: setup sandboxes browser demo test kernels clean
+.PHONY: setup sandboxes browser demo test kernels mutation clean
 
 setup: $(STAMP)
 
@@ -35,6 +35,12 @@ test: setup sandboxes browser
 # Regenerate the committed kernels_generated/ from the suite (tests/test_export_suite.py checks it).
 kernels: setup sandboxes
 	$(BIN)/python scripts/export_suite.py
+
+# Break each guarantee of tests/guarantees.py in a copy of the repository; its tests must fail. The
+# table goes to benchmarks/results/mutation_check.txt (the last result, committed); exit 1 if one survived.
+mutation: setup sandboxes
+	$(BIN)/python scripts/mutation_check.py --jobs 2 > benchmarks/results/mutation_check.txt; \
+	status=$$?; cat benchmarks/results/mutation_check.txt; exit $$status
 
 clean:
 	rm -rf $(VENV) .opforge build *.egg-info

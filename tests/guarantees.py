@@ -1,0 +1,262 @@
+"""The guarantee map: every promise the README makes, the tests that prove it, and a mutation that
+removes the mechanism behind it. `scripts/mutation_check.py` applies each mutation to a copy of the
+repository and runs only that row's tests there: they must fail. tests/test_guarantees.py checks,
+without running mutations, that every mutation still applies and every test id exists."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Edit:
+    path: str  # relative to the repository root
+    old: str  # must occur exactly once in the file
+    new: str
+
+
+@dataclass(frozen=True)
+class Guarantee:
+    id: str
+    promise: str  # the README's promise, in a few words
+    tests: tuple[str, ...]  # pytest node ids, cheapest first
+    mutation: tuple[Edit, ...]
+
+    def __post_init__(self) -> None:
+        if not (self.tests and self.mutation):
+            raise ValueError(f"{self.id}: a guarantee needs at least one test and one edit")
+
+
+def apply_mutation(row: Guarantee, root: Path, write: bool = True) -> None:
+    """Apply (or with write=False only check) the row's edits under root; ValueError when an edit
+    no longer matches exactly once, so the map cannot rot silently."""
+    texts: dict[Path, str] = {}
+    for edit in row.mutation:
+        path = root / edit.path
+        text = texts.get(path) or path.read_text()
+        count = text.count(edit.old)
+        if count != 1:
+            raise ValueError(f"{row.id}: {edit.path}: the mutation's old text occurs {count} times, not once: "
+                             f"{edit.old.strip()[:80]!r}")
+        texts[path] = text.replace(edit.old, edit.new)
+    if write:
+        for path, text in texts.items():
+            path.write_text(text)
+
+
+def _g(id: str, promise: str, tests: str | tuple[str, ...], *edits: tuple[str, str, str]) -> Guarantee:
+    tests = (tests,) if isinstance(tests, str) else tests
+    return Guarantee(id, promise, tests, tuple(Edit(*e) for e in edits))
+
+
+AC = "tests/test_anticheat.py::test_cheat_is_rejected_with_its_reason"
+VF = "tests/test_verdict_forgery.py::test_cheat_is_rejected_by_its_mechanism"
+ADV = "tests/test_sandbox_adversarial.py::"
+STATIC_R = "opforge/harness/static_resolve.py"
+STATIC_C = "opforge/harness/static_checks.py"
+GUARDS = "opforge/harness/guards.py"
+CHECKER = "opforge/harness/checker.py"
+EVIDENCE = "opforge/harness/evidence.py"
+STRESS = "opforge/harness/stress.py"
+
+GUARANTEES: tuple[Guarantee, ...] = (
+    # -- static allow-list (judge's process) --
+    _g("static-getattr-likes", "getattr-likes (getattr, vars, attrgetter...) are rejected however named",
+       "tests/test_static.py::test_getattr_likes_are_rejected_however_referenced",
+       (STATIC_R, "    if _is_in(obj, objects(CALL_GADGETS)):\n", "    if False:\n")),
+    _g("static-modules-resolved", "imported names are resolved to their module (from torch import utils)",
+       "tests/test_static.py::test_names_imported_from_allowed_modules_are_resolved",
+       (STATIC_R, "    if isinstance(obj, types.ModuleType) and obj.__name__ not in ALLOWED_MODULES:\n",
+        "    if False:\n")),
+    _g("static-below-dispatcher", "below-the-dispatcher tensor methods (numpy, tolist, apply_) rejected",
+       "tests/test_static.py::test_below_the_dispatcher_tensor_access_is_rejected",
+       (STATIC_R, '    "numpy", "tolist", "apply_", "map_", "map2_", "storage",', '    "storage",')),
+    _g("static-attribute-store", "attribute stores only on a method's own self",
+       "tests/test_static.py::test_attribute_stores_only_on_a_methods_own_instance",
+       (STATIC_C, "        elif not self._is_own_attribute(node):\n", "        elif False:\n")),
+    _g("static-tl-dot-ieee", 'float32: tl.dot must pass input_precision="ieee" as a literal',
+       ("tests/test_static.py::test_tl_dot_precision_is_judged_however_tl_dot_is_named",
+        "tests/test_static.py::test_static_only_cheats_are_caught"),
+       (STATIC_C, '        elif not _is_const(precision, "ieee"):\n', "        elif False:\n"),
+       (STATIC_C, "        if precision is None:\n            self.add(", "        if False:\n            self.add(")),
+    # -- runtime guards (candidate's process, the sandboxed worker) --
+    _g("guard-torch-compute", "PyTorch compute in forward is rejected (dispatch-mode guard)",
+       f"{AC}[cheat_torch_compute-torch-compute-anticheat]",
+       (GUARDS, '            self.compute[f"aten.{name}{where}"] += 1\n', "            del where\n")),
+    _g("guard-inside-launch", "compute in a grid/autotune hook counts (frames below a launch)",
+       f"{VF}[hostile_grid_compute]",
+       (GUARDS, "        if ACCUSED.launch_frames and not ACCUSED.caused(sys._getframe(1)):\n",
+        "        if ACCUSED.launch_frames:\n"),
+       (GUARDS, "grid=_as_candidate(grid), warmup=False", "grid=grid, warmup=False")),
+    _g("guard-narrowing-casts", "narrowing casts (float32 -> float16) in forward are reported",
+       "tests/test_guards.py::test_forward_guard_reports_narrowing_casts_only",
+       (GUARDS, "        if src_bits and (dst_bits is None or dst_bits < src_bits):\n", "        if False:\n")),
+    _g("guard-below-dispatcher", "Tensor.tolist()/numpy() at run time is rejected (tripwire)",
+       f"{VF}[hostile_tolist]",
+       (GUARDS, '        if ACCUSED.caused(sys._getframe(1)):\n            ACCUSED.record(f"below-dispatcher',
+        '        if False:\n            ACCUSED.record(f"below-dispatcher')),
+    _g("guard-threads", "threads the candidate starts are refused and rejected, joined or not",
+       f"{VF}[hostile_thread_joined]",
+       (GUARDS, "            setattr(module, attr, _refuse_thread(getattr(module, attr)))\n",
+        "            pass\n")),
+    _g("guard-patched-modules", "replaced attributes of torch/Triton/harness modules are rejected",
+       (f"{VF}[hostile_patch_judge]", "tests/test_guards.py::test_module_snapshot_notices_patched_torch_functions"),
+       (GUARDS, "if after.get(k, (None,))[0] != v[0]]", "if False]")),
+    _g("guard-added-attributes", "attributes added to torch.Tensor and the watched modules are rejected",
+       "tests/test_guarantees.py::test_module_snapshot_notices_an_added_tensor_attribute",
+       (GUARDS, '        changed += [f"{path}.{k} (added)" for', '        changed += [] and [f"{path}.{k} (added)" for')),
+    _g("guard-default-dtype", "a changed default dtype is rejected (global-state)",
+       f"{VF}[hostile_default_dtype]",
+       (GUARDS, '        "default_dtype": str(torch.get_default_dtype()),\n', "")),
+    _g("guard-module-hooks", "global module forward hooks are rejected (global-state)",
+       f"{VF}[hostile_module_hook]",
+       (GUARDS, '        **{f"nn.modules.module.{k}": v for k, v in hooks.items()},\n', "")),
+    _g("guard-output-type", "outputs must be exact torch.Tensors (no deferred subclass)",
+       f"{VF}[hostile_subclass]",
+       (CHECKER, "        report[\"output_types\"] = [type(o).__name__ for o in outs if type(o) not in",
+        "        report[\"output_types\"] = [] and [type(o).__name__ for o in outs if type(o) not in")),
+    _g("guard-aliasing", "outputs aliasing inputs are rejected",
+       f"{AC}[cheat_alias_input-aliasing-anticheat]",
+       (CHECKER, "        if out_storages & guards.storages(inputs):\n", "        if False:\n")),
+    _g("guard-input-mutation", "undeclared input mutation is rejected",
+       f"{AC}[cheat_mutate_input-input-mutation-anticheat]",
+       (CHECKER, "and i not in mutates and not _equal_nan(after, before)]", "and False]")),
+    _g("guard-partial-output", "unwritten output elements are counted (sentinel NaN fill)",
+       f"{AC}[cheat_partial-partial-output-compare]",
+       (GUARDS, "            fill_sentinel(out)\n", "            pass\n")),
+    # -- the judge's evidence --
+    _g("judge-constant-output", "constant output where the reference varies is named",
+       f"{AC}[cheat_zeros-constant-output-compare]",
+       (EVIDENCE, "        if flat_out.numel() > 1 and _constant(flat_out) and not _constant(flat_ref):\n",
+        "        if False:\n")),
+    _g("judge-no-launch", "a forward that launches no Triton kernel is rejected",
+       f"{AC}[cheat_python_compute-no-launch-anticheat]",
+       (EVIDENCE, '    if not noop and not report.get("launches"):\n', "    if False:\n")),
+    _g("judge-kernel-independent", "output unchanged with every launch a no-op is rejected",
+       f"{AC}[cheat_kernel_independent-kernel-independent-anticheat]",
+       (EVIDENCE, "        if len(outs) == len(case.expected) and not any(\n", "        if False and not any(\n")),
+    _g("judge-replayed-results", "results replayed across calls (cached copies) are rejected",
+       f"{AC}[cheat_cache_copy-cached-output-compare]",
+       (EVIDENCE, "        got = fingerprint(outs)\n", "        return\n        got = fingerprint(outs)\n")),
+    _g("judge-perturbed-repeats", "repeated calls include perturbed inputs: memoising fails",
+       f"{VF}[hostile_memoize]",
+       (STRESS, '    """Float inputs changed everywhere but their first and last elements."""\n',
+        '    """Float inputs changed everywhere but their first and last elements."""\n    return None\n')),
+    _g("judge-answered-all-calls", "answering fewer calls than asked is a failure",
+       f"{VF}[hostile_forge_result]",
+       (EVIDENCE, "    if len(calls) < len(material.plan) and not any(", "    if False and not any(")),
+    _g("judge-no-variants", "a verdict that compared no variant is never correct",
+       "tests/test_verdict_forgery.py::test_no_compared_variant_is_never_correct",
+       (EVIDENCE, "    if ran and not f.compared_trials and not f.reasons:\n", "    if False:\n")),
+    # -- stress cases and comparison --
+    _g("stress-scaled", "inputs scaled by 1e-3 and 1e3 (softmax without max subtraction fails)",
+       f"{VF}[hostile_softmax_no_max]",
+       (STRESS, "    if not _floats(inputs):\n        return None\n    return [x * factor",
+        "    if True:\n        return None\n    return [x * factor")),
+    _g("stress-layouts", "transposed/sliced/channels_last layouts (a kernel ignoring strides fails)",
+       f"{VF}[hostile_ignores_strides]",
+       (STRESS, '    """(label, inputs) per non-contiguous layout that applies to at least one input."""\n',
+        '    """(label, inputs) per non-contiguous layout that applies to at least one input."""\n    return []\n')),
+    _g("stress-larger", "one hidden larger shape (a kernel for the first rows only fails)",
+       f"{VF}[hostile_first_rows]",
+       (STRESS, "    from opforge.harness.spec import MIN_SHRINKABLE\n",
+        "    return None\n    from opforge.harness.spec import MIN_SHRINKABLE\n")),
+    _g("compare-rms-atol", "atol scaled by the reference's RMS: zeros fail a wide softmax",
+       ("tests/test_guarantees.py::test_an_error_below_the_floor_answers_to_the_rms_scaled_atol",
+        "tests/test_compare.py::test_atol_scales_with_reference_magnitude_so_zeros_fail_a_wide_softmax"),
+       ("opforge/harness/compare.py", "    atol_eff = report.atol * max(scale, torch.finfo(torch.float32).tiny)\n",
+        "    atol_eff = report.atol * max(1.0, torch.finfo(torch.float32).tiny)\n")),
+    _g("compare-small-elements", "per-element relative bound above the RMS floor (tanh GELU fails)",
+       ("tests/test_compare.py::test_small_element_error_under_the_rms_atol_is_named",
+        "tests/test_compare.py::test_tanh_gelu_fails_where_the_rms_atol_hid_it"),
+       ("opforge/harness/compare.py", "        _compare_small_elements(report, ref, out, diff, ref64.abs(), scale)\n",
+        "        pass\n")),
+    _g("aot-tensor-core-precision", "float32 op: PTX with tf32/fp16 tensor cores fails (low-precision)",
+       "tests/test_aot_precision.py::test_tf32_dot_is_low_precision_in_a_float32_op",
+       ("opforge/harness/aot.py", "        if float32 and (reason := _low_precision(entry, instructions)):\n",
+        "        if False and (reason := _low_precision(entry, instructions)):\n")),
+    _g("pipeline-time-limit", "a hanging candidate is killed at the time limit (timeout)",
+       "tests/test_pipeline.py::test_hanging_candidate_is_killed_at_the_time_limit",
+       ("opforge/sandbox/process.py", "            _done, status, usage = os.wait4(pid, 0)\n            return True,",
+        "            _done, status, usage = os.wait4(pid, 0)\n            return False,")),
+    # -- sandbox isolation --
+    _g("jail-network", "jail: a new network namespace, nothing reachable, not even the host's loopback",
+       f"{ADV}test_network_is_unreachable_even_on_loopback[jail]",
+       ("opforge/sandbox/jail.py", '["bwrap", "--unshare-net", ', '["bwrap", ')),
+    _g("jail-read-only-mounts", "jail (bubblewrap): every exposed host path is bound read-only",
+       "tests/test_guarantees.py::test_a_jobs_mounts_are_read_only_even_where_the_host_lets_anyone_write[bwrap]",
+       ("opforge/sandbox/jail.py", '        argv += ["--ro-bind", path, path]\n', '        argv += ["--bind", path, path]\n')),
+    _g("jail-unshare-read-only-mounts", "jail (unshare fallback): every exposed host path is bound read-only",
+       "tests/test_guarantees.py::test_a_jobs_mounts_are_read_only_even_where_the_host_lets_anyone_write[unshare]",
+       ("opforge/sandbox/jail_unshare.py", """, f'mount -o remount,bind,ro "$R"{q(path)}']""", "]")),
+    _g("docker-network", "docker: no network at all (network_mode none)",
+       f"{ADV}test_network_is_unreachable_even_on_loopback[docker]",
+       ("opforge/sandbox/docker_runtime.py", 'network_mode="none", ', 'network_mode="host", ')),
+    _g("result-file-cap", "result.json is read only as a regular file within its cap",
+       f"{ADV}test_oversized_or_linked_result_is_refused_unread[jail-sparse]",
+       ("opforge/sandbox/base.py", "        if info.st_size > cap:\n", "        if False:\n"),
+       ("opforge/sandbox/base.py", "            data = fh.read(cap + 1)\n        return (data, \"\") if len(data) <= cap",
+        "            data = fh.read()\n        return (data, \"\") if True")),
+    _g("scrubbed-environment", "secrets in the environment never reach the candidate",
+       f"{ADV}test_secrets_in_environment_and_files_are_invisible[jail]",
+       ("opforge/sandbox/base.py", "    env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}\n",
+        "    env = dict(os.environ)\n")),
+    _g("explicit-runtime-no-fallback", "a runtime asked for by name that is unavailable is an error",
+       "tests/test_sandbox.py::test_explicit_docker_without_engine_fails_loudly_and_auto_falls_back",
+       ("opforge/sandbox/select.py", "    if reason := _why_not(name):\n", "    if (reason := _why_not(name)) and False:\n")),
+    # -- registry, promotion, export --
+    _g("promote-never-incorrect", "only a correct (numerics-checked) kernel is promotable",
+       "tests/test_registry.py::test_promote_needs_a_correct_evaluation",
+       ("opforge/registry/promoted.py", "    if not correct:\n        return", "    if False:\n        return")),
+    _g("promote-slower-needs-force", "timed slower than eager: not promoted without --force",
+       "tests/test_export.py::test_policy_refuses_a_timed_slowdown_and_auto_picks_the_fastest",
+       ("opforge/registry/promoted.py", "    if speedup_eager is not None and speedup_eager <= 1.0:\n",
+        "    if False:\n")),
+    _g("export-fallback-counted", "the library falls back to the reference, says why once and counts it",
+       "tests/test_export.py::test_export_renders_a_library_that_runs_its_kernel_and_is_byte_reproducible",
+       ("opforge/exporter/templates/runtime.py.j2", "    fallbacks[op] = fallbacks.get(op, 0) + 1\n", "")),
+    _g("export-no-fallback", "KERNELS_GENERATED_NO_FALLBACK=1 turns a fallback into FallbackForbidden",
+       "tests/test_guarantees.py::test_no_fallback_turns_a_fallback_into_fallback_forbidden",
+       ("opforge/exporter/templates/runtime.py.j2", "    if os.environ.get(NO_FALLBACK) == \"1\":\n",
+        "    if False:\n")),
+    # -- the agent loop, batch, LLM --
+    _g("resume-no-re-evaluation", "checkpointed after every node: a resume after SIGKILL evaluates nothing twice",
+       "tests/test_agent.py::test_killed_run_resumes_without_re_evaluating",
+       ("opforge/agents/run.py", 'stream_mode="updates", durability="sync")', 'stream_mode="updates", durability="exit")'),
+       ("opforge/agents/nodes/evaluate.py", "    if previous is not None and previous.hardware == ctx.hardware.fingerprint:\n",
+        "    if False:\n")),
+    _g("batch-skip-verified", "batch skips an op whose spec already has a verified kernel",
+       "tests/test_batch.py::test_ctrl_c_then_the_same_command_resumes_and_skips",
+       ("opforge/agents/batch/plan.py", "        if verified is not None:\n            return OpTask(",
+        "        if False:\n            return OpTask(")),
+    _g("llm-retry", "rate limits and 5xx are retried with backoff",
+       ("tests/test_llm_drafter.py::test_429_then_200_is_retried", "tests/test_llm_drafter.py::test_500_500_200_succeeds"),
+       ("opforge/agents/drafters/llm.py", "    return status in (408, 429) or status >= 500\n", "    return False\n")),
+    _g("llm-unusable-reply-fed-back", "an unusable reply is shown back in the next prompt, cut to size",
+       "tests/test_llm_drafter.py::test_a_reply_without_code_or_modelnew_is_shown_back_cut_to_size",
+       ("opforge/agents/prompts/render.py",
+        '        "rejected": _rejected(attempt.source, attempt.line) if unusable else None,\n',
+        '        "rejected": None,\n')),
+    _g("llm-feedback-verbatim", "each verdict's feedback goes verbatim into the next prompt",
+       "tests/test_llm_drafter.py::test_the_prompt_carries_spec_knowledge_and_every_feedback_verbatim",
+       ("opforge/agents/prompts/render.py", '        "feedback": attempt.feedback,', '        "feedback": "",')),
+    # -- CLI and options --
+    _g("exit-code-incorrect", "opforge verify exits 1 for an incorrect kernel",
+       "tests/test_cli.py::test_verify_json_contract_and_exit_1_for_a_cheat",
+       ("opforge/cli.py", '    return 0 if verdict["correct"] else 1\n', "    return 0\n")),
+    _g("exit-code-bad-input", "bad input is one line and exit 2, no traceback",
+       "tests/test_cli.py::test_bad_input_is_one_line_and_exit_2",
+       ("opforge/cli.py", '        print(f"opforge: error: {exc}", file=sys.stderr)\n        return 2\n',
+        "        raise\n")),
+    _g("option-trials-at-least-1", "trials must be an integer of at least 1 (one line, exit 2)",
+       ("tests/test_cli.py::test_run_refuses_zero_trials_with_one_line_and_records_nothing",),
+       ("opforge/harness/verify.py", "        if not _integer(self.trials) or self.trials < 1:\n", "        if False:\n")),
+    _g("option-unknown-drafter", "an unknown drafter name is one line naming the known ones",
+       "tests/test_cli.py::test_run_and_verify_refuse_unknown_names_with_one_line",
+       ("opforge/agents/drafters/select.py", "    if name is not None and name not in DRAFTERS:\n", "    if False:\n")),
+)
+
+
+def mapped_files() -> list[str]:
+    """The test files the map names, for collecting their node ids."""
+    return sorted({t.split("::", 1)[0] for row in GUARANTEES for t in row.tests})
