@@ -43,3 +43,38 @@ def test_gpu_timed_calls_are_checked(kernel):
     assert not v["correct"], v
     assert {r.split(":", 1)[0] for r in v["reasons"]} & {"no-launch", "cached-output", "mismatch"}, v["reasons"]
     assert v["timings"] is None
+
+
+def test_gpu_timings_are_consistent_and_the_compile_baseline_is_there_or_explained():
+    """What a GPU verdict promises about its numbers: a torch.compile median or the reason it is
+    missing, speedups that are the ratios of the medians, and medians of a plausible size (the
+    4096x16384 float32 softmax reads and writes 512 MiB: on any data-centre GPU between 1 us and 1 s)."""
+    v = verify(ROOT / "ops" / "softmax.py", ROOT / "opforge" / "knowledge" / "triton" / "softmax.py", VerifyOptions(seed=7))
+    assert v["correct"], v["reasons"]
+    t = v["timings"]
+    assert (t["compile_ms"] is not None) != bool(t["note"]), t  # exactly one: a median or why there is none
+    if t["compile_ms"] is not None:
+        assert t["compile_ms"] > 0 and t["speedup_compile"] == pytest.approx(t["compile_ms"] / t["kernel_ms"])
+    else:
+        assert t["note"].startswith("torch.compile baseline failed:") and t["speedup_compile"] is None
+    for key in ("kernel_ms", "eager_ms"):
+        assert 1e-3 < t[key] < 1e3, (key, t)
+    assert t["speedup_eager"] == pytest.approx(t["eager_ms"] / t["kernel_ms"])
+    assert t["method"]
+
+
+# Every cheat class of tests/test_verdict_forgery.py, on the device: the same mechanisms must reject
+# them where the kernels run for real (the TF32 one needs a matmul spec and is kept there).
+DEVICE_CHEATS = [c for c in __import__("test_verdict_forgery").CASES if c[0] != "hostile_tf32_constant"]
+
+
+@pytest.mark.parametrize("kernel, spec, code, text, skip_static", DEVICE_CHEATS, ids=[c[0] for c in DEVICE_CHEATS])
+def test_gpu_every_cheat_class_is_rejected_on_the_device(kernel, spec, code, text, skip_static):
+    v = verify(spec, KERNELS / f"{kernel}.py", VerifyOptions(seed=4321, trials=2, skip_static=skip_static))
+    assert v["device"] == "cuda", v["device"]
+    assert not v["correct"], v
+    assert v["timings"] is None  # a rejected kernel is never timed
+    codes = {r.split(":", 1)[0] for r in v["reasons"]}
+    # On the device the stress and timed-call checks may catch a numerics cheat before its CPU
+    # mechanism does; any anticheat or compare reason is a rejection for the right class.
+    assert code in codes or (code == "mismatch" and codes & {"mismatch", "no-launch", "cached-output"}), v["reasons"]
