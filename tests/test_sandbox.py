@@ -209,3 +209,16 @@ def test_mounts_left_by_a_killed_process_are_reaped(tmp_path, monkeypatch):
     assert mounts.mount_tmpfs(left, 1 << 20) is None and mounts.is_mount(left)
     mounts.reap_stale()
     assert not mounts.is_mount(left) and not left.exists()
+
+
+def test_the_docker_wipe_steps_around_read_only_binds_under_a_writable_place():
+    """A checkout or venv under /tmp is bound read-only on directories docker makes in the
+    container's /tmp: the wipe prunes each such bind and skips the directories above it, and only
+    those (a bind elsewhere changes nothing), so the container stays warm and nothing else is kept."""
+    script = docker_runtime.reset_script(["/tmp/co/opforge", "/tmp/co/.venv/lib/site-packages", "/usr/lib/x"])
+    for line in [ln for ln in script.splitlines() if ln.startswith(("find", "left"))]:
+        assert "\\( -path /tmp/co/.venv/lib/site-packages -o -path /tmp/co/opforge \\) -prune -o" in line, line
+        assert "! -path /tmp/co ! -path /tmp/co/.venv ! -path /tmp/co/.venv/lib" in line, line
+        assert "/usr/lib" not in line
+    plain = docker_runtime.reset_script(["/usr/lib/x", "/opt/venv"])
+    assert "-path" not in plain and "find /scratch /tmp /dev/shm /dev/mqueue -mindepth 1  -print" in plain

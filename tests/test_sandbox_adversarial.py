@@ -20,10 +20,12 @@ import tempfile
 import threading
 import tracemalloc
 import uuid
+from pathlib import Path
 
 import pytest
 
 import opforge.harness as harness
+from opforge.harness.worker import mounts as worker_mounts
 from conftest import KERNELS, TINY, require_runtime, write
 from opforge.harness.verify import VerifyOptions, prepare, verify, verify_source
 from opforge.harness import worker
@@ -465,7 +467,9 @@ report({'left': left, 'cwd': os.getcwd(), 'own': os.listdir('.'), 'harness': har
     assert {"/scratch", "/tmp", "/dev/shm"} <= set(planted) and "PID 1" not in planted, planted
     assert "/jobs" not in planted  # the jobs root is not the job's to write
     own = os.path.basename(seen["cwd"])
-    assert seen["left"] == {"/scratch": [own], "/tmp": [], "/dev/shm": []} and seen["own"] == [], seen
+    # a checkout or venv under /tmp is bound read-only on directories docker made in the container's /tmp
+    above = sorted({Path(p).parts[2] for p in worker_mounts() if Path(p).is_relative_to("/tmp")})
+    assert seen["left"] == {"/scratch": [own], "/tmp": above, "/dev/shm": []} and seen["own"] == [], seen
     assert seen["harness"] == harness.__file__ and same, seen  # the wipe held: the container was kept
 
 

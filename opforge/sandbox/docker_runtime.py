@@ -47,18 +47,38 @@ IN_OWN_SCRATCH = 'mkdir -m 700 "$0" && cd "$0" && exec "$@"'
 # After each job, as the job's uid: kill every process of it (kill -1 spares PID 1 and the caller;
 # loop until none is left), give back the write permission a job may have taken from its own
 # directories (a 0555 directory survives `rm -rf`), delete everything, and prove it: exit non-zero
-# when a file, an IPC object or a process is left, and the container is discarded.
-RESET = f"""
+# when a file, an IPC object or a process is left, and the container is discarded. {select} steps
+# around read-only binds that lie under a writable place (reset_script).
+RESET = """
 n=0
 while kill -9 -1 2>/dev/null; do
   n=$((n + 1)); [ $n -lt 100 ] || {{ echo "processes survive kill" >&2; exit 3; }}; sleep 0.02
 done
 ipcrm --all 2>/dev/null
-chmod -R u+rwX {WRITABLE} 2>/dev/null
-find {WRITABLE} -mindepth 1 -delete 2>/dev/null
-left=$(find {WRITABLE} -mindepth 1 2>/dev/null | head -5; tail -q -n +2 /proc/sysvipc/*)
+find {writable} -mindepth 1 {select} -exec chmod u+rwX {{}} + 2>/dev/null
+find {writable} -mindepth 1 -maxdepth 1 {select} -exec rm -rf {{}} + 2>/dev/null
+left=$(find {writable} -mindepth 1 {select} -print 2>/dev/null | head -5; tail -q -n +2 /proc/sysvipc/*)
 [ -z "$left" ] || {{ echo "left after the wipe: $left" >&2; exit 4; }}
 """
+
+
+def reset_script(read_only: list[str] | tuple[str, ...]) -> str:
+    """RESET for a container whose read-only binds are `read_only`. A bind under a writable place (a
+    checkout or venv under /tmp) sits on a mount point docker made in that tmpfs: the wipe prunes the
+    bind (never walked: it may be a whole site-packages) and leaves alone the directories docker made
+    above it (root's, 0755: the job cannot write in them); everything else is removed and checked."""
+    import shlex
+
+    roots = tuple(root + "/" for root in WRITABLE.split())
+    binds = sorted({os.path.normpath(p) for p in read_only if os.path.normpath(p).startswith(roots)})
+    above = sorted({str(d) for b in binds for d in Path(b).parents if str(d).startswith(roots)} - set(binds))
+    select = ""
+    if binds:
+        pruned = " -o ".join(f"-path {shlex.quote(b)}" for b in binds)
+        select = f"\\( {pruned} \\) -prune -o " + " ".join(f"! -path {shlex.quote(a)}" for a in above)
+    return RESET.format(writable=WRITABLE, select=select)
+
+
 # PID 1: reaps the orphans a job leaves (a zombie still counts against the pids limit), and is not
 # dumpable (PR_SET_DUMPABLE 0), so a job of the same uid cannot ptrace it or write its memory to
 # outlive the wipe; SIGINT ignored, the only signal Python would let a job stop it with.
@@ -148,6 +168,7 @@ class DockerSandbox:
         self.memory, self.pids, self.scratch = memory, pids, scratch
         self.cpus = cpus or float(os.cpu_count() or 1)
         self.container = None
+        self._read_only: list[str] = []  # the container's read-only binds (set by _spec)
         self.jobs_root: Path | None = None
         self.uncapped: str | None = None  # why job directories cannot be size-capped, if they cannot
         self.uid = sandbox_uid()
@@ -224,6 +245,7 @@ class DockerSandbox:
         exp = exposure(self.mounts)
         own_image = "OPFORGE_DOCKER_IMAGE" in os.environ
         volumes = {} if own_image else {p: {"bind": p, "mode": "ro"} for p in exp.read_only}
+        self._read_only = list(volumes)  # what the wipe must step around
         volumes[str(self.jobs_root)] = {"bind": JOBS, "mode": "rw" if self.uncapped else "rw,rslave"}
         gpu = [types.DeviceRequest(count=-1, capabilities=[["gpu"]])] if exp.devices else None
         return dict(
@@ -257,7 +279,7 @@ class DockerSandbox:
 
     def _wipe(self) -> bool:
         """Kill what the job left and empty every writable place (RESET); True when that held."""
-        code, output = self._run_as_job(["/bin/sh", "-c", RESET])
+        code, output = self._run_as_job(["/bin/sh", "-c", reset_script(self._read_only)])
         if code != 0:
             log.info("sandbox: discarding the warm container, its wipe failed (%s): %s", code, output.strip()[-300:])
         return code == 0
