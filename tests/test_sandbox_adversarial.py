@@ -483,7 +483,9 @@ def test_poisoned_warm_container_still_judges_the_next_candidates(tmp_path):
         wrong = verify_source(spec, hardware, (KERNELS / "wrong_no_mask.py").read_text(), options, sandbox=sb)
         good = verify_source(spec, hardware, GOOD, options, sandbox=sb)
         # still warm: it was wiped and checked after every job (else it would have been re-created)
-        left = sb._run_as_job(["find", "/scratch", "/tmp", "/dev/shm", "-mindepth", "1"]) if sb.container else (0, "")
+        # what the wipe leaves, seen as the wipe sees it: read-only binds under /tmp (a checkout there) are not the job's
+        probe = f"find /scratch /tmp /dev/shm -mindepth 1 {docker_runtime.wipe_select(sb._read_only)} -print"
+        left = sb._run_as_job(["/bin/sh", "-c", probe]) if sb.container else (0, "")
     finally:
         sb.close()
     assert not wrong["correct"], reasons(wrong)

@@ -63,20 +63,24 @@ left=$(find {writable} -mindepth 1 {select} -print 2>/dev/null | head -5; tail -
 
 
 def reset_script(read_only: list[str] | tuple[str, ...]) -> str:
-    """RESET for a container whose read-only binds are `read_only`. A bind under a writable place (a
-    checkout or venv under /tmp) sits on a mount point docker made in that tmpfs: the wipe prunes the
-    bind (never walked: it may be a whole site-packages) and leaves alone the directories docker made
-    above it (root's, 0755: the job cannot write in them); everything else is removed and checked."""
+    """RESET for a container whose read-only binds are `read_only` (see wipe_select)."""
+    return RESET.format(writable=WRITABLE, select=wipe_select(read_only))
+
+
+def wipe_select(read_only: list[str] | tuple[str, ...]) -> str:
+    """The find selection of what a wipe may touch. A bind under a writable place (a checkout or
+    venv under /tmp) sits on a mount point docker made in that tmpfs: the bind is pruned (never
+    walked: it may be a whole site-packages) and the directories docker made above it (root's,
+    0755: the job cannot write in them) are left alone; everything else is removed and checked."""
     import shlex
 
     roots = tuple(root + "/" for root in WRITABLE.split())
     binds = sorted({os.path.normpath(p) for p in read_only if os.path.normpath(p).startswith(roots)})
     above = sorted({str(d) for b in binds for d in Path(b).parents if str(d).startswith(roots)} - set(binds))
-    select = ""
-    if binds:
-        pruned = " -o ".join(f"-path {shlex.quote(b)}" for b in binds)
-        select = f"\\( {pruned} \\) -prune -o " + " ".join(f"! -path {shlex.quote(a)}" for a in above)
-    return RESET.format(writable=WRITABLE, select=select)
+    if not binds:
+        return ""
+    pruned = " -o ".join(f"-path {shlex.quote(b)}" for b in binds)
+    return f"\\( {pruned} \\) -prune -o " + " ".join(f"! -path {shlex.quote(a)}" for a in above)
 
 
 # PID 1: reaps the orphans a job leaves (a zombie still counts against the pids limit), and is not
