@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from opforge.harness import aot, guards
+from opforge.harness import guards
 
 MAX_ERRORS = 12
 
@@ -123,9 +123,13 @@ def build_job(job: dict) -> dict:
             model(*_clone(data["cases"][0]))
         except BaseException as exc:  # outputs are garbage with kernels skipped; the run job judges forward
             note = f"forward stopped after {len(log.launches)} launches: {describe(exc)}"
-    kernels, reasons, notes = aot.compile_launches(log.launches, job.get("arch", 90), float32=bool(job.get("float32")))
+    from opforge.harness.backends import plugin
+
+    began = time.perf_counter()
+    kernels, reasons, notes, skipped = plugin(job.get("backend", "triton")).build(log.launches, job)
     notes = ([note] if note else []) + notes
-    return {"kernels": kernels, "reasons": reasons, "launches": log.counts(), "note": "; ".join(notes) or None}
+    return {"kernels": kernels, "reasons": reasons, "launches": log.counts(), "note": "; ".join(notes) or None,
+            "skipped": skipped, "seconds": round(time.perf_counter() - began, 3)}
 
 
 def _equal_nan(a: torch.Tensor, b: torch.Tensor) -> bool:

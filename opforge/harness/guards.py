@@ -108,6 +108,7 @@ class LaunchLog:
         self.noop = noop
         self.launches: list[RecordedLaunch] = []
         self._saved = None
+        self._cuda: ModuleType | None = None
 
     def __enter__(self) -> "LaunchLog":
         self._saved = KernelInterface.__getitem__
@@ -128,13 +129,37 @@ class LaunchLog:
             return launch
 
         KernelInterface.__getitem__ = getitem
+        self._cuda = cuda_runtime()
+        if self._cuda is not None:
+            self._cuda.OBSERVERS.append(self)
         return self
 
     def __exit__(self, *exc) -> None:
         KernelInterface.__getitem__ = self._saved
+        if self._cuda is not None and self in self._cuda.OBSERVERS:
+            self._cuda.OBSERVERS.remove(self)
+
+    def cuda_launch(self, name: str, args: tuple, call: Any) -> Any:
+        """A CUDA launcher called through opforge.cuda (harness/backends/cuda/runtime.py): recorded
+        like a Triton launch; run (emulated or on the device) as a launch, not as the candidate's code."""
+        self.launches.append(RecordedLaunch(None, name, args, {}, None))
+        if self.noop:
+            return None
+        ACCUSED.launch_frames.append(sys._getframe())
+        try:
+            return call()
+        finally:
+            ACCUSED.launch_frames.pop()
 
     def counts(self) -> dict[str, int]:
         return dict(Counter(launch.name for launch in self.launches))
+
+
+def cuda_runtime() -> ModuleType | None:
+    """The CUDA launch helper's module (opforge.cuda), whose observers see every CUDA launcher call,
+    once a candidate has imported it; a launcher loaded later is not observed, so its launches go
+    unrecorded and count against the candidate (no kernel launched, its own compute)."""
+    return sys.modules.get("opforge.harness.backends.cuda.runtime")
 
 
 def _as_candidate(fn: Any) -> Any:

@@ -14,12 +14,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from opforge.harness import evidence, judge, worker
+from opforge.harness import evidence, judge, ladder, worker
 from opforge.harness.backends import BACKENDS, get_backend
+from opforge.harness.ladder import hardware_slug, stage
 from opforge.harness.errors import BackendUnavailable, CandidateError, OpforgeError
 from opforge.harness.hardware import Hardware, detect
 from opforge.harness.spec import OpSpec, load_spec
-from opforge.harness.static_checks import check_source
 from opforge.sandbox import Job, JobResult, Sandbox, get_sandbox
 from opforge.sandbox.select import RUNTIMES
 
@@ -115,53 +115,112 @@ def _verify_in(spec: OpSpec, hardware: Hardware, source: str, options: VerifyOpt
     started = time.perf_counter()
     seed = options.seed if options.seed is not None else secrets.randbelow(2**31 - 10_000)
     verdict = _base_verdict(spec, hardware, source, options, seed, sandbox.name)
-    static = check_source(source, float32_spec=spec.is_float32)
+    backend = get_backend(options.backend).plugin()
+    static = backend.static(source, float32_spec=spec.is_float32)
+    stages = verdict["stages"]
+    stages["static"] = stage("passed", "opforge-static", _opforge_version(), time.perf_counter() - started)
+    verdict.setdefault("warnings", []).extend(static.warnings)
     if options.skip_static:
-        verdict.setdefault("warnings", []).append(f"static checks skipped ({len(static.reasons)} findings)")
+        verdict["warnings"].append(f"static checks skipped ({len(static.reasons)} findings)")
+        static.skip = {}
     elif static.reasons:
-        stage = "load" if static.reasons[0].startswith("syntax-error") else "static"
-        return _finish(verdict, stage, static.reasons, started)
+        stages["static"] = stage("failed", "opforge-static", _opforge_version(), stages["static"]["seconds"],
+                                 static.reasons[0])
+        return _finish(verdict, "load" if static.reasons[0].startswith("syntax-error") else "static",
+                       static.reasons, started)
     try:
         material = judge.prepare(spec, seed, options.trials, hardware.device)
     except judge.ReferenceError_ as exc:
         return _finish(verdict, "load", [str(exc)], started)
-    payload = {"device": hardware.device, "arch": options.arch or hardware.arch, "float32": spec.is_float32}
-    # On a GPU one process builds and runs; on the CPU the interpreted run needs its own process.
-    modes = ["build", "run"] if hardware.device == "cpu" else ["verify"]
+    payload = {"device": hardware.device, "arch": options.arch or hardware.arch, "float32": spec.is_float32,
+               "backend": options.backend, **static.job}
+    modes = _modes(hardware, static.skip)
     files = {"candidate.py": _write_temp(source.encode(), ".py"), "inputs.pt": _write_temp(material.payload(), ".pt")}
-    outputs_cap = {"outputs.pt": material.output_cap()}
     results: dict = {"build": None, "run": None}
-    outputs = None
     try:
         for mode in modes:
             result = sandbox.run(Job({**payload, "mode": mode}, files, options.timeout_s,
-                                     outputs=outputs_cap if mode != "build" else {},
+                                     outputs={"outputs.pt": material.output_cap()} if mode != "build" else {},
                                      worker=worker.MODULE, mounts=worker.mounts()))
-            _add_usage(verdict, mode, result)
-            for warning in result.warnings:  # an isolation this runtime could not give the job
-                if warning not in verdict.setdefault("warnings", []):
-                    verdict["warnings"].append(warning)
-            if problem := _job_problem(result):
+            if problem := _record_job(verdict, mode, result):
                 # the build job runs forward once to record launches: a hang there is the forward's
-                stage = "build" if mode == "build" and result.cause != "timeout" else "run"
-                return _finish(verdict, stage, [problem], started)
+                stage_name = "build" if mode == "build" and result.cause != "timeout" else "run"
+                _stage_failed(stages, "compile" if stage_name == "build" else _numerics(hardware), problem)
+                return _finish(verdict, stage_name, [problem], started)
             results.update({k: v for k, v in result.payload.items() if k in results and isinstance(v, dict)})
-            if mode != "build":
-                outputs = _outputs(result)
+            results["outputs"] = _outputs(result) if mode != "build" else None
             if results["build"] and results["build"].get("reasons"):
                 break
     finally:
         for path in files.values():
             os.unlink(path)
-    build = results["build"] or {"kernels": [], "reasons": ["runtime-error: the build job returned no report"]}
-    verdict["build"] = {"target": f"sm_{payload['arch']}", "kernels": build.get("kernels", []), "note": build.get("note")}
-    if build.get("reasons"):
-        return _finish(verdict, "build", [str(r) for r in build["reasons"]], started)
-    run = _judge_run(spec, material, results["run"] or {}, outputs, hardware, options, started)
+    return _judge_jobs(verdict, spec, material, results, hardware, options, backend, static.skip, started)
+
+
+def _modes(hardware: Hardware, skip: dict) -> list[str]:
+    """The sandbox jobs to run: on a GPU one process builds and runs; on the CPU the interpreted run
+    needs its own process. A stage the backend cannot run here for this candidate has no job."""
+    if hardware.device != "cpu":
+        return [] if "compile" in skip and "cpu_run" in skip else ["verify"]
+    return [mode for mode, name in (("build", "compile"), ("run", "cpu_run")) if name not in skip]
+
+
+def _judge_jobs(verdict: dict, spec: OpSpec, material: judge.Material, results: dict, hardware: Hardware,
+                options: VerifyOptions, backend, skip: dict, started: float) -> dict:
+    stages = verdict["stages"]
+    build = results["build"]
+    if "compile" in skip:
+        stages["compile"] = skip["compile"]
+    else:
+        build = build or {"kernels": [], "reasons": ["runtime-error: the build job returned no report"]}
+        verdict["build"] = {"target": f"sm_{options.arch or hardware.arch}", "kernels": build.get("kernels", []),
+                            "note": build.get("note")}
+        stages["compile"] = _compile_stage(backend, build)
+        if build.get("reasons"):
+            return _finish(verdict, "build", [str(r) for r in build["reasons"]], started)
+    numerics = _numerics(hardware)
+    if numerics in skip:
+        stages[numerics] = skip[numerics]
+        return _finish(verdict, "build", [f"unverifiable: {skip[numerics]['reason']}"], started)
+    run = _judge_run(spec, material, results["run"] or {}, results.get("outputs"), hardware, options, started)
     verdict.update({k: run[k] for k in ("variants", "stress", "launches", "anticheat", "timings", "calls")})
+    tool = backend.cpu_runner() if numerics == "cpu_run" else None
+    seconds = (verdict.get("jobs", {}).get("run") or verdict.get("jobs", {}).get("verify") or {}).get("wall_s")
+    stages[numerics] = stage("failed" if run["reasons"] else "passed", tool.name if tool else hardware.name,
+                             tool.version if tool else None, seconds, run["reasons"][0] if run["reasons"] else None)
+    if not run["reasons"]:
+        verdict["verified_on"] = f"cpu:{tool.name}-{tool.version}" if tool else hardware_slug(hardware.name)
     if verdict["timings"] is None:
-        verdict["timings_note"] = _no_timings_reason(hardware, run)
+        verdict["timings_note"] = _no_timings_reason(hardware, run, tool)
+    else:
+        stages["profile"] = stage("passed", "triton.testing.do_bench", _version("triton"), None)
     return _finish(verdict, run["stage"], run["reasons"], started)
+
+
+def _numerics(hardware: Hardware) -> str:
+    return "cpu_run" if hardware.device == "cpu" else "device_run"
+
+
+def _compile_stage(backend, build: dict) -> dict:
+    if build.get("skipped"):
+        return build["skipped"]
+    tool = backend.compiler()
+    reasons = build.get("reasons") or []
+    return stage("failed" if reasons else "passed", tool.name, tool.version, build.get("seconds"),
+                 str(reasons[0]) if reasons else None)
+
+
+def _stage_failed(stages: dict, name: str, reason: str) -> None:
+    stages[name] = stage("failed", reason=reason)
+
+
+def _record_job(verdict: dict, mode: str, result: JobResult) -> str | None:
+    """Usage and warnings of one job into the verdict; the job's own failure as one line, if any."""
+    _add_usage(verdict, mode, result)
+    for warning in result.warnings:  # an isolation this runtime could not give the job
+        if warning not in verdict.setdefault("warnings", []):
+            verdict["warnings"].append(warning)
+    return _job_problem(result)
 
 
 def _outputs(result: JobResult) -> list | None:
@@ -210,10 +269,24 @@ def _base_verdict(spec: OpSpec, hw: Hardware, source: str, options: VerifyOption
         "sizes": {"declared": spec.sizes_declared, "used": spec.sizes_used},
         "seed": seed, "trials": options.trials, "variants": [], "stress": [], "calls": 0, "anticheat": {}, "launches": {},
         "build": None, "timings": None, "timings_note": None, "sandbox": runtime,
+        "level": None, "verified_on": None, "stages": {},
     }
     if runtime == "none":
         verdict["warnings"] = ["sandbox 'none': the candidate ran in a plain child process, not isolated"]
     return verdict
+
+
+def _version(dist: str) -> str | None:
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _opforge_version() -> str | None:
+    return _version("opforge")
 
 
 def _job_problem(result: JobResult) -> str | None:
@@ -228,16 +301,42 @@ def _job_problem(result: JobResult) -> str | None:
     return None
 
 
-def _no_timings_reason(hw: Hardware, payload: dict) -> str:
+def _no_timings_reason(hw: Hardware, payload: dict, tool=None) -> str:
     if hw.device == "cpu":
-        return "no GPU: timings are measured only on a GPU (this run used Triton's interpreter)"
+        used = f"{tool.name} {tool.version}" if tool else "the CPU"
+        return f"no GPU: timings are measured only on a GPU (this run used {used})"
     if payload.get("reasons"):
         return "not profiled: the candidate is incorrect"
     return "not profiled: profiling was turned off"
 
 
-def _finish(verdict: dict, stage: str, reasons: list[str], started: float) -> dict:
-    verdict.update(stage=stage, reasons=list(reasons), correct=not reasons)
+# The stages of a verdict in ladder order, and why one was not run when nothing else says.
+STAGE_ORDER = ("static", "compile", "cpu_run", "device_run", "profile")
+
+
+def _unreached(verdict: dict, name: str, reasons: list[str]) -> dict:
+    if name == "device_run" and verdict["device"] == "cpu":
+        return stage("skipped", reason="no GPU: this verification ran on the CPU")
+    if name == "cpu_run" and verdict["device"] != "cpu":
+        return stage("skipped", reason="the numerics ran on the device")
+    if name == "profile" and not reasons:
+        return stage("skipped", reason=verdict.get("timings_note") or "not profiled")
+    failed = next((n for n in STAGE_ORDER if verdict["stages"].get(n, {}).get("status") == "failed"), None)
+    return stage("skipped", reason=f"not reached: the {failed} stage failed" if failed
+                 else f"not reached: {reasons[0][:120]}" if reasons else "not reached")
+
+
+def _finish(verdict: dict, stage_name: str, reasons: list[str], started: float) -> dict:
+    stages = verdict["stages"]
+    numerics = ladder.numerics_passed(stages)
+    verdict.update(stage=stage_name, reasons=list(reasons), correct=not reasons and numerics)
+    if not reasons and verdict["timings"] is None and verdict["timings_note"] is None:
+        verdict["timings_note"] = "not profiled"
+    for name in STAGE_ORDER:
+        if name not in stages:
+            stages[name] = _unreached(verdict, name, reasons)
+    verdict["stages"] = {name: stages[name] for name in (*STAGE_ORDER, *sorted(set(stages) - set(STAGE_ORDER)))}
+    verdict["level"] = ladder.level_of(verdict["stages"])
     if not reasons and verdict["timings"] is None and verdict["timings_note"] is None:
         verdict["timings_note"] = "not profiled"
     verdict["elapsed_s"] = round(time.perf_counter() - started, 3)

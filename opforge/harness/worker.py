@@ -4,10 +4,10 @@ This is the only process that imports a candidate, and it holds neither the refe
 comparison (see harness/checker.py and harness/judge.py). It is started by a sandbox runtime
 (sandbox/) with a time limit, a scrubbed environment and a scratch directory; it writes what the
 candidate did as JSON to the path named in the job, and the outputs to `outputs.pt`. Only the
-standard library is imported before the job says whether Triton must run under its interpreter
-(TRITON_INTERPRET has to be set before Triton is imported).
+standard library and the backend table are imported before the job's backend plugin sets up the
+process (Triton's TRITON_INTERPRET has to be set before Triton is imported).
 
-Job fields: mode ("build" | "run" | "verify"), candidate_path, inputs_path, outputs_path, result_path,
+Job fields: mode ("build" | "run" | "verify"), backend (a harness.backends name), candidate_path, inputs_path, outputs_path, result_path,
 device ("cpu" | "cuda"), arch, float32. The sandbox knows none of this: the caller names the module
 (MODULE) and what it imports from (mounts()) in each sandbox.Job.
 """
@@ -43,13 +43,9 @@ def run_job(job: dict) -> dict:
     """mode "build": AOT-compile the launches; "run": the trials; "verify": both in one process,
     only where no interpreter is involved (Triton reads TRITON_INTERPRET when it is first imported,
     for its own library functions too, so a CPU run needs a process of its own)."""
-    interpret = job["mode"] == "run" and job.get("device", "cpu") == "cpu"
-    if interpret:
-        os.environ["TRITON_INTERPRET"] = "1"
-    else:
-        os.environ.pop("TRITON_INTERPRET", None)
-    # Triton 3.9 warns in every process that this is unset; keep its current default explicitly.
-    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    from opforge.harness.backends import plugin
+
+    plugin(job.get("backend", "triton")).prepare_worker(job["mode"], job.get("device", "cpu"))
     from opforge.harness import checker, guards
 
     guards.install_tripwires()

@@ -1,38 +1,43 @@
-"""Kernel backends register here through one small frozen dataclass.
+"""Kernel backends as plugins: one folder each (its static checks, build, CPU run, device run and
+profile behind harness/backends/base.py's BackendPlugin) and one row here.
 
-An explicitly requested backend that is unavailable fails loudly with the reason."""
+The table is light (no torch, no Triton): a worker process sets its environment from the plugin
+before those libraries are imported. An explicitly requested backend that is unavailable fails
+loudly with the reason."""
 from __future__ import annotations
 
-import importlib.util
+import importlib
 from dataclasses import dataclass
-from typing import Callable
 
+from opforge.harness.backends.base import BackendPlugin
 from opforge.harness.errors import BackendUnavailable
-
-
-def _triton_missing() -> str | None:
-    return None if importlib.util.find_spec("triton") else "the triton package is not installed"
-
-
-def _not_built(name: str) -> Callable[[], str | None]:
-    return lambda: f"the {name} backend has no verifier in this release (Triton is the supported backend)"
 
 
 @dataclass(frozen=True)
 class Backend:
     name: str
     language: str
-    unavailable: Callable[[], str | None]  # None when usable, else why not
+    module: str | None  # the plugin's module (exposes PLUGIN); None: no verifier in this release
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier() or self.name != self.name.lower():
             raise ValueError(f"backend name must be a lowercase identifier: {self.name!r}")
 
+    def plugin(self) -> BackendPlugin:
+        if self.module is None:
+            raise BackendUnavailable(f"backend '{self.name}' is unavailable: {self.unavailable()}")
+        return importlib.import_module(self.module).PLUGIN
+
+    def unavailable(self) -> str | None:
+        if self.module is None:
+            return f"the {self.name} backend has no verifier in this release"
+        return self.plugin().unavailable()
+
 
 BACKENDS = {b.name: b for b in (
-    Backend("triton", "python", _triton_missing),
-    Backend("cuda", "cuda", _not_built("cuda")),
-    Backend("ascendc", "ascendc", _not_built("ascendc")),
+    Backend("triton", "python", "opforge.harness.backends.triton"),
+    Backend("cuda", "cuda", "opforge.harness.backends.cuda"),
+    Backend("ascendc", "ascendc", None),
 )}
 
 
@@ -43,3 +48,7 @@ def get_backend(name: str) -> Backend:
     if reason := backend.unavailable():
         raise BackendUnavailable(f"backend '{name}' is unavailable: {reason}")
     return backend
+
+
+def plugin(name: str) -> BackendPlugin:
+    return get_backend(name).plugin()

@@ -1,0 +1,64 @@
+"""The interface every backend plugin provides: one folder under harness/backends/ and one row of
+BACKENDS (harness/backends/__init__.py) add a backend.
+
+A backend owns what differs between kernel languages: its static checks, which tools build and
+run its candidates (and why one cannot run here), the worker's process setup and the build step.
+Everything else — the sandbox, trials, variants, comparison, the anti-cheat guards, timing and
+recording — is shared and never copied per backend: a candidate's kernels all launch from
+`ModelNew.forward`, which the shared checker runs under the shared guards.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class StaticOutcome:
+    """What a backend's static checks found: reasons reject the candidate; `job` is extra data the
+    build and run jobs get (e.g. where each CUDA source starts in the file); `skip` names stages
+    that cannot run for this candidate here, with the stage record to put instead."""
+
+    reasons: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    job: dict = field(default_factory=dict)
+    skip: dict = field(default_factory=dict)  # stage name -> stage record (skipped/unsupported)
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    version: str | None
+
+
+class BackendPlugin:
+    """Override every method; each is small. Host-side methods run in the verifying process (they
+    never import the candidate); worker-side ones run in the sandboxed worker."""
+
+    name = ""
+    language = ""
+
+    def unavailable(self) -> str | None:
+        """None when this backend can be asked for here, else why not (one line)."""
+        raise NotImplementedError
+
+    # -- host side ----------------------------------------------------------------------------------
+    def static(self, source: str, *, float32_spec: bool) -> StaticOutcome:
+        raise NotImplementedError
+
+    def compiler(self) -> Tool:
+        """The vendor compiler the build stage uses."""
+        raise NotImplementedError
+
+    def cpu_runner(self) -> Tool:
+        """The interpreter or emulator that checks numerics on a CPU."""
+        raise NotImplementedError
+
+    # -- worker side ---------------------------------------------------------------------------------
+    def prepare_worker(self, mode: str, device: str) -> None:
+        """Process setup before torch or the backend's libraries are imported (environment)."""
+        raise NotImplementedError
+
+    def build(self, launches: list, job: dict) -> tuple[list[dict], list[str], list[str], dict | None]:
+        """Compile what one recorded forward launched: (per-kernel metrics, reasons, notes, and a
+        stage record when the build could not run here (skipped) or None)."""
+        raise NotImplementedError

@@ -1,0 +1,54 @@
+"""The Triton backend: Python files with @triton.jit kernels, checked by opforge's static rules,
+compiled ahead of time for a GPU target (harness/aot.py), run under Triton's interpreter on a CPU
+and natively on a GPU."""
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import os
+
+from opforge.harness.backends.base import BackendPlugin, StaticOutcome, Tool
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+class TritonPlugin(BackendPlugin):
+    name, language = "triton", "python"
+
+    def unavailable(self) -> str | None:
+        return None if importlib.util.find_spec("triton") else "the triton package is not installed"
+
+    def static(self, source: str, *, float32_spec: bool) -> StaticOutcome:
+        from opforge.harness.static_checks import check_source
+
+        return StaticOutcome(reasons=check_source(source, float32_spec=float32_spec).reasons)
+
+    def compiler(self) -> Tool:
+        return Tool("triton", _version("triton"))
+
+    def cpu_runner(self) -> Tool:
+        return Tool("triton-interpreter", _version("triton"))
+
+    def prepare_worker(self, mode: str, device: str) -> None:
+        # Triton reads TRITON_INTERPRET when it is first imported, for its own library functions
+        # too, so a CPU run needs a process of its own, set up before the import.
+        if mode == "run" and device == "cpu":
+            os.environ["TRITON_INTERPRET"] = "1"
+        else:
+            os.environ.pop("TRITON_INTERPRET", None)
+        # Triton 3.9 warns in every process that this is unset; keep its current default explicitly.
+        os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+
+    def build(self, launches: list, job: dict):
+        from opforge.harness import aot
+
+        kernels, reasons, notes = aot.compile_launches(launches, job.get("arch", 90), float32=bool(job.get("float32")))
+        return kernels, reasons, notes, None
+
+
+PLUGIN = TritonPlugin()
