@@ -40,7 +40,7 @@ CASES = [
     ("hostile_rms_no_eps", STRESS / "tiny_rms_norm.py", "mismatch", "stress case", False),
     ("hostile_gelu_tanh", STRESS / "tiny_gelu.py", "mismatch", "variant", False),
     # 5. gaming the benchmark (on a CPU: the repeated calls after the trials)
-    ("hostile_stops_launching", TINY, "no-launch", "launched no Triton kernel", False),
+    ("hostile_stops_launching", TINY, "no-launch", "launched no kernel", False),
     ("hostile_memoize", TINY, "cached-output", "earlier call", False),
     # 6. TF32 behind a named constant: the AOT build's PTX
     ("hostile_tf32_constant", MATMUL, "low-precision", "tf32", True),

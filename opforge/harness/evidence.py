@@ -50,7 +50,7 @@ def _forward(f: Findings, report: dict, noop: bool, label: str) -> None:
         f.fail(f"output-type: {label}: forward returned {', '.join(report['output_types'][:3])}, "
                "not plain torch.Tensor outputs")
     if not noop and not report.get("launches"):
-        f.fail(f"no-launch: {label}: forward launched no Triton kernel")
+        f.fail(f"no-launch: {label}: forward launched no kernel (Triton or CUDA)")
     if report.get("aliasing"):
         f.fail(f"aliasing: {report['aliasing']}")
     if report.get("mutated"):
@@ -201,7 +201,7 @@ def judge_bench(f: Findings, material: Material, bench: dict | None, kept: list,
     if not bench:
         return
     if bench.get("launches_min", 0) == 0:
-        f.fail("no-launch: a timed call launched no Triton kernel")
+        f.fail("no-launch: a timed call launched no kernel")
     for case_index, outs in zip(bench.get("kept", []), kept):
         case = material.cases[case_index]
         n_out = len(case.expected) - len(material.mutates)

@@ -1,0 +1,110 @@
+"""The CUDA C++ backend end to end through the sandboxed worker: static checks, a real nvcc cubin
+for sm_90 with ptxas statistics, numerics in opforge's CUDA emulator, the shared anti-cheat guards,
+and the ladder's honest answer when a step cannot run here (exit 3)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import KERNELS, ROOT, TINY
+from opforge.harness import ladder
+from opforge.harness.verify import VerifyOptions, verify
+
+SOFTMAX = ROOT / "ops" / "softmax.py"
+FAST = VerifyOptions(seed=7, trials=2, device="cpu", backend="cuda")
+
+
+@pytest.fixture(scope="module")
+def softmax_verdict():
+    return verify(SOFTMAX, KERNELS / "cuda_softmax.py", FAST)
+
+
+def line_of(path, needle: str) -> int:
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if needle in line)
+
+
+def test_suite_softmax_in_cuda_verifies_emulated_with_ptxas_stats(softmax_verdict):
+    from opforge.harness.backends.cuda.emulator import TOOL, VERSION
+
+    v = softmax_verdict
+    assert v["correct"], v["reasons"]
+    assert v["level"] == "emulated" and v["verified_on"] == f"cpu:{TOOL}-{VERSION}"
+    assert v["stages"]["compile"]["status"] == "passed" and v["stages"]["compile"]["tool"] == "nvcc"
+    assert v["stages"]["cpu_run"]["tool"] == TOOL and v["stages"]["device_run"]["status"] == "skipped"
+    kernel = next(k for k in v["build"]["kernels"] if "softmax_rows" in k["kernel"])
+    assert kernel["arch"] == "sm_90" and kernel["registers"] > 0 and kernel["barriers"] >= 1
+    assert kernel["shared_bytes"] >= 128  # the 32-float scratch
+    assert v["launches"] and all(name == "softmax_launch" for name in v["launches"])
+    assert all(var["passed"] for var in v["variants"]) and len(v["variants"]) >= 5
+
+
+def test_a_missing_syncthreads_fails_as_a_race():
+    v = verify(SOFTMAX, KERNELS / "cuda_race.py", FAST)
+    assert not v["correct"] and v["stages"]["cpu_run"]["status"] == "failed"
+    assert "race" in v["reasons"][0] and "schedule" in v["reasons"][0], v["reasons"]
+    assert ladder.exit_code(v) == 1
+
+
+def test_a_half_warp_full_mask_shuffle_fails_as_a_deadlock():
+    v = verify(SOFTMAX, KERNELS / "cuda_deadlock.py", FAST)
+    assert not v["correct"] and "deadlock" in v["reasons"][0], v["reasons"]
+    assert v["stages"]["cpu_run"]["status"] == "failed"
+
+
+def test_a_syntax_error_fails_the_build_with_nvccs_message_and_the_candidate_line():
+    path = KERNELS / "cuda_syntax_error.py"
+    v = verify(SOFTMAX, path, FAST)
+    assert v["stage"] == "build" and v["stages"]["compile"]["status"] == "failed", v["reasons"]
+    reason = v["reasons"][0]
+    assert "nvcc" in reason and "sum_of_row" in reason
+    assert f"line {line_of(path, 'sum_of_row')}" in reason, reason
+    assert v["level"] == "static" and ladder.exit_code(v) == 1
+
+
+def test_an_out_of_bounds_write_is_caught():
+    v = verify(SOFTMAX, KERNELS / "cuda_oob.py", FAST)
+    assert not v["correct"] and "out-of-bounds" in v["reasons"][0], v["reasons"]
+
+
+def test_inline_asm_cannot_be_emulated_so_the_verdict_is_compiled_and_exit_3(tmp_path):
+    v = verify(SOFTMAX, KERNELS / "cuda_asm.py", FAST)
+    assert not v["correct"] and v["level"] == "compiled", (v["reasons"], v["stages"])
+    assert v["stages"]["cpu_run"]["status"] == "unsupported" and "asm" in v["stages"]["cpu_run"]["reason"]
+    assert ladder.exit_code(v) == 3
+    cli = subprocess.run([sys.executable, "-m", "opforge", "verify", str(SOFTMAX), str(KERNELS / "cuda_asm.py"),
+                          "--backend", "cuda", "--device", "cpu", "--trials", "1", "--json",
+                          "--db", str(tmp_path / "r.db")], capture_output=True, text=True, timeout=600)
+    assert cli.returncode == 3, cli.stderr[-2000:]
+    assert json.loads(cli.stdout)["level"] == "compiled"
+
+
+def test_torch_compute_in_forward_is_rejected():
+    v = verify(SOFTMAX, KERNELS / "cuda_torch_compute.py", FAST)
+    assert not v["correct"] and any(r.startswith("torch-compute") for r in v["reasons"]), v["reasons"]
+
+
+def test_a_load_inline_candidate_on_a_cpu_build_of_torch_is_static_and_exit_3():
+    import torch
+
+    if torch.version.cuda is not None:
+        pytest.skip("this PyTorch is a CUDA build: load_inline can build here")
+    v = verify(SOFTMAX, KERNELS / "cuda_load_inline.py", FAST)
+    assert not v["correct"] and v["level"] == "static", (v["reasons"], v["stages"])
+    assert v["stages"]["compile"]["status"] == "skipped" and "CUDA build of PyTorch" in v["stages"]["compile"]["reason"]
+    assert ladder.exit_code(v) == 3
+
+
+def test_a_no_op_replay_of_the_launcher_is_caught(tmp_path):
+    """The launch helper reports to the shared LaunchLog: a forward whose output does not depend on
+    its launches (a cached result returned) fails like a Triton one."""
+    src = (KERNELS / "cuda_softmax.py").read_text().replace(
+        "        _lib.softmax_launch(x, y, x.numel() // cols, cols)\n        return y\n",
+        "        _lib.softmax_launch(x, y, x.numel() // cols, cols)\n"
+        "        if not hasattr(self, 'first'):\n            self.first = y\n        return self.first\n")
+    path = tmp_path / "cuda_cached.py"
+    path.write_text(src)
+    v = verify(TINY, path, FAST)
+    assert not v["correct"], v["reasons"]

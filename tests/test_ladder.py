@@ -1,0 +1,75 @@
+"""The verification ladder: levels, stage records and exit codes mean the same for every backend."""
+from __future__ import annotations
+
+import pytest
+
+from opforge.harness import ladder
+from opforge.harness.ladder import stage
+
+
+def stages(**status):
+    return {name: stage(s, reason=None if s == "passed" else "why") for name, s in status.items()}
+
+
+def test_level_is_the_highest_passed_rung_not_the_last_stage():
+    assert ladder.level_of(stages(static="passed", compile="passed", cpu_run="failed")) == "compiled"
+    assert ladder.level_of(stages(static="passed", compile="skipped", cpu_run="passed")) == "emulated"
+    assert ladder.level_of(stages(static="passed", compile="passed", cpu_run="skipped",
+                                  device_run="passed", profile="passed")) == "profiled"
+    assert ladder.level_of(stages(static="failed")) is None
+
+
+def test_a_skipped_or_unsupported_stage_never_counts_as_passed():
+    s = stages(static="passed", compile="passed", cpu_run="unsupported", device_run="skipped")
+    assert ladder.level_of(s) == "compiled" and not ladder.numerics_passed(s)
+    assert not ladder.promotable(ladder.level_of(s))
+
+
+@pytest.mark.parametrize("status,correct,expected", [
+    (dict(static="passed", compile="passed", cpu_run="passed"), True, 0),
+    (dict(static="passed", compile="passed", cpu_run="failed"), False, 1),
+    (dict(static="failed"), False, 1),
+    (dict(static="passed", compile="passed", cpu_run="unsupported", device_run="skipped"), False, 3),
+    (dict(static="passed", compile="skipped", cpu_run="skipped", device_run="skipped"), False, 3),
+])
+def test_exit_codes(status, correct, expected):
+    assert ladder.exit_code({"correct": correct, "stages": stages(**status)}) == expected
+
+
+def test_a_stage_that_did_not_pass_must_say_why():
+    with pytest.raises(ValueError, match="needs a reason"):
+        stage("skipped")
+    with pytest.raises(ValueError, match="unknown stage status"):
+        stage("maybe", reason="x")
+
+
+def test_order_and_promotable_levels():
+    assert [ladder.level_rank(lv) for lv in ladder.LEVELS] == sorted(ladder.level_rank(lv) for lv in ladder.LEVELS)
+    assert ladder.level_rank("frontend-compiled") < ladder.level_rank("compiled") < ladder.level_rank("emulated")
+    assert ladder.PROMOTABLE == ("emulated", "device", "profiled")
+    assert ladder.hardware_slug("NVIDIA H200") == "nvidia-h200"
+    assert ladder.hardware_slug("NVIDIA GeForce RTX 4090 (24 GB)") == "nvidia-geforce-rtx-4090-24-gb"
+
+
+def test_a_triton_verdict_on_the_cpu_is_emulated_by_the_interpreter():
+    from conftest import KERNELS, TINY
+    from opforge.harness.verify import VerifyOptions, verify
+
+    v = verify(TINY, KERNELS / "good.py", VerifyOptions(seed=7, trials=2, device="cpu"))
+    assert v["correct"] and v["level"] == "emulated", (v["reasons"], v["stages"])
+    assert v["verified_on"].startswith("cpu:triton-interpreter-")
+    assert list(v["stages"]) == ["static", "compile", "cpu_run", "device_run", "profile"]
+    assert v["stages"]["compile"]["status"] == "passed" and v["stages"]["compile"]["tool"] == "triton"
+    assert v["stages"]["device_run"]["status"] == "skipped" and "no GPU" in v["stages"]["device_run"]["reason"]
+    assert v["stages"]["profile"]["status"] == "skipped" and v["stages"]["profile"]["reason"]
+
+
+def test_a_failed_stage_leaves_the_later_ones_not_reached():
+    from conftest import KERNELS, TINY
+    from opforge.harness.verify import VerifyOptions, verify
+
+    v = verify(TINY, KERNELS / "interpreter_only.py", VerifyOptions(seed=7, trials=2, device="cpu"))
+    assert not v["correct"] and v["level"] == "static"
+    assert v["stages"]["compile"]["status"] == "failed" and "sm_90" in v["stages"]["compile"]["reason"]
+    assert v["stages"]["cpu_run"] == stage("skipped", reason="not reached: the compile stage failed")
+    assert ladder.exit_code(v) == 1
