@@ -2,7 +2,8 @@
 # GPU checks in one go, for a machine with an NVIDIA GPU: the GPU tests and a profile of the suite's
 # kernels against eager and torch.compile, written under $OUT (default artifacts/gpu):
 # gpu_tests.txt, suite_profile.txt + gpu_report.json (known-good kernels), expert_profile.txt +
-# gpu_expert_report.json (the offline expert's kernels), nvidia-smi.txt.
+# gpu_expert_report.json (the offline expert's kernels), cuda_backend.txt + gpu_cuda_report.json (the
+# CUDA kernels on the device and in the emulator, with their disagreements), nvidia-smi.txt.
 # Uses the machine's own Python when it already has a CUDA PyTorch and Triton (the workbench is then
 # installed into it without dependencies, offline); otherwise sets up .venv with TORCH_SPEC.
 set -uo pipefail
@@ -18,7 +19,7 @@ else
 fi
 $PY -c "import torch, triton; print(torch.__version__, triton.__version__, torch.cuda.get_device_name(0))" | tee "$OUT/versions.txt"
 # No Docker engine or bubblewrap on a bare GPU box: say so and run unisolated (known-good kernels only).
-$PY -c "from sandbox import get_sandbox; get_sandbox()" 2>/dev/null || export OPFORGE_SANDBOX=none
+$PY -c "from opforge.sandbox import get_sandbox; get_sandbox()" 2>/dev/null || export OPFORGE_SANDBOX=none
 echo "sandbox: ${OPFORGE_SANDBOX:-auto}" | tee -a "$OUT/versions.txt"
 export PYTHONUNBUFFERED=1
 timeout "${GPU_TESTS_TIMEOUT:-150}" $PY -m pytest tests/test_gpu.py -q -rs -p no:cacheprovider 2>&1 | tee "$OUT/gpu_tests.txt"
@@ -27,5 +28,9 @@ timeout "${PROFILE_TIMEOUT:-900}" $PY benchmarks/suite_profile.py --json "$OUT/g
 profile=${PIPESTATUS[0]}
 timeout "${PROFILE_TIMEOUT:-900}" $PY benchmarks/suite_profile.py --source expert --json "$OUT/gpu_expert_report.json" ${PROFILE_ARGS:-} 2>&1 | tee "$OUT/expert_profile.txt"
 expert=${PIPESTATUS[0]}
-echo "gpu tests exit $tests, suite profile exit $profile, expert profile exit $expert; reports in $OUT"
-exit $(( tests || profile ))
+# CUDA C++: the known-good CUDA kernels built with nvcc -shared, verified and timed on the device,
+# and verified again in the emulator: disagreements between the two are listed (cuda_backend.txt).
+timeout "${CUDA_TIMEOUT:-600}" $PY benchmarks/cuda_backend.py --compare-emulator --no-baseline --json "$OUT/gpu_cuda_report.json" 2>&1 | tee "$OUT/cuda_backend.txt"
+cuda=${PIPESTATUS[0]}
+echo "gpu tests exit $tests, suite profile exit $profile, expert profile exit $expert, cuda exit $cuda; reports in $OUT"
+exit $(( tests || profile || cuda ))

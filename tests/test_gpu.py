@@ -78,3 +78,21 @@ def test_gpu_every_cheat_class_is_rejected_on_the_device(kernel, spec, code, tex
     # On the device the stress and timed-call checks may catch a numerics cheat before its CPU
     # mechanism does; any anticheat or compare reason is a rejection for the right class.
     assert code in codes or (code == "mismatch" and codes & {"mismatch", "no-launch", "cached-output"}), v["reasons"]
+
+
+def test_gpu_cuda_softmax_runs_on_the_device_and_is_profiled():
+    """The CUDA candidate built with nvcc -shared, called on the current stream, timed like Triton."""
+    v = verify(ROOT / "ops" / "softmax.py", KERNELS / "cuda_softmax.py", VerifyOptions(seed=5, backend="cuda"))
+    assert v["correct"], v["reasons"]
+    assert v["level"] == "profiled" and v["verified_on"].startswith("nvidia-"), (v["level"], v["verified_on"])
+    assert v["stages"]["device_run"]["status"] == "passed" and v["stages"]["cpu_run"]["status"] == "skipped"
+    assert v["timings"]["kernel_ms"] > 0
+    assert any(k["arch"] == f"sm_{v['hardware'].rsplit('sm_', 1)[1]}" for k in v["build"]["kernels"])
+
+
+def test_gpu_cuda_race_is_judged_on_the_device_too():
+    """On a GPU the racy kernel may or may not show its race; either way a wrong answer is rejected
+    and the verdict comes from the device, not the emulator."""
+    v = verify(ROOT / "ops" / "softmax.py", KERNELS / "cuda_torch_compute.py", VerifyOptions(seed=5, backend="cuda"))
+    assert not v["correct"] and v["reasons"][0].startswith("torch-compute")
+    assert v["stages"]["device_run"]["status"] == "failed"

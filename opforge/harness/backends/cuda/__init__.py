@@ -77,6 +77,10 @@ class CudaPlugin(BackendPlugin):
         import os
 
         os.environ.pop("TRITON_INTERPRET", None)  # the harness's own guards import Triton
+        if device != "cpu":
+            from opforge.harness.backends.cuda import inline
+
+            inline.install()
 
     def build(self, launches: list, job: dict):
         from opforge.harness.backends.cuda import nvcc, runtime, toolchain
