@@ -47,7 +47,7 @@ class Flag:
 _VERIFY = {f.flag: f for f in (
     Flag("--backend", "verify", "backend", str, f"kernel backend: {', '.join(BACKENDS)}", "NAME"),
     Flag("--device", "verify", "device", str, f"{' or '.join(DEVICES)}: auto is the GPU when there is one, "
-         "cpu forces Triton's interpreter", "DEVICE"),
+         "cpu forces the CPU (Triton's interpreter, opforge's CUDA emulator)", "DEVICE"),
     Flag("--sandbox", "verify", "sandbox", str, f"isolation runtime: auto, {', '.join(RUNTIMES)} "
          "(default: $OPFORGE_SANDBOX, else auto: docker when an engine answers, else jail)", "RUNTIME"),
     Flag("--trials", "verify", "trials", int, "seeded trials per input variant", "N"),
