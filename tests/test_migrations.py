@@ -110,8 +110,9 @@ def test_upgrade_from_empty_creates_all_tables_at_head(tmp_path: Path) -> None:
 
 
 def test_head_is_the_reviews_revision() -> None:
-    # Tells whoever adds a revision to add an upgrade test from the one before it.
-    assert head_revision() == "0004_reviews"
+    # Tells whoever adds a revision to add an upgrade test from the one before it (0004 -> 0005:
+    # tests/test_registry_levels.py).
+    assert head_revision() == "0005_evaluation_levels"
 
 
 def test_migrated_schema_matches_models(tmp_path: Path) -> None:

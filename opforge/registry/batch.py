@@ -22,7 +22,7 @@ from opforge.registry import kernels, runs
 from opforge.registry.errors import RegistryError
 from opforge.registry.models import Candidate, Evaluation, LLMCall, Run, Spec, Version, utcnow
 from opforge.registry.rows import RunRow
-from opforge.registry.validation import check_verdict, finite_number, require_json, require_text
+from opforge.registry.validation import check_verdict, evaluation_columns, require_json, require_text
 
 T = TypeVar("T")
 Work = Callable[[Session], T]
@@ -193,11 +193,7 @@ def _import_candidate(s: Session, data: dict[str, Any], spec_id: int, run_id: in
         s.flush()
         cand_id = cand.id
     for ev in data.get("evaluations", []):
-        verdict, timings = ev["verdict"], ev["verdict"].get("timings")
         s.add(Evaluation(candidate_id=cand_id, hardware=ev["hardware"], hardware_info=ev["hardware_info"],
-                         correct=verdict["correct"], stage=verdict["stage"], reasons=list(verdict["reasons"]),
-                         verdict=verdict, timings=timings, created_at=_stamp(ev.get("created_at")),
-                         kernel_ms=finite_number((timings or {}).get("kernel_ms")),
-                         speedup_eager=finite_number((timings or {}).get("speedup_eager"))))
+                         created_at=_stamp(ev.get("created_at")), **evaluation_columns(ev["verdict"])))
     s.flush()
     return cand_id

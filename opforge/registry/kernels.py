@@ -42,7 +42,7 @@ def kernel_select() -> Select[Any]:
             Candidate.parent_id, Candidate.created_at, Evaluation.id, Evaluation.correct,
             Evaluation.stage, Evaluation.hardware, Evaluation.kernel_ms,
             Evaluation.speedup_eager, Evaluation.reasons, is_active.label("active"),
-            Candidate.run_id, Candidate.round,
+            Candidate.run_id, Candidate.round, Evaluation.level, Evaluation.verified_on,
         )
         .join(Spec, Spec.id == Candidate.spec_id)
         .outerjoin(Evaluation, Evaluation.id == latest_evaluation_id())
@@ -51,14 +51,14 @@ def kernel_select() -> Select[Any]:
 
 def kernel_row(r: Any) -> KernelRow:
     (cand_id, spec_id, op, backend, drafter, parent_id, created_at, ev_id, correct,
-     stage, hardware, kernel_ms, speedup, reasons, active, run_id, round_) = r
+     stage, hardware, kernel_ms, speedup, reasons, active, run_id, round_, level, verified_on) = r
     failed = correct is False
     return KernelRow(
         candidate_id=cand_id, spec_id=spec_id, op=op, backend=backend, drafter=drafter,
         parent_id=parent_id, created_at=created_at, evaluation_id=ev_id, correct=correct,
         stage=stage, hardware=hardware, kernel_ms=kernel_ms, speedup_eager=speedup,
         first_reason=reasons[0] if failed and reasons else None, active=bool(active),
-        run_id=run_id, round=round_,
+        run_id=run_id, round=round_, level=level, verified_on=verified_on,
     )
 
 
@@ -99,7 +99,8 @@ def promote(s: Session, candidate_id: int, note: str | None, force: bool = False
 
 def _promotable_evaluation(s: Session, candidate_id: int, force: bool) -> Evaluation:
     """The newest of the candidate's latest-per-hardware evaluations that the policy accepts
-    (`force` waives the speed rule); RegistryError with the policy's reason if there is none."""
+    (`force` waives the speed rule, never correctness or the level); RegistryError with the
+    policy's reason if there is none."""
     evals = s.scalars(select(Evaluation).where(Evaluation.candidate_id == candidate_id)
                       .order_by(Evaluation.id.desc())).all()
     latest: dict[str, Evaluation] = {}
@@ -107,11 +108,13 @@ def _promotable_evaluation(s: Session, candidate_id: int, force: bool) -> Evalua
         latest.setdefault(ev.hardware, ev)
     reasons = []
     for ev in latest.values():  # newest first
-        reason = why_not_promotable(ev.correct, None if force else ev.speedup_eager)
+        reason = why_not_promotable(ev.correct, None if force else ev.speedup_eager, ev.level)
         if reason is None:
             return ev
         reasons.append(f"on {ev.hardware}: {reason}")
     if not latest:
         raise RegistryError(f"candidate {candidate_id} is not promotable: it has no evaluation")
-    hint = "" if force or not any(ev.correct for ev in latest.values()) else " (--force waives the speed rule)"
+    # The hint only where --force would change the answer: the speed rule is all that refused.
+    waivable = any(why_not_promotable(ev.correct, None, ev.level) is None for ev in latest.values())
+    hint = " (--force waives the speed rule)" if waivable and not force else ""
     raise RegistryError(f"candidate {candidate_id} is not promotable: {'; '.join(reasons)}{hint}")

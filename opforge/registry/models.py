@@ -137,6 +137,10 @@ class Evaluation(Base):
     # Copied out of `timings` so listings can sort and filter without JSON parsing.
     kernel_ms: Mapped[float | None] = mapped_column(Float)
     speedup_eager: Mapped[float | None] = mapped_column(Float)
+    # Copied out of the verdict: the highest rung of the verification ladder it reached and
+    # where its numerics ran. NULL for a verdict from before the ladder that told too little.
+    level: Mapped[str | None] = mapped_column(String(50))
+    verified_on: Mapped[str | None] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 

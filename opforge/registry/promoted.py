@@ -1,9 +1,13 @@
 """The promotion policy and the promoted kernels as the exporter reads them.
 
-Policy: a candidate is promotable when its latest evaluation on the key's hardware is correct and,
-where that evaluation was timed, the kernel beat PyTorch eager there. `opforge promote` applies it
-(`--force` overrides), the agent loop applies it to a run's best, and `opforge promote --auto`
-picks the best promotable candidate of every (op, backend, hardware) that has one.
+Policy: a candidate is promotable when its latest evaluation on the key's hardware is correct, its
+numerics were checked (its ladder level is one of harness.ladder.PROMOTABLE: emulated, device,
+profiled) and, where that evaluation was timed, the kernel beat PyTorch eager there. An evaluation
+with no level was recorded before the ladder, when `correct` always meant the numerics ran (the
+harness had no other way to be correct), so it counts by `correct` alone. `opforge promote`
+applies the policy (`--force` waives the speed rule only), the agent loop applies it to a run's
+best, and `opforge promote --auto` picks the best promotable candidate of every (op, backend,
+hardware) that has one.
 """
 
 from __future__ import annotations
@@ -14,14 +18,18 @@ from typing import Any
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
+from opforge.harness.ladder import PROMOTABLE
 from opforge.registry.models import Candidate, Evaluation, Spec, Version
 from opforge.registry.rows import EvaluationRow, VersionRow
 
 
-def why_not_promotable(correct: bool | None, speedup_eager: float | None) -> str | None:
-    """None when promotable, else the reason in a few words."""
+def why_not_promotable(correct: bool | None, speedup_eager: float | None, level: str | None = None) -> str | None:
+    """None when promotable, else the reason in a few words (naming the level where it has one)."""
+    rule = f"only {', '.join(PROMOTABLE[:-1])} or {PROMOTABLE[-1]} is promotable"
     if not correct:
-        return "its latest evaluation is not correct"
+        return "its latest evaluation is not correct" + (f" (level {level}; {rule})" if level else "")
+    if level is not None and level not in PROMOTABLE:
+        return f"its latest evaluation reached only level {level} ({rule})"
     if speedup_eager is not None and speedup_eager <= 1.0:
         return f"it was timed at {speedup_eager:.2f}x PyTorch eager (needs > 1x)"
     return None
@@ -54,7 +62,7 @@ def best_promotable(s: Session, op: str | None) -> list[int]:
     timed, else the newest correct one. Keys whose active version is already it are left out."""
     best: dict[tuple[str, str, str], tuple[tuple, int]] = {}
     for cand, ev, name in latest_evaluations(s, op):
-        if why_not_promotable(ev.correct, ev.speedup_eager) is not None:
+        if why_not_promotable(ev.correct, ev.speedup_eager, ev.level) is not None:
             continue
         rank = (ev.speedup_eager is not None, ev.speedup_eager or 0.0, cand.id)
         key = (name, cand.backend, ev.hardware)

@@ -29,6 +29,8 @@ class EvaluationRow:
     kernel_ms: float | None
     speedup_eager: float | None
     created_at: datetime
+    level: str | None = None  # the ladder's rung (harness.ladder.LEVELS); None: a verdict from before it
+    verified_on: str | None = None  # where its numerics ran: "cpu:triton-interpreter-3.5.0", "nvidia-h200"
 
     @classmethod
     def from_orm(cls, ev: Evaluation) -> EvaluationRow:
@@ -45,6 +47,8 @@ class EvaluationRow:
             kernel_ms=ev.kernel_ms,
             speedup_eager=ev.speedup_eager,
             created_at=ev.created_at,
+            level=ev.level,
+            verified_on=ev.verified_on,
         )
 
 
@@ -69,6 +73,8 @@ class KernelRow:
     active: bool
     run_id: int | None = None  # the run that first drafted it, and in which round
     round: int | None = None
+    level: str | None = None  # the latest evaluation's rung of the verification ladder
+    verified_on: str | None = None
 
 
 @dataclass(frozen=True)

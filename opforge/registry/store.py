@@ -25,7 +25,7 @@ from opforge.registry.models import Candidate, Evaluation, Run, Spec, Version
 from opforge.registry.rows import CandidateDetail, EvaluationRow, KernelRow, OpSummary, ReviewRow, RunRow, VersionRow
 from opforge.registry.validation import (
     check_verdict,
-    finite_number,
+    evaluation_columns,
     require_count,
     require_json,
     require_row,
@@ -187,24 +187,12 @@ class Registry:
         if not isinstance(hardware_info, dict):
             raise RegistryError(f"hardware_info must be a dict, got {type(hardware_info).__name__}")
         require_json("hardware_info", hardware_info)
-        check_verdict(verdict)
-        timings = verdict.get("timings")
+        columns = evaluation_columns(check_verdict(verdict))
 
         def work(s: Session) -> int:
             if s.get(Candidate, candidate_id) is None:
                 raise RegistryError(f"candidate {candidate_id} does not exist")
-            ev = Evaluation(
-                candidate_id=candidate_id,
-                hardware=hardware,
-                hardware_info=hardware_info,
-                correct=verdict["correct"],
-                stage=verdict["stage"],
-                reasons=list(verdict["reasons"]),
-                verdict=verdict,
-                timings=timings,
-                kernel_ms=finite_number((timings or {}).get("kernel_ms")),
-                speedup_eager=finite_number((timings or {}).get("speedup_eager")),
-            )
+            ev = Evaluation(candidate_id=candidate_id, hardware=hardware, hardware_info=hardware_info, **columns)
             s.add(ev)
             s.flush()
             return ev.id
@@ -254,10 +242,10 @@ class Registry:
         """Make the candidate the active version of (op, backend, hardware).
 
         The policy (registry.promoted) applies to the candidate's latest evaluation on each
-        hardware: the newest one that is correct and, where timed, faster than eager (`force`
-        waives the speed rule only) gives the key's hardware. Promoting the candidate that is already active
-        returns its version unchanged; promoting an older one again adds a new number (a
-        rollback is a new version, so history stays append-only).
+        hardware: the newest one that is correct, at a promotable level and, where timed, faster
+        than eager (`force` waives the speed rule only) gives the key's hardware. Promoting the
+        candidate that is already active returns its version unchanged; promoting an older one
+        again adds a new number (a rollback is a new version, so history stays append-only).
         """
         if note is not None and not isinstance(note, str):
             raise RegistryError(f"note must be a string or None, got {type(note).__name__}")

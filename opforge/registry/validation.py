@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from opforge.harness.ladder import LEVELS
 from opforge.registry.errors import RegistryError
 from opforge.registry.models import Base
 
@@ -75,8 +76,31 @@ def check_verdict(verdict: object) -> dict[str, Any]:
     timings = verdict.get("timings")
     if timings is not None and not isinstance(timings, dict):
         raise RegistryError(f"verdict['timings'] must be a dict or None, got {type(timings).__name__}")
+    verdict_level(verdict)
     require_json("verdict", verdict)
     return verdict
+
+
+def verdict_level(verdict: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The verdict's (level, verified_on); (None, None) for a verdict from before the ladder."""
+    level, verified_on = verdict.get("level"), verdict.get("verified_on")
+    if level is not None and level not in LEVELS:
+        raise RegistryError(f"verdict['level'] must be one of {', '.join(LEVELS)} or None, got {level!r}")
+    if verified_on is not None and (not isinstance(verified_on, str) or not verified_on.strip()):
+        raise RegistryError(f"verdict['verified_on'] must be a non-empty string or None, got {verified_on!r}")
+    return level, verified_on
+
+
+def evaluation_columns(verdict: dict[str, Any]) -> dict[str, Any]:
+    """An Evaluation's columns copied out of a checked verdict (the verdict itself included)."""
+    timings = verdict.get("timings")
+    level, verified_on = verdict_level(verdict)
+    return {
+        "correct": verdict["correct"], "stage": verdict["stage"], "reasons": list(verdict["reasons"]),
+        "verdict": verdict, "timings": timings, "level": level, "verified_on": verified_on,
+        "kernel_ms": finite_number((timings or {}).get("kernel_ms")),
+        "speedup_eager": finite_number((timings or {}).get("speedup_eager")),
+    }
 
 
 def require_count(field: str, value: object, minimum: int = 0) -> int:
