@@ -224,3 +224,24 @@ def test_watch_offers_resume_when_the_run_process_is_gone(seeded, isolated_regis
     at = no_exception(open_page("watch", run=seeded["run"]))
     assert {m.label: m.value for m in at.metric}["Status"] == "process gone — resume it"
     assert at.button(key="resume") and not [b for b in at.button if b.key == "cancel"]
+
+
+def test_review_shows_each_candidates_level_badge_and_ladder_stages(seeded, isolated_registry):
+    # `seeded` holds verdicts from before the ladder (no level): they show "—"; a new one shows its pill.
+    laddered = copy.deepcopy(VERDICT) | {"level": "emulated", "verified_on": "cpu:triton-interpreter-3.5.0", "stages": {
+        "static": {"status": "passed", "tool": "opforge-static", "version": "1", "seconds": 0.01, "reason": None},
+        "cpu_run": {"status": "passed", "tool": "triton-interpreter", "version": "3.5.0", "seconds": 2.5, "reason": None},
+        "device_run": {"status": "skipped", "tool": None, "version": None, "seconds": None, "reason": "no GPU here"}}}
+    with Registry(isolated_registry) as reg:
+        reg.record_evaluation(seeded["good"], CPU, {}, laddered)
+    at = no_exception(open_page("review", candidate=str(seeded["good"])))
+    badges = [m.value for m in at.markdown if "-badge[" in str(m.value)]
+    assert ":blue-badge[emulated · cpu:triton-interpreter-3.5.0]" in badges, badges
+    assert ":gray-badge[level —]" in badges  # the GPU evaluation, recorded before the ladder
+    frames = [f.value for f in at.dataframe]
+    (candidates,) = [f for f in frames if "drafter" in f.columns]
+    assert dict(zip(candidates["id"], candidates["level"])) == {
+        seeded["good"]: "emulated · cpu:triton-interpreter-3.5.0", seeded["failed"]: "—"}
+    (stages,) = [f for f in frames if "stage" in f.columns and "status" in f.columns]
+    assert list(stages["stage"]) == ["static", "cpu_run", "device_run"]
+    assert list(stages["reason"])[-1] == "no GPU here"

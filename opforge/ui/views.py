@@ -8,6 +8,12 @@ from datetime import datetime, timezone
 from typing import Any
 
 from opforge.registry import KernelRow, RunRow
+from opforge.registry.levels import level_label, stage_rows
+
+# The badge colour of each rung: grey for checks of the source only, orange for compiled, blue for
+# numerics on a CPU, green for numerics on the device, violet for timed there.
+LEVEL_COLORS = {"static": "gray", "frontend-compiled": "orange", "compiled": "orange", "emulated": "blue",
+                "device": "green", "profiled": "violet"}
 
 
 def verdict_label(correct: bool | None, stage: str | None) -> str:
@@ -16,9 +22,20 @@ def verdict_label(correct: bool | None, stage: str | None) -> str:
     return "✅ correct" if correct else f"❌ failed at {stage}"
 
 
+def level_badge(level: str | None, verified_on: str | None) -> tuple[str, str]:
+    """(label, colour) of the pill shown next to a candidate: `emulated · cpu:triton-interpreter-3.5.0`."""
+    return level_label(level, verified_on), LEVEL_COLORS.get(level or "", "gray")
+
+
+def stage_table(verdict: dict) -> list[dict[str, Any]]:
+    """The verdict's ladder stages (none for a verdict from before the ladder)."""
+    return [{"stage": r.name, "status": r.status, "tool": r.tool or "", "version": r.version or "",
+             "seconds": r.seconds, "reason": r.reason or ""} for r in stage_rows(verdict)]
+
+
 def kernel_table(rows: list[KernelRow]) -> list[dict[str, Any]]:
     return [{"id": r.candidate_id, "round": r.round, "drafter": r.drafter, "verdict": verdict_label(r.correct, r.stage),
-             "reason": r.first_reason or "", "hardware": r.hardware or "", "ms": r.kernel_ms,
+             "level": level_label(r.level, r.verified_on), "reason": r.first_reason or "", "hardware": r.hardware or "", "ms": r.kernel_ms,
              "speedup": r.speedup_eager, "active": "★" if r.active else "", "created": r.created_at}
             for r in rows]
 

@@ -7,6 +7,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from rich.table import Table
 
 from opforge.agents.batch.report import BatchReport
+from opforge.registry.levels import level_label
 
 MARKS = {"verified": "[green]✓ verified[/]", "skipped": "[cyan]= skipped[/]", "failed": "[red]✗ failed[/]",
          "error": "[red]✗ error[/]", "timeout": "[red]✗ timeout[/]"}
@@ -54,7 +55,7 @@ class BatchProgress:
 
 
 def report_table(report: BatchReport) -> Table:
-    table = Table("op", "status", "best", "correct", "speedup", "time s", "tokens", "note",
+    table = Table("op", "status", "best", "correct", "level", "speedup", "time s", "tokens", "note",
                   title=f"batch on {report.hardware} ({report.executor}, {report.jobs} job(s), {report.wall_s:.1f} s)")
     for row in report.rows:
         best = "—"
@@ -62,7 +63,8 @@ def report_table(report: BatchReport) -> Table:
             best = f"#{row['best_candidate_id']}" + (f" v{row['version']}" if row["version"] else "")
         correct = "—" if row["correct"] is None else ("[green]yes[/]" if row["correct"] else "[red]no[/]")
         speedup = f"{row['speedup_eager']:.2f}x" if row["speedup_eager"] else "—"
-        table.add_row(row["op"], MARKS.get(row["status"], row["status"]), best, correct, speedup,
+        table.add_row(row["op"], MARKS.get(row["status"], row["status"]), best, correct,
+                      level_label(row.get("level")), speedup,
                       f"{row['time_s']:.1f}" if row["time_s"] is not None else "—", str(row["tokens"] or 0),
                       (row["error"] or row["stop_reason"] or "")[:60])
     return table

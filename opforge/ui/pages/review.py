@@ -1,6 +1,6 @@
 """Review an op: every version and candidate; a candidate's source, a diff against any other, its
-verification table, compile metrics, timings against input size, the LLM conversation that
-produced it; approve, reject with a comment, promote."""
+level badge, verification table and ladder stages, compile metrics, timings against input size,
+the LLM conversation that produced it; approve, reject with a comment, promote."""
 from __future__ import annotations
 
 import streamlit as st
@@ -62,6 +62,7 @@ def candidate_tabs(candidate_id: int, others: list[int]) -> None:
     detail = registry().get_candidate(candidate_id)
     latest = detail.evaluations[-1] if detail.evaluations else None
     st.markdown(f"### Candidate #{detail.id} — {views.verdict_label(latest and latest.correct, latest and latest.stage)}")
+    _badge(latest.level if latest else None, latest.verified_on if latest else None)
     st.caption(f"{detail.backend}, drafted by **{detail.drafter}**"
                + (f", parent #{detail.parent_id}" if detail.parent_id else "")
                + (f", round {detail.round}" if detail.round is not None else "") + f", spec `{detail.spec_path}`")
@@ -103,8 +104,11 @@ def verification_tab(detail) -> None:
         st.markdown(f"**Evaluation #{ev.id}** on `{ev.hardware}` ({ev.created_at:%Y-%m-%d %H:%M}) — "
                     f"{views.verdict_label(ev.correct, ev.stage)}, sandbox `{v.get('sandbox', '?')}`, "
                     f"seed {v.get('seed', '?')}, {v.get('trials', '?')} trials per variant")
+        _badge(ev.level, ev.verified_on)
         for reason in ev.reasons:
             st.error(reason)
+        if stages := views.stage_table(v):
+            st.dataframe(stages, hide_index=True, width="stretch")
         if v.get("variants"):
             st.dataframe(views.variant_table(v), hide_index=True, width="stretch")
         if v.get("stress"):
@@ -115,6 +119,12 @@ def verification_tab(detail) -> None:
         sizes = v.get("sizes") or {}
         if sizes.get("used") != sizes.get("declared"):
             st.caption(f"sizes used {sizes.get('used')} (declared {sizes.get('declared')})")
+
+
+def _badge(level: str | None, verified_on: str | None) -> None:
+    """The evaluation's rung of the verification ladder as a coloured pill ("level —" when unknown)."""
+    label, color = views.level_badge(level, verified_on)
+    st.badge(label if level else f"level {label}", color=color)
 
 
 def compile_tab(latest) -> None:

@@ -98,7 +98,7 @@ def _candidates(run_key: str, best: int | None) -> None:
     for row in table:
         row["best"] = "🏆" if row["id"] == best else ""
     st.dataframe(table, hide_index=True, width="stretch", height="auto" if len(table) < 12 else 420,
-                 column_order=("round", "best", "id", "verdict", "reason", "ms", "speedup", "active", "drafter"))
+                 column_order=("round", "best", "id", "verdict", "level", "reason", "ms", "speedup", "active", "drafter"))
 
 
 st.title("Watch runs")
