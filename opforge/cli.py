@@ -14,6 +14,7 @@ from rich.table import Table
 
 from opforge.harness.errors import OpforgeError
 from opforge.registry import Registry, RegistryError, resolve_db_path
+from opforge.registry.levels import level_label, stage_rows
 from opforge.sandbox.errors import SandboxError
 
 # Piped output (CI logs, tests) gets a wide console instead of rich's 80-column default.
@@ -157,10 +158,10 @@ def cmd_kernels(args: argparse.Namespace) -> int:
         out.print("no kernels recorded yet" + (f" for '{args.op}'" if args.op else "") +
                   " — try: opforge verify ops/softmax.py knowledge/triton/softmax.py")
         return 0
-    table = Table("id", "op", "backend", "drafter", "verdict", "hardware", "ms", "speedup", "active", "created")
+    table = Table("id", "op", "backend", "drafter", "verdict", "level", "hardware", "ms", "speedup", "active", "created")
     for r in rows:
         verdict = "—" if r.correct is None else ("[green]correct[/]" if r.correct else f"[red]{r.stage}[/]")
-        table.add_row(str(r.candidate_id), r.op, r.backend, r.drafter, verdict, r.hardware or "—",
+        table.add_row(str(r.candidate_id), r.op, r.backend, r.drafter, verdict, level_label(r.level), r.hardware or "—",
                       f"{r.kernel_ms:.4f}" if r.kernel_ms else "—",
                       f"{r.speedup_eager:.2f}x" if r.speedup_eager else "—", "★" if r.active else "",
                       r.created_at.strftime("%Y-%m-%d %H:%M"))
@@ -175,14 +176,19 @@ def cmd_show(args: argparse.Namespace) -> int:
         raise OpforgeError(f"no candidate with id {args.id}")
     if args.json:
         print(json.dumps({"id": cand.id, "op": cand.op, "backend": cand.backend, "drafter": cand.drafter,
-                          "source": cand.source, "evaluations": [e.verdict for e in cand.evaluations]},
+                          "source": cand.source,
+                          "evaluations": [e.verdict | {"level": e.level, "verified_on": e.verified_on}
+                                          for e in cand.evaluations]},
                          indent=2, default=str))
         return 0
     out.print(f"candidate #{cand.id}: {cand.op} ({cand.backend}, drafted by {cand.drafter}), spec {cand.spec_path}")
     out.print(Syntax(cand.source, "python", line_numbers=True))
     for ev in cand.evaluations:
         mark = "[green]correct[/]" if ev.correct else f"[red]incorrect at {ev.stage}[/]"
-        out.print(f"evaluation #{ev.id} on {ev.hardware} ({ev.created_at:%Y-%m-%d %H:%M}): {mark}")
+        out.print(f"evaluation #{ev.id} on {ev.hardware} ({ev.created_at:%Y-%m-%d %H:%M}): {mark}, "
+                  f"level {level_label(ev.level, ev.verified_on)}", markup=True)
+        for row in stage_rows(ev.verdict):
+            out.print(f"  {row.line()}", markup=False)
         for reason in ev.reasons:
             out.print(f"  ✗ {reason}")
     return 0
