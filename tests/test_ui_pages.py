@@ -236,8 +236,9 @@ def test_review_shows_each_candidates_level_badge_and_ladder_stages(seeded, isol
         reg.record_evaluation(seeded["good"], CPU, {}, laddered)
     at = no_exception(open_page("review", candidate=str(seeded["good"])))
     badges = [m.value for m in at.markdown if "-badge[" in str(m.value)]
-    assert ":blue-badge[emulated · cpu:triton-interpreter-3.5.0]" in badges, badges
-    assert ":gray-badge[level —]" in badges  # the GPU evaluation, recorded before the ladder
+    pill, legacy = ":blue-badge[emulated · cpu:triton-interpreter-3.5.0]", ":gray-badge[level —]"
+    # The candidate's (its latest evaluation's), then each evaluation's, newest first.
+    assert badges == [pill, pill, legacy, legacy], badges
     frames = [f.value for f in at.dataframe]
     (candidates,) = [f for f in frames if "drafter" in f.columns]
     assert dict(zip(candidates["id"], candidates["level"])) == {
