@@ -71,7 +71,9 @@ def test_only_notes_of_the_requested_backend_are_returned():
         items = retrieve(spec("softmax"), backend=backend, k=20)
         sources = [i.source for i in kinds(items, "note")]
         assert sources and all(s.startswith(f"knowledge/notes/{backend}/") for s in sources), sources
-    assert not kinds(retrieve(spec("softmax"), backend="cuda", k=20), "example")  # no CUDA suite kernels
+    for backend in ("triton", "cuda"):  # and only that backend's known-good kernels
+        examples = [i.source for i in kinds(retrieve(spec("softmax"), backend=backend, k=20), "example")]
+        assert examples and all(s.startswith(f"knowledge/{backend}/") for s in examples), examples
 
 
 def test_a_backend_name_cannot_reach_other_folders():
@@ -127,6 +129,17 @@ def test_every_suite_op_ranks_its_own_example_first():
     for example in load_examples("triton"):
         first = kinds(retrieve(example.spec), "example")[0]
         assert first.title == f"Known-good Triton kernel for {example.op}", example.op
+
+
+def test_every_cuda_example_ranks_first_for_its_op_and_the_contract_note_is_always_there():
+    examples = load_examples("cuda")
+    assert {e.op for e in examples} >= {"softmax", "log_softmax", "rms_norm", "layer_norm", "silu", "gelu_tanh",
+                                        "add_mul_relu", "row_sum", "row_max", "row_mean"}
+    for example in examples:
+        items = retrieve(example.spec, backend="cuda", k=3)
+        assert kinds(items, "example")[0].title == f"Known-good CUDA kernel for {example.op}", example.op
+        assert "knowledge/notes/cuda/opforge_contract.md" in [i.source for i in items], example.op
+        assert "CUDA_SRC = r" in example.kernel and "load_cuda(CUDA_SRC)" in example.kernel
 
 
 def test_matmul_gets_the_tl_dot_note():

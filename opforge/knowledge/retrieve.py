@@ -22,8 +22,10 @@ TEXT_WEIGHT = 0.5
 SAME_OP_BONUS = 1.0  # same spec text or same OPFORGE name: ranks first among examples and history
 MAX_CODE = 3  # examples + history together: whole kernels are long and crowd out the notes
 MIN_NOTES = 2  # when the backend has that many
-# Always sent: kernels are often checked on the CPU interpreter, which hides GPU compile errors.
-PINNED = {"triton": "knowledge/notes/triton/interpreter_vs_gpu.md"}
+# Always sent: Triton kernels are often checked on the CPU interpreter, which hides GPU compile
+# errors; CUDA candidates must follow opforge's launcher contract and stay within what the emulator runs.
+PINNED = {"triton": "knowledge/notes/triton/interpreter_vs_gpu.md",
+          "cuda": "knowledge/notes/cuda/opforge_contract.md"}
 BACKEND_LABEL = {"triton": "Triton", "cuda": "CUDA", "ascendc": "AscendC"}
 
 History = tuple[str, str, str, float | None]  # (op, spec_source, kernel_source, speedup)

@@ -1,0 +1,75 @@
+"""Known-good CUDA row_max: max of each row over the last dim, one block per row (strided,
+coalesced loads into a per-thread running-max accumulator, then a warp-shuffle + shared-memory block
+reduction)."""
+import torch
+
+from opforge.cuda import load_cuda
+
+CUDA_SRC = r"""
+#include <cuda_runtime.h>
+#include <cmath>
+
+#define FULL_MASK 0xffffffffu
+
+#define IDENTITY (-INFINITY)
+// max that propagates NaN like torch.amax (fmaxf would drop it).
+__device__ __forceinline__ float combine(float a, float b) { return (a > b || a != a) ? a : b; }
+
+// Butterfly (xor) reduction: every lane ends with the warp's result, bitwise the same in each
+// lane. The full mask is right only because all 32 lanes of every warp reach this call
+// (blockDim.x is a multiple of 32 and no thread returns before it).
+__device__ __forceinline__ float warp_reduce(float v) {
+    #pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1)
+        v = combine(v, __shfl_xor_sync(FULL_MASK, v, offset));
+    return v;
+}
+
+// The block's result in every thread: each warp reduces, lane 0 parks it in shared memory, and
+// after the barrier every warp reduces the (at most 32) partials itself, so no second broadcast
+// is needed. Every thread of the block must call it.
+__device__ __forceinline__ float block_reduce(float v) {
+    __shared__ float partial[32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    v = warp_reduce(v);
+    if (lane == 0) partial[warp] = v;
+    __syncthreads();                       // every warp's partial is written before any is read
+    return warp_reduce(lane < warps ? partial[lane] : IDENTITY);
+}
+
+__global__ void __launch_bounds__(256) row_max_kernel(const float* __restrict__ x,
+                                                      float* __restrict__ out, int cols) {
+    const float* xr = x + (int64_t)blockIdx.x * cols;   // int64: rows * cols may pass 2**31
+    float acc = IDENTITY;                               // -inf: padding lanes never win
+    for (int c = threadIdx.x; c < cols; c += blockDim.x)
+        acc = combine(acc, xr[c]);
+    acc = block_reduce(acc);
+    if (threadIdx.x == 0) out[blockIdx.x] = acc;
+}
+
+// Threads per row: one warp for short rows, doubling while each thread would get more than 4
+// elements, at most 256 (8 warps). Always a multiple of 32, as the full-mask shuffles need.
+static int row_threads(int cols) {
+    int threads = 32;
+    while (threads < 256 && threads * 4 < cols) threads *= 2;
+    return threads;
+}
+
+extern "C" void row_max_launch(const float* x, float* out, int rows, int cols, cudaStream_t stream) {
+    if (rows <= 0) return;  // an empty grid is a launch error
+    row_max_kernel<<<rows, row_threads(cols), 0, stream>>>(x, out, cols);
+}
+"""
+_lib = load_cuda(CUDA_SRC)
+
+
+class ModelNew(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        x = x.contiguous()  # the kernel walks dense rows of the last dim
+        out = torch.empty(x.shape[:-1], dtype=x.dtype, device=x.device)
+        cols = x.shape[-1]
+        _lib.row_max_launch(x, out, out.numel(), cols)
+        return out
