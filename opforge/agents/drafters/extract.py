@@ -5,6 +5,11 @@
 e.g. "the code does not parse: line 12: invalid syntax", with what could not be used (`rejected`:
 the code that failed, or the reply's text when it held no code) and the line the parser stopped at,
 so the next prompt can show the model its own broken code. `extract_candidate` is the short form.
+
+CUDA candidates are one Python file too, with `CUDA_SRC` as a string in it (what the CUDA system
+prompt asks for). A reply that puts the C++ in its own ```cuda (cu, cpp, c++) block and a Python
+block that uses `CUDA_SRC` without defining it is joined: the last such block becomes the raw
+string `CUDA_SRC`, placed after the Python block's imports.
 """
 from __future__ import annotations
 
@@ -20,6 +25,8 @@ _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 # reply was cut off mid-block, to the end of the reply.
 _FENCE = re.compile(r"^[ \t]*```[ \t]*([\w+.-]*)[^\n]*\n(.*?)(?:^[ \t]*```[ \t]*$|\Z)", re.DOTALL | re.MULTILINE)
 _PYTHON_TAGS = {"", "python", "py", "python3", "py3"}
+_CUDA_TAGS = {"cuda", "cu", "cpp", "c++", "cxx", "cc", "c"}
+_CUDA_NAME = "CUDA_SRC"
 _CODE_START = re.compile(r"^(import |from \w|@|class |def |[A-Za-z_]\w* = )", re.MULTILINE)
 _BUILTINS = set(dir(builtins))
 _NO_CODE = "the reply contains no Python code block"
@@ -56,11 +63,45 @@ def extract(reply: str) -> Extraction:
         return Extraction(problem=problem, rejected=_clip(reply or ""))
     if not text.strip():
         return Extraction(problem="the reply is empty")
-    blocks = [textwrap.dedent(body) for tag, body in _FENCE.findall(text)
-              if tag.lower() in _PYTHON_TAGS and body.strip()]
+    fenced = _FENCE.findall(text)
+    blocks = [textwrap.dedent(body) for tag, body in fenced if tag.lower() in _PYTHON_TAGS and body.strip()]
+    cuda = [body.strip("\n") + "\n" for tag, body in fenced if tag.lower() in _CUDA_TAGS and body.strip()]
     if blocks:
-        return _from_blocks(blocks)
+        return _with_cuda_block(_from_blocks(blocks), cuda)
+    if cuda:
+        return Extraction(problem="the reply has a CUDA block but no Python block with CUDA_SRC, "
+                                  "load_cuda and class ModelNew", rejected=_clip(text))
     return _from_bare(text)
+
+
+def _with_cuda_block(found: Extraction, cuda: list[str]) -> Extraction:
+    """A usable source that reads CUDA_SRC without defining it gets the reply's last CUDA block."""
+    if found.source is None or not cuda:
+        return found
+    tree = ast.parse(found.source)
+    if _CUDA_NAME not in _free_names(tree) or _CUDA_NAME in _defined_names(tree):
+        return found
+    code = cuda[-1]  # ends with a newline, so no backslash can escape the closing quotes
+    quote = '"""' if '"""' not in code else "'''"
+    lines = found.source.splitlines(keepends=True)
+    at = _after_leading_imports(tree)
+    source = "".join(lines[:at]) + ("\n" if at else "") + f"{_CUDA_NAME} = r{quote}\n{code}{quote}\n\n" + "".join(lines[at:])
+    joined = _parse(source)
+    if joined.tree is None:
+        return Extraction(problem=f"the CUDA block cannot be quoted into {_CUDA_NAME} ({joined.error}): "
+                                  f"put {_CUDA_NAME} = r\"\"\"...\"\"\" in the Python block", rejected=source, line=joined.line)
+    return Extraction(source=source)
+
+
+def _after_leading_imports(tree: ast.Module) -> int:
+    """The line count of the module's head: docstring, `from __future__` and other imports."""
+    end = 0
+    for node in tree.body:
+        is_doc = isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+        if not (isinstance(node, (ast.Import, ast.ImportFrom)) or (is_doc and end == 0)):
+            break
+        end = node.end_lineno or node.lineno
+    return end
 
 
 def _strip_reasoning(reply: str) -> tuple[str, str | None]:

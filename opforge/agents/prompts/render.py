@@ -35,10 +35,17 @@ _ENV = Environment(
 )
 
 
+# The system contract per backend: each language has its own candidate format and rules. Triton
+# (and any backend without its own) keeps system.j2, byte for byte.
+SYSTEM_TEMPLATES = {"cuda": "system_cuda.j2"}
+LANGUAGES = {"cuda": "CUDA"}
+
+
 def render_messages(request: DraftRequest) -> list[dict]:
     """[{"role": "system", ...}, {"role": "user", ...}] for one chat completion."""
+    system = SYSTEM_TEMPLATES.get(request.backend, "system.j2")
     return [
-        {"role": "system", "content": _ENV.get_template("system.j2").render().strip() + "\n"},
+        {"role": "system", "content": _ENV.get_template(system).render().strip() + "\n"},
         {"role": "user", "content": _ENV.get_template("draft.j2").render(**_context(request)).strip() + "\n"},
     ]
 
@@ -53,6 +60,8 @@ def _context(request: DraftRequest) -> dict:
         "backend": request.backend,
         "hardware": request.hardware,
         "interpreter": "interpreter" in request.hardware,
+        "on_cpu": request.hardware.startswith("cpu") or "interpreter" in request.hardware,
+        "language": LANGUAGES.get(request.backend, "Triton"),
         "knowledge": request.knowledge,
         "attempts": shown,
         "omitted": len(numbered) - len(shown),
