@@ -1,5 +1,6 @@
 """`opforge` command line: parse, call the library, render. Exit codes are a contract:
-verify: 0 correct, 1 incorrect, 2 bad input; other commands: 0 ok, 2 bad input."""
+verify: 0 correct, 1 incorrect, 2 bad input, 3 cannot be verified on this machine (only `static` or
+`compiled` reachable); other commands: 0 ok, 2 bad input."""
 from __future__ import annotations
 
 import argparse
@@ -13,6 +14,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 
 from opforge.harness.errors import OpforgeError
+from opforge.harness.ladder import EXIT_UNVERIFIABLE, exit_code
 from opforge.registry import Registry, RegistryError, resolve_db_path
 from opforge.registry.levels import level_label, stage_rows
 from opforge.sandbox.errors import SandboxError
@@ -119,13 +121,17 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print(json.dumps(verdict_out, indent=2, default=str))
     else:
         render_verdict(verdict_out)
-    return 0 if verdict["correct"] else 1
+    return exit_code(verdict)
 
 
 def render_verdict(v: dict) -> None:
-    status = "[bold green]CORRECT[/]" if v["correct"] else f"[bold red]INCORRECT[/] at stage {v['stage']}"
+    status = ("[bold green]CORRECT[/]" if v["correct"] else "[bold yellow]NOT VERIFIABLE HERE[/]"
+              if exit_code(v) == EXIT_UNVERIFIABLE else f"[bold red]INCORRECT[/] at stage {v['stage']}")
     out.print(f"{v['op']} ({v['backend']}, {v['hardware']}): {status}  "
               f"candidate #{v['candidate_id']}, evaluation #{v['evaluation_id']}")
+    out.print(f"  level: {v.get('level') or '—'}" + (f" (verified on {v['verified_on']})" if v.get("verified_on") else ""))
+    for row in stage_rows(v):
+        out.print(f"    {row.line()}", markup=False)
     for reason in v["reasons"]:
         out.print(f"  [red]✗[/] {reason}", markup=True)
     if v["variants"]:
@@ -136,8 +142,11 @@ def render_verdict(v: dict) -> None:
                           f"{var['rtol']:g}", "✓" if var["passed"] else "✗")
         out.print(table)
     for kern in (v.get("build") or {}).get("kernels", []):
-        out.print(f"  {kern['kernel']} on {kern['arch']}: {kern['registers']} registers, "
-                  f"{kern['spill_stores']} B spilled, {kern['shared_bytes']} B shared, {kern['num_warps']} warps")
+        warps = f", {kern['num_warps']} warps" if "num_warps" in kern else ""
+        barriers = f", {kern['barriers']} barriers" if kern.get("barriers") is not None else ""
+        out.print(f"  {kern['kernel']} on {kern['arch']}: {kern.get('registers')} registers, "
+                  f"{kern.get('spill_stores')} B spilled, {kern.get('shared_bytes')} B shared{warps}{barriers}",
+                  markup=False)
     used = v["sizes"]["used"]
     if used != v["sizes"]["declared"]:
         out.print(f"  sizes shrunk for the CPU: {used} (declared {v['sizes']['declared']})")
@@ -213,13 +222,13 @@ def cmd_export(args: argparse.Namespace) -> int:
     from opforge.exporter import export_library
 
     with Registry(resolve_db_path(args.db)) as reg:
-        result = export_library(reg, Path(args.out), name=args.name, wheel=args.wheel)
+        result = export_library(reg, Path(args.out), name=args.name, wheel=args.wheel, cuda_archs=args.cuda_archs)
     if args.json:
         print(json.dumps(result.as_dict(), indent=2, default=str))
         return 0
-    table = Table("op", "version", "candidate", "verified on", "speedup vs eager")
+    table = Table("op", "version", "candidate", "kernels (backend, verified on, level)", "speedup vs eager")
     for op in result.ops:
-        table.add_row(op.name, f"v{op.version}", f"#{op.candidate_id}", ", ".join(op.archs),
+        table.add_row(op.name, f"v{op.version}", f"#{op.candidate_id}", ", ".join(op.kernels),
                       f"{op.speedup_eager:.2f}x" if op.speedup_eager else "not timed")
     out.print(table)
     for note in result.notes:
