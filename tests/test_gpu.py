@@ -96,3 +96,34 @@ def test_gpu_cuda_race_is_judged_on_the_device_too():
     v = verify(ROOT / "ops" / "softmax.py", KERNELS / "cuda_torch_compute.py", VerifyOptions(seed=5, backend="cuda"))
     assert not v["correct"] and v["reasons"][0].startswith("torch-compute")
     assert v["stages"]["device_run"]["status"] == "failed"
+
+
+def test_gpu_exported_cuda_op_runs_its_kernel_on_the_device(tmp_path):
+    """An exported library's CUDA op (as in tests/test_export_cuda.py, where the CPU falls back) runs
+    its kernel on the GPU with fallback forbidden, from the wheel `opforge export --wheel` built for
+    this GPU's architecture, in a Python that cannot import opforge."""
+    import zipfile
+
+    from test_export_cuda import isolated, promote_cuda
+
+    from opforge.exporter import export_library
+    from opforge.registry import Registry
+
+    with Registry(tmp_path / "reg.db") as reg:
+        promote_cuda(reg)
+        result = export_library(reg, tmp_path / "lib", name="cuda_lib", wheel=True)
+    with zipfile.ZipFile(result.wheel) as wheel:
+        wheel.extractall(tmp_path / "unpacked")
+    major, minor = torch.cuda.get_device_capability(0)
+    code = ("import torch, cuda_lib\n"
+            "x = torch.randn(64, 1000, device='cuda')\n"
+            "y = cuda_lib.tiny_softmax(x)\n"
+            "torch.testing.assert_close(y, torch.softmax(x, -1), atol=1e-5, rtol=1e-5)\n"
+            "torch.library.opcheck(torch.ops.cuda_lib.tiny_softmax.default, (x,))\n"
+            "print(dict(cuda_lib.fallbacks), len(cuda_lib.ops.tiny_softmax._lib._device_libs))\n"
+            "print(cuda_lib.metadata()['ops']['tiny_softmax']['versions'][0]['prebuilt'])\n")
+    ran = isolated(code, tmp_path / "unpacked", env={"CUDA_LIB_NO_FALLBACK": "1"})
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    lines = ran.stdout.splitlines()
+    assert lines[0] == "{} 1"  # no fallback, and the kernel library was loaded for this GPU
+    assert lines[1] == str([f"sm_{major}{minor}"]), result.notes

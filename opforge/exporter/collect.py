@@ -33,8 +33,10 @@ class InputSig:
 
 @dataclass(frozen=True)
 class ArchImpl:
-    """One active version: the kernel for one architecture key ("sm_90", or "cpu" = interpreter)."""
+    """One active version: one backend's kernel for one architecture key ("sm_90", or "cpu" =
+    verified on a CPU: Triton's interpreter, opforge's CUDA emulator)."""
 
+    backend: str  # "triton" or "cuda"
     arch: str
     module: str  # module under <package>.ops holding this kernel
     version: int
@@ -48,6 +50,8 @@ class ArchImpl:
     launches: list[dict[str, Any]]
     config: dict[str, Any] | None
     variants: list[dict[str, Any]]  # per verified input variant: shapes, atol, rtol, errors
+    level: str | None  # the verification ladder's rung (None: recorded before the ladder)
+    verified_on: str | None  # where its numerics ran ("cpu:opforge-cuda-emu-1.0", "nvidia-h200")
 
 
 @dataclass(frozen=True)
@@ -165,12 +169,13 @@ def _impl(pk: PromotedKernel, module: str) -> ArchImpl:
                                           "registers", "spill_stores", "shared_bytes")}
                 for kern in (verdict.get("build") or {}).get("kernels", [])]
     return ArchImpl(
-        arch=arch_key(pk.evaluation.hardware), module=module, version=pk.version.number,
+        backend=pk.version.backend, arch=arch_key(pk.evaluation.hardware), module=module, version=pk.version.number,
         candidate_id=pk.version.candidate_id, candidate_sha256=pk.candidate_sha256, drafter=pk.drafter,
         hardware=pk.evaluation.hardware, hardware_name=str(pk.evaluation.hardware_info.get("name", "")),
         source=pk.source, timings=pk.evaluation.timings, launches=launches,
         config=(pk.meta or {}).get("config"),
         variants=[{k: v.get(k) for k in ("shapes", "atol", "rtol")} for v in verdict.get("variants", [])],
+        level=pk.evaluation.level, verified_on=pk.evaluation.verified_on,
     )
 
 
@@ -193,19 +198,33 @@ def group_ops(promoted: list[PromotedKernel]) -> tuple[list[OpExport], list[str]
     return ops, [note for notes in skipped.values() for note in notes]
 
 
+def _module_name(op: str, backend: str, arch: str, taken: dict[str, str]) -> str:
+    """The op's first kernel module is named after the op (it carries the entry points); the
+    others by architecture (Triton) or backend (CUDA, then by architecture if that is taken)."""
+    if not taken:
+        return op
+    if backend == "cuda" and f"{op}__cuda" not in taken.values():
+        return f"{op}__cuda"
+    return f"{op}__{arch}" if backend == "triton" else f"{op}__cuda_{arch}"
+
+
 def _op(name: str, pks: list[PromotedKernel], notes_in: tuple[str, ...] = ()) -> OpExport:
     check_op_name(name)
-    pks = sorted(pks, key=lambda pk: (arch_key(pk.evaluation.hardware) == "cpu", pk.evaluation.hardware))
+    # Triton first (its primary module and names stay as they were before CUDA), GPU-verified first.
+    pks = sorted(pks, key=lambda pk: (pk.version.backend != "triton", arch_key(pk.evaluation.hardware) == "cpu",
+                                      pk.evaluation.hardware))
     lead = pks[0]  # every version here is of the op's current spec (older ones arrive with a problem)
     notes = list(notes_in)
     impls, modules = [], {}
     for pk in pks:
-        if arch_key(pk.evaluation.hardware) in {i.arch for i in impls}:
+        backend, arch = pk.version.backend, arch_key(pk.evaluation.hardware)
+        if (backend, arch) in {(i.backend, i.arch) for i in impls}:
             notes.append(f"{name}: v{pk.version.number} on {pk.evaluation.hardware} shares its architecture "
-                         f"with an earlier one and is not exported")
+                         f"with an earlier {backend} one and is not exported")
             continue
-        module = modules.setdefault(pk.candidate_sha256, name if not modules else f"{name}__{arch_key(pk.evaluation.hardware)}")
-        impls.append(_impl(pk, module))
+        if pk.candidate_sha256 not in modules:
+            modules[pk.candidate_sha256] = _module_name(name, backend, arch, modules)
+        impls.append(_impl(pk, modules[pk.candidate_sha256]))
     info = describe_spec(lead)
     return OpExport(name=name, class_name=class_name(name), spec_source=lead.spec_source,
                     spec_sha256=lead.spec_sha256, inputs=info["inputs"], outputs=info["outputs"],

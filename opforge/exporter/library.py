@@ -14,11 +14,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from opforge.exporter import cuda
 from opforge.exporter.collect import ExportError, OpExport, group_ops
 from opforge.exporter.render import render_files
+from opforge.registry.promoted import PromotedKernel
 
 MARKER = ".opforge-export"  # lists the files an export wrote, so the next one may replace them
 EPOCH = "315532800"  # 1980-01-01, the earliest zip timestamp: wheels build byte-identically
@@ -31,6 +33,7 @@ class ExportedOp:
     candidate_id: int
     hardware: str
     archs: tuple[str, ...]
+    kernels: tuple[str, ...]  # per exported kernel: "triton cpu (emulated)", "cuda sm_90 (profiled)"
     speedup_eager: float | None
     spec_sha256: str
 
@@ -63,6 +66,7 @@ def _summary(op: OpExport) -> ExportedOp:
     lead = op.impls[0]
     return ExportedOp(name=op.name, version=lead.version, candidate_id=lead.candidate_id, hardware=lead.hardware,
                       archs=tuple(i.arch for i in op.impls), spec_sha256=op.spec_sha256,
+                      kernels=tuple(f"{i.backend} {i.arch} ({i.level or 'level unknown'})" for i in op.impls),
                       speedup_eager=(lead.timings or {}).get("speedup_eager"))
 
 
@@ -127,10 +131,17 @@ def _write(path: Path, text: str) -> None:
 
 def build_wheel(out: Path, name: str) -> Path:
     """Build the wheel offline (no index, no build isolation) from a clean copy of the project."""
+    return _build_wheel(out, name, (), ([], ""))[0]
+
+
+def _build_wheel(out: Path, name: str, ops, archs: tuple[list[int], str]) -> tuple[Path, list[str]]:
+    """build_wheel, the CUDA kernels of `ops` compiled into the copy first where nvcc is; (the
+    wheel, notes on what was not prebuilt)."""
     dist = out / "dist"
     with tempfile.TemporaryDirectory() as tmp:
         src, built = Path(tmp) / "src", Path(tmp) / "dist"
         shutil.copytree(out, src, ignore=shutil.ignore_patterns("dist", "build", "*.egg-info", "__pycache__", MARKER))
+        notes = cuda.prebuild(src, name, list(ops), *archs) if _has_cuda(ops) else []
         cmd = [sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "--no-build-isolation", "--no-index",
                "-q", "-w", str(built)]
         proc = subprocess.run(cmd, capture_output=True, text=True, env=os.environ | {"SOURCE_DATE_EPOCH": EPOCH})
@@ -141,15 +152,34 @@ def build_wheel(out: Path, name: str) -> Path:
         dist.mkdir(exist_ok=True)
         for old in dist.glob(f"{name}-*.whl"):  # only once the new one exists
             old.unlink()
-        return Path(shutil.copy2(wheels[0], dist / wheels[0].name))
+        return Path(shutil.copy2(wheels[0], dist / wheels[0].name)), notes
 
 
-def export_library(registry, out: Path, name: str = "kernels_generated", wheel: bool = False) -> ExportResult:
-    """Render the active Triton versions of `registry` into `out` as the package `name`."""
+def _has_cuda(ops) -> bool:
+    return any(i.backend == "cuda" for op in ops for i in op.impls)
+
+
+EXPORTED_BACKENDS = ("triton", "cuda")
+
+
+def _shipping_problem(pk: PromotedKernel) -> str | None:
+    if pk.problem:
+        return pk.problem
+    if pk.version.backend not in EXPORTED_BACKENDS:
+        return f"the {pk.version.backend} backend is not exported by this release"
+    return cuda.format_problem(pk.source) if pk.version.backend == "cuda" else None
+
+
+def export_library(registry, out: Path, name: str = "kernels_generated", wheel: bool = False,
+                   cuda_archs: str | None = None) -> ExportResult:
+    """Render the active Triton and CUDA versions of `registry` into `out` as the package `name`;
+    with `wheel`, build it, CUDA kernels prebuilt where nvcc is (`cuda_archs`: "90,100", else
+    $OPFORGE_CUDA_ARCHS, else this machine's GPUs)."""
     check_name(name)
-    promoted = registry.promoted_kernels(backend="triton")
+    archs = cuda.wheel_archs(cuda_archs) if wheel else ([], "")
+    promoted = [replace(pk, problem=_shipping_problem(pk)) for pk in registry.promoted_kernels()]
     if not promoted:
-        raise ExportError("nothing to export: no promoted Triton versions "
+        raise ExportError("nothing to export: no promoted Triton or CUDA versions "
                           "(opforge promote ID, or opforge promote --auto)")
     ops, left_out = group_ops(promoted)
     if not ops:
@@ -157,7 +187,7 @@ def export_library(registry, out: Path, name: str = "kernels_generated", wheel: 
     files = render_files(ops, name)
     out = Path(out)
     write_tree(out, files)
-    built = build_wheel(out, name) if wheel else None
-    notes = left_out + [note for op in ops for note in op.notes]
+    built, wheel_notes = _build_wheel(out, name, ops, archs) if wheel else (None, [])
+    notes = left_out + [note for op in ops for note in op.notes] + wheel_notes
     return ExportResult(out=out.resolve(), name=name, ops=[_summary(op) for op in ops], wheel=built,
                         files=sorted(files), notes=notes)

@@ -1,6 +1,6 @@
 """Render the op library's files (path -> text) from the grouped ops, with the Jinja2 templates in
-exporter/templates. Nothing here reads a clock or the filesystem: the same registry state renders
-the same bytes."""
+exporter/templates. Nothing here reads a clock, nor any file but opforge's own (its templates, the
+CUDA runtime it ships): the same registry state renders the same bytes."""
 from __future__ import annotations
 
 import ast
@@ -10,6 +10,7 @@ from typing import Any
 
 import jinja2
 
+from opforge.exporter import cuda
 from opforge.exporter.collect import ExportError, OpExport
 
 _env = jinja2.Environment(
@@ -45,11 +46,13 @@ def _ret(outputs: int) -> str:
     return "tuple[" + ", ".join(["_export_torch.Tensor"] * abs(outputs)) + "]"
 
 
+UNKNOWN = "unknown"  # level / verified_on of a version recorded before the verification ladder
 _PY_TYPES = {"tensor": "_export_torch.Tensor", "int": "int", "float": "float", "bool": "bool"}
 
 
 def _op_module(op: OpExport, impl, name: str, primary: bool) -> str:
-    future, body = split_future(impl.source, f"{op.name} candidate #{impl.candidate_id}")
+    source = cuda.rewrite_candidate(impl.source, name) if impl.backend == "cuda" else impl.source
+    future, body = split_future(source, f"{op.name} candidate #{impl.candidate_id}")
     names = [sig.name for sig in op.inputs]
     return _env.get_template("op.py.j2").render(
         name=name, op=op, impl=impl, primary=primary, future=future, body=body,
@@ -80,8 +83,12 @@ def op_config(op: OpExport) -> dict[str, Any]:
         "init_args": op.init_args,
         "init_size_args": list(op.init_size_args),
         "tolerance": _tolerance(op.impls),
-        "archs": {i.arch: {"module": i.module, "version": i.version, "candidate_id": i.candidate_id,
-                           "config": i.config, "launches": i.launches} for i in op.impls},
+        # In the export's order (Triton before CUDA, GPU-verified before the CPU's): the runtime
+        # picks the first that runs on the device, or the fastest where all of those were timed there.
+        "kernels": [{"backend": i.backend, "arch": i.arch, "module": i.module, "version": i.version,
+                     "candidate_id": i.candidate_id, "config": i.config, "launches": i.launches,
+                     "kernel_ms": (i.timings or {}).get("kernel_ms"),
+                     "timed_on": i.arch if (i.timings or {}).get("kernel_ms") else None} for i in op.impls],
     }
 
 
@@ -90,7 +97,8 @@ def op_metadata(op: OpExport) -> dict[str, Any]:
         "spec_sha256": op.spec_sha256,
         "class": op.class_name,
         "versions": [{
-            "arch": i.arch, "version": i.version, "candidate_id": i.candidate_id,
+            "backend": i.backend, "arch": i.arch, "level": i.level or UNKNOWN, "verified_on": i.verified_on or UNKNOWN,
+            **({"prebuilt": []} if i.backend == "cuda" else {}), "version": i.version, "candidate_id": i.candidate_id,
             "candidate_sha256": i.candidate_sha256, "drafter": i.drafter, "hardware": i.hardware,
             "hardware_name": i.hardware_name, "timings": i.timings,
             "speedup_eager": (i.timings or {}).get("speedup_eager"),
@@ -116,9 +124,19 @@ def _speed(value: float | None) -> str:
     return f"{value:.2f}x" if value else "not timed"
 
 
+_CUDA_FILES = {
+    "__init__.py": "opforge's CUDA runtime, copied (CUDA ops only)",
+    "runtime.py": "load_cuda: builds CUDA_SRC for the GPU it meets, calls its launchers (from opforge)",
+    "signature.py": "parses the extern \"C\" launchers of CUDA_SRC (from opforge)",
+    "toolchain.py": "finds nvcc, builds and caches the shared libraries (from opforge)",
+}
+_CPU_RUNNERS = {"triton": " (Triton interpreter)", "cuda": " (opforge's CUDA emulator)"}
+
+
 def _readme_rows(ops: list[OpExport]) -> list[dict[str, Any]]:
-    return [{"op": op.name, "version": i.version, "candidate_id": i.candidate_id,
-             "hardware": (i.hardware_name or i.hardware) + (" (Triton interpreter)" if i.arch == "cpu" else ""),
+    return [{"op": op.name, "version": i.version, "candidate_id": i.candidate_id, "backend": i.backend,
+             "level": i.level or UNKNOWN, "verified_on": i.verified_on or UNKNOWN,
+             "hardware": (i.hardware_name or i.hardware) + (_CPU_RUNNERS[i.backend] if i.arch == "cpu" else ""),
              "kernel_ms": f"{i.timings['kernel_ms']:.4f}" if (i.timings or {}).get("kernel_ms") else "—",
              "eager": _speed((i.timings or {}).get("speedup_eager")),
              "compile": _speed((i.timings or {}).get("speedup_compile"))}
@@ -136,7 +154,9 @@ def render_files(ops: list[OpExport], name: str) -> dict[str, str]:
     """Every file of the exported project, keyed by its path relative to the project root."""
     env = name.upper()
     version = VERSION_SLOT  # filled in once everything is rendered (with_version)
-    ctx = {"name": name, "env": env, "ops": ops, "version": version, "dist_name": name.replace("_", "-")}
+    cuda_ops = any(i.backend == "cuda" for op in ops for i in op.impls)
+    ctx = {"name": name, "env": env, "ops": ops, "version": version, "dist_name": name.replace("_", "-"),
+           "cuda": cuda_ops}
     files: dict[str, tuple[str, str]] = {}
 
     def add(path: str, text: str, what: str) -> None:
@@ -154,6 +174,9 @@ def render_files(ops: list[OpExport], name: str) -> dict[str, str]:
                                         "ops": {op.name: op_metadata(op) for op in ops}}),
         "per op: versions, spec hash, hardware verified and timed on, speedups")
     add(f"{name}/ops/__init__.py", tpl("ops_init.py.j2"), "one module per op")
+    if cuda_ops:
+        for path, text in cuda.runtime_files(name).items():
+            add(path, text, _CUDA_FILES[path.rsplit("/", 1)[1]])
     add(f"{name}/references/__init__.py", tpl("references_init.py.j2"), "the op specs, verbatim")
     for op in ops:
         for impl in op.impls:
