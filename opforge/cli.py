@@ -49,6 +49,9 @@ def _parser(argv: list[str]) -> argparse.ArgumentParser:
     ex.add_argument("--out", default="kernels_generated", help="project directory to write (default kernels_generated)")
     ex.add_argument("--name", default="kernels_generated", help="import name and torch.ops namespace")
     ex.add_argument("--wheel", action="store_true", help="also build the wheel (offline) into OUT/dist/")
+    ex.add_argument("--cuda-archs", metavar="LIST",
+                    help="with --wheel: prebuild CUDA kernels for these architectures, e.g. 90,100 "
+                         "(default $OPFORGE_CUDA_ARCHS, else this machine's GPUs)")
     ex.add_argument("--json", action="store_true", help="print what was exported as JSON")
     _run_parser(sub, loop_flags)
     _batch_parser(sub, loop_flags)
