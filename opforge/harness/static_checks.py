@@ -21,8 +21,8 @@ import types
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from opforge.harness.static_resolve import (ALLOWED_MODULES, FORBIDDEN_ATTRS, METHOD_DECORATORS, Ref, Resolver,
-                                    denied_name, is_dunder, objects)
+from opforge.harness.static_resolve import (ALLOWED_MODULES, CUDA_IMPORTS, FORBIDDEN_ATTRS, METHOD_DECORATORS, Ref,
+                                            Resolver, denied_name, is_dunder, objects)
 
 __all__ = ["ALLOWED_MODULES", "FORBIDDEN_ATTRS", "StaticReport", "check_source"]
 
@@ -117,9 +117,9 @@ def _type_expressions(tree: ast.Module) -> set[int]:
 
 
 class _Checker:
-    def __init__(self, tree: ast.Module, float32: bool):
+    def __init__(self, tree: ast.Module, float32: bool, extra_imports: dict | None = None):
         self.tree, self.float32 = tree, float32
-        self.resolver = Resolver(tree)
+        self.resolver = Resolver(tree, extra_imports)
         self.parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
         self.type_exprs = _type_expressions(tree)
         self.found: list[str] = []
@@ -368,8 +368,12 @@ class _Checker:
                      '"ieee" keeps a float32 op in float32', call)
 
 
-def check_source(source: str, *, float32_spec: bool) -> StaticReport:
-    """All static reasons for one candidate; an empty `reasons` list means it may be run."""
+def check_source(source: str, *, float32_spec: bool, backend: str = "triton") -> StaticReport:
+    """All static reasons for one candidate; an empty `reasons` list means it may be run. For
+    backend "cuda" the Python part may also import `load_cuda` and `load_inline` (CUDA_IMPORTS) and
+    needs no @triton.jit kernel: harness/backends/cuda/static.py checks its C++."""
+    if backend not in ("triton", "cuda"):
+        raise ValueError(f"check_source: backend must be 'triton' or 'cuda', not {backend!r}")
     report = StaticReport()
     try:
         tree = ast.parse(source)
@@ -380,7 +384,7 @@ def check_source(source: str, *, float32_spec: bool) -> StaticReport:
         report.reasons.append("syntax-error: too deeply nested to parse (line 1)")
         return report
     try:
-        report.reasons = _Checker(tree, float32_spec).run()
+        report.reasons = _Checker(tree, float32_spec, CUDA_IMPORTS if backend == "cuda" else None).run()
     except RecursionError:  # a chain thousands of attributes deep: refused, not half-read
         report.reasons = ["forbidden-construct: nesting too deep to check (line 1)"]
     for node in tree.body:
@@ -390,6 +394,6 @@ def check_source(source: str, *, float32_spec: bool) -> StaticReport:
             report.kernels.append(node.name)
     if not report.has_model_new:
         report.reasons.append("no-model-new: the file defines no module-level `class ModelNew`")
-    if not report.kernels:
+    if not report.kernels and backend == "triton":
         report.reasons.append("no-kernel: the file defines no module-level @triton.jit function")
     return report

@@ -28,6 +28,11 @@ ALLOWED_MODULES = frozenset({
     "triton.language.extra.libdevice", "triton.language.extra.cuda", "triton.language.extra.cuda.libdevice",
     "math", "typing", "functools", "itertools", "operator", "dataclasses", "__future__", "numbers", "enum",
 })
+# What a CUDA candidate may import besides (check_source(backend="cuda") only): opforge's launch helper
+# and KernelBench's load_inline, each name alone by `from M import name`, never its module (torch.utils
+# also holds cpp_extension.load, which builds from files). static.py judges the C++ they are given.
+CUDA_IMPORTS = {"opforge.cuda": frozenset({"load_cuda"}),
+                "torch.utils.cpp_extension": frozenset({"load_inline"})}
 # Denied by name on any object, resolvable or not (the root of `x.numpy()` is a runtime value).
 FORBIDDEN_ATTRS = frozenset({
     "_C", "_dynamo", "_inductor", "_python_dispatch", "library", "compile", "manual_seed", "seed",
@@ -278,7 +283,8 @@ class Resolver:
     """Scopes, bindings and the library objects names denote, for one parsed candidate.
     `problems` collects (code, detail, line) for every refused import or attribute step."""
 
-    def __init__(self, tree: ast.Module):
+    def __init__(self, tree: ast.Module, extra_imports: dict[str, frozenset[str]] | None = None):
+        self.extra_imports = extra_imports or {}  # module -> the names `from module import name` may bind
         self.scope_of: dict[int, Scope] = {}
         self.scopes: dict[int, Scope] = {}
         self.alias_values: set[int] = set()
@@ -361,6 +367,10 @@ class Resolver:
         names = [(a.asname or a.name, a.name) for a in node.names if a.name != "*"]
         if node.level:
             return self._report(("forbidden-import", "<relative import>"), node) + [(n, ()) for n, _ in names]
+        extra = self.extra_imports.get(node.module)
+        if extra and len(names) == len(node.names) and all(name in extra for _, name in names):
+            module = importlib.import_module(node.module)
+            return [(bound, (Ref(f"{node.module}.{name}", getattr(module, name)),)) for bound, name in names]
         if node.module not in ALLOWED_MODULES:
             return self._report(("forbidden-import", node.module), node) + [(n, ()) for n, _ in names]
         if len(names) < len(node.names):

@@ -1,0 +1,365 @@
+"""The C++ rules of a CUDA candidate's static check (static.py documents them; the tables are here).
+
+Each source is read by cxx.py as the compiler would read it; the rules then look at directives, at
+every name (macros expanded, in any position: a function named is a function reachable), and at
+host function bodies token by token. Reasons are `code: detail (line N)` in the candidate file.
+"""
+from __future__ import annotations
+
+import re
+
+from opforge.harness.backends.cuda import cxx
+
+INCLUDES = frozenset({
+    "cuda_runtime.h", "cuda.h", "cuda_fp16.h", "cuda_bf16.h", "cstdint", "stdint.h", "cmath", "math.h",
+    "cfloat", "float.h", "climits", "limits.h", "cstddef", "stddef.h", "type_traits", "utility",
+    "cuda/std/cstdint", "cuda/std/limits", "cuda/std/type_traits", "cuda/std/cmath", "cuda/std/utility"})
+TORCH_INCLUDES = frozenset({"torch/extension.h", "ATen/cuda/CUDAContext.h", "c10/cuda/CUDAStream.h"})
+DIRECTIVES = frozenset({"", "include", "define", "undef", "if", "ifdef", "ifndef", "elif", "elifdef",
+                        "elifndef", "else", "endif", "pragma", "error", "warning"})
+FORBIDDEN_NAMES = frozenset("""
+fopen fopen64 freopen fdopen fclose fread fwrite fgets fputs fgetc fputc fscanf fprintf fflush fseek ftell
+fileno tmpfile tmpnam mkstemp mkdtemp opendir readdir scandir stat lstat fstat access chmod chown mkdir
+rmdir chdir getcwd unlink unlinkat remove rename link symlink truncate ftruncate open openat creat read
+write pread pwrite lseek close dup dup2 dup3 pipe pipe2 select poll ioctl fcntl mmap munmap mprotect
+madvise brk sbrk fork vfork clone system popen pclose wait waitpid kill exit _exit _Exit abort atexit
+quick_exit at_quick_exit signal sigaction raise ptrace prctl setuid setgid chroot syscall execl execle
+execlp execv execve execvp execvpe fexecve posix_spawn posix_spawnp socket socketpair connect bind listen
+accept accept4 send sendto sendmsg recv recvfrom recvmsg shutdown getaddrinfo gethostbyname inet_addr
+dlopen dlmopen dlsym dlvsym dlclose dlerror getenv secure_getenv setenv putenv unsetenv clearenv environ
+thread jthread async pthread_create pthread_join ifstream ofstream fstream filebuf basic_ifstream
+basic_ofstream basic_fstream filesystem iostream cin FILE""".split())
+LIBRARY_PREFIXES = ("cublas", "cudnn", "cufft", "curand", "cusparse", "cusolver", "nccl", "nvrtc", "cutensor",
+                    "nvjpeg", "npp", "cupti", "nvml")
+LIBRARY_NAMESPACES = frozenset({"thrust", "cub", "cutlass", "cute", "nvcuda", "pybind11", "py", "caffe2",
+                                "cooperative_groups"})
+TORCH_ROOTS = frozenset({"torch", "at", "c10"})
+TORCH_NAMES = frozenset({"Tensor", "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "TensorOptions",
+                         "Device", "ScalarType", "IntArrayRef", "Half", "BFloat16", "getCurrentCUDAStream",
+                         "CUDAStream", "DeviceType", "Layout"})
+TENSOR_METHODS = frozenset({"numel", "size", "sizes", "stride", "strides", "dim", "data_ptr", "options",
+                            "dtype", "scalar_type", "device", "is_contiguous", "is_cuda", "get_device",
+                            "element_size", "stream", "defined", "layout"})
+TORCH_MACROS = re.compile(r"^(TORCH_CHECK\w*|AT_DISPATCH_\w+|C10_CUDA_KERNEL_LAUNCH_CHECK|C10_CUDA_CHECK)$")
+CUDA_CALLS = frozenset({
+    "cudaGetLastError", "cudaPeekAtLastError", "cudaGetErrorString", "cudaGetErrorName", "cudaFuncSetAttribute",
+    "cudaFuncGetAttributes", "cudaFuncSetCacheConfig", "cudaGetDevice", "cudaDeviceGetAttribute",
+    "cudaGetDeviceProperties", "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "cudaOccupancyMaxPotentialBlockSize",
+    "cudaOccupancyAvailableDynamicSMemPerBlock", "cudaMemsetAsync", "cudaMemset2DAsync", "cudaMemcpyAsync",
+    "cudaMemcpy2DAsync", "cudaLaunchKernel"})
+# Runtime names refused even unnamed in a call (`auto f = cudaMemcpy;`): host copies, host or managed
+# memory, host callbacks, synchronisation, other streams, events and graphs (timing escapes).
+CUDA_DENIED = re.compile(r"^cuda(?:Memcpy(?!\w*Async$|DeviceToDevice$|Kind$)\w*|Malloc\w*|Free\w*|Host\w*|"
+                         r"LaunchHostFunc|StreamAddCallback|\w*Synchronize|StreamCreate\w*|StreamBeginCapture\w*|"
+                         r"Event\w*|Graph\w*|Ipc\w*|SetDevice\w*|DeviceReset|DeviceSetLimit|Import\w*|Export\w*)$")
+HOST_CALLS = frozenset({
+    "min", "max", "std::min", "std::max", "abs", "std::abs", "fabs", "fabsf", "ceil", "ceilf", "floor", "floorf",
+    "std::ceil", "std::floor", "sqrt", "sqrtf", "std::sqrt", "log2", "log2f", "std::log2", "fmin", "fmax",
+    "fminf", "fmaxf", "printf", "dim3", "static_cast", "const_cast", "reinterpret_cast"})
+KEYWORDS = frozenset("""if for while switch return case else do sizeof alignof decltype noexcept typeid
+catch throw new delete defined __launch_bounds__ __attribute__ alignas static_assert template typename
+operator""".split())
+TYPE_WORDS = frozenset("""int float double char short long unsigned signed bool void const volatile auto
+size_t half __half __nv_bfloat16 dim3 float2 float4 int2 int4 uint2 uint4""".split())
+ATTRIBUTES = frozenset({"aligned", "__aligned__", "unused", "__unused__", "always_inline", "__always_inline__",
+                        "noinline", "__noinline__", "packed", "__packed__", "maybe_unused", "likely", "unlikely",
+                        "nodiscard", "fallthrough", "noreturn"})
+LOW_PRECISION = re.compile(r"^(?:__)?(?:half2?|nv_bfloat162?|bfloat162?|nv_fp8\w*|nv_fp6\w*|nv_fp4\w*|"
+                           r"float2half\w*|float2bfloat16\w*|hadd2?|hmul2?|hfma2?|hsub2?|hdiv|h2?exp|h2?log|"
+                           r"h2?sqrt|h2?rsqrt|wmma|mma|Half|BFloat16)$")
+ASM = frozenset({"asm", "__asm__", "__asm"})
+_ONCE = {"0", "false"}  # `do { ... } while (0)`: the macro idiom runs its body once
+
+
+def _is_type(name: str, extra: set[str]) -> bool:
+    return name in TYPE_WORDS or name.endswith("_t") or name in extra
+
+
+def _template_params(head: list[cxx.Token]) -> set[str]:
+    return {head[k + 1].text for k, t in enumerate(head[:-1]) if t.text in ("typename", "class")}
+
+
+class _Rules:
+    def __init__(self, unit: cxx.Unit, first_line: int, inline: bool, float32: bool, defined: set[str]):
+        self.unit, self.first_line, self.inline, self.float32 = unit, first_line, inline, float32
+        self.defined = defined
+        self.device = {id(t) for f in unit.functions if f.kind != "host" for t in [*f.head, *f.body]}
+        self.found: list[str] = []
+
+    def add(self, code: str, detail: str, line: int) -> None:
+        self.found.append(f"{code}: {detail} (line {self.first_line + line - 1})")
+
+    def run(self) -> list[str]:
+        for name, rest, line in self.unit.directives:
+            self._directive(name, rest, line)
+        tokens = self.unit.tokens
+        for k, tok in enumerate(tokens):
+            self._token(tokens, k, tok)
+        for function in self.unit.functions:
+            if function.kind == "host":
+                _HostBody(self, function).run()
+        return self.found
+
+    # -- directives ---------------------------------------------------------------------------------
+
+    def _directive(self, name: str, rest: list[cxx.Token], line: int) -> None:
+        words = [t.text for t in rest]
+        if name not in DIRECTIVES:
+            self.add("cuda-preprocessor", f"#{name} is not allowed", line)
+        elif name == "include":
+            self._include(rest, line)
+        elif name == "pragma" and (not words or words[0] not in ("unroll", "nounroll", "once")):
+            self.add("cuda-pragma", f"#pragma {' '.join(words)[:40]}: only unroll, nounroll and once", line)
+        if "##" in words:
+            self.add("cuda-preprocessor", "token pasting (##) builds names this check cannot read", line)
+        if name == "define":  # a macro never used is still read: it may be the one the compiler uses
+            for tok in rest:
+                if tok.kind == "id":
+                    self._name(tok, host=True, calls=False)
+
+    def _include(self, rest: list[cxx.Token], line: int) -> None:
+        words = [t.text for t in rest]
+        allowed = INCLUDES | (TORCH_INCLUDES if self.inline else frozenset())
+        if len(words) >= 3 and words[0] == "<" and words[-1] == ">":
+            header = "".join(words[1:-1])
+            if header not in allowed:
+                self.add("cuda-include", f"#include <{header}> is not an allowed header (allowed: "
+                         f"{', '.join(sorted(allowed))})", line)
+        elif rest and rest[0].kind == "str":
+            self.add("cuda-include", f"#include {rest[0].text}: quoted includes are not allowed", line)
+        else:
+            self.add("cuda-include", f"#include {' '.join(words)[:40]}: a computed include", line)
+
+    # -- every token ----------------------------------------------------------------------------------
+
+    def _token(self, tokens: list[cxx.Token], k: int, tok: cxx.Token) -> None:
+        nxt = tokens[k + 1].text if k + 1 < len(tokens) else ""
+        if tok.kind == "punct" and tok.text in ("#", "##"):
+            self.add("cuda-preprocessor", f"a stray {tok.text!r} outside a directive", tok.line)
+        elif tok.kind == "punct" and tok.text == "[" and nxt == "[":
+            self._attributes(tokens, k + 1, tok, "[[...]]")
+        elif tok.kind == "id":
+            host = id(tok) not in self.device
+            if tok.text == "__attribute__":
+                self._attributes(tokens, k + 1, tok, "__attribute__")
+            elif tok.text in ("_Pragma", "__pragma"):
+                self.add("cuda-pragma", f"{tok.text}(...) pragmas are not allowed", tok.line)
+            elif tok.text in ASM and host:
+                self.add("cuda-forbidden-call", "inline assembly in host code", tok.line)
+            elif tok.text in ASM and self.float32 and re.search(r"mma|\.f16|\.bf16|tf32|\.e4m3|\.e5m2",
+                                                                " ".join(t.text for t in tokens[k:k + 40])):
+                self.add("low-precision", "inline assembly with reduced-precision or mma instructions", tok.line)
+            self._name(tok, host=host, calls=nxt == "(", args=tokens[k + 1:k + 60])
+            if host and k and tokens[k - 1].text == "." and nxt in ("(", "<"):
+                self._method(tok)
+
+    def _attributes(self, tokens: list[cxx.Token], start: int, at: cxx.Token, what: str) -> None:
+        if start >= len(tokens) or tokens[start].text not in "([":
+            return
+        names = [t.text for t in tokens[start:cxx._match(tokens, start)] if t.kind == "id"]
+        bad = [n for n in names if n not in ATTRIBUTES]
+        if bad:
+            self.add("cuda-forbidden-call", f"{what} {bad[0]}: only {', '.join(sorted(ATTRIBUTES))}", at.line)
+
+    def _name(self, tok: cxx.Token, *, host: bool, calls: bool, args: list[cxx.Token] = ()) -> None:
+        text = tok.text
+        parts = text.strip(":").split("::")
+        if any(p in FORBIDDEN_NAMES for p in parts):
+            self.add("cuda-forbidden-call", f"{text}: file, network, process, thread and environment calls "
+                     "are not allowed (rename a variable of that name)", tok.line)
+        elif parts[0] in LIBRARY_NAMESPACES:
+            self.add("cuda-forbidden-call", f"{text}: {parts[0]}:: is a library; write the kernel", tok.line)
+        elif text.lower().startswith(LIBRARY_PREFIXES):
+            self.add("cuda-forbidden-call", f"{text}: CUDA libraries (cuBLAS, cuDNN, cuFFT, cuRAND...) "
+                     "are not allowed", tok.line)
+        elif re.match(r"^cu[A-Z]", text):
+            self.add("cuda-forbidden-call", f"{text}: the CUDA driver API is not allowed", tok.line)
+        elif re.match(r"^cuda[A-Z]", text):
+            self._runtime(tok, calls, args)
+        elif parts[0] in TORCH_ROOTS:
+            self._torch(tok, parts, host)
+        if self.float32 and LOW_PRECISION.match(parts[-1]):
+            self.add("low-precision", f"uses {text} in a float32 op", tok.line)
+
+    def _runtime(self, tok: cxx.Token, calls: bool, args: list[cxx.Token]) -> None:
+        text = tok.text
+        if CUDA_DENIED.match(text) or calls and text not in CUDA_CALLS:
+            self.add("cuda-forbidden-call", f"{text}: launchers launch kernels, check errors, set kernel "
+                     "attributes and clear or copy device memory asynchronously; nothing else", tok.line)
+        elif calls and text.startswith("cudaMemcpy"):
+            inside = args[:cxx._match(args, 0) + 1] if args and args[0].text == "(" else args
+            if not any(t.text == "cudaMemcpyDeviceToDevice" for t in inside):
+                self.add("cuda-forbidden-call", f"{text} other than device-to-device", tok.line)
+
+    def _torch(self, tok: cxx.Token, parts: list[str], host: bool) -> None:
+        if not self.inline:
+            self.add("cuda-forbidden-call", f"{tok.text}: opforge's format calls no PyTorch from C++ "
+                     "(forward allocates the outputs)", tok.line)
+        elif not host:
+            if parts[-1] not in ("Half", "BFloat16"):
+                self.add("cuda-forbidden-call", f"{tok.text} in device code", tok.line)
+        elif not (all(p in TORCH_ROOTS | {"cuda", "detail"} for p in parts[:-1])
+                  and (parts[-1] in TORCH_NAMES or re.match(r"^k[A-Z]\w*$", parts[-1]))):
+            self.add("cuda-forbidden-call", f"{tok.text}: host code may use PyTorch only to allocate tensors "
+                     "and launch kernels", tok.line)
+
+    def _method(self, tok: cxx.Token) -> None:
+        if tok.text not in TENSOR_METHODS and tok.text not in self.defined:
+            self.add("cuda-host-compute", f".{tok.text}() in host code: tensors are only sized, allocated and "
+                     "passed to kernels there", tok.line)
+
+
+class _HostBody:
+    """A host function's body: launch configuration from scalars and kernel launches, nothing that
+    reads memory or computes over data (see static.py)."""
+
+    def __init__(self, rules: _Rules, function: cxx.Function):
+        self.rules, self.f, self.body = rules, function, function.body
+        self.types = _template_params(function.head)
+
+    def add(self, detail: str, tok: cxx.Token) -> None:
+        self.rules.add("cuda-host-compute", f"{self.f.name}: {detail}", tok.line)
+
+    def run(self) -> None:
+        for k, tok in enumerate(self.body):
+            if tok.kind == "punct":
+                self._punct(k, tok)
+            elif tok.text in ("for", "while", "do"):
+                self._loop(k, tok)
+            elif tok.text == "goto":
+                self.add("goto in host code", tok)
+            elif k + 1 < len(self.body) and self.body[k + 1].text == "(":
+                self._call(k, tok)
+
+    def _prev(self, k: int) -> cxx.Token | None:
+        return self.body[k - 1] if k else None
+
+    def _punct(self, k: int, tok: cxx.Token) -> None:
+        body = self.body
+        if tok.text == "[" and not self._lambda_or_attribute(k):
+            self.add(f"indexes memory in host code ({self._prev(k).text if k else ''}[...])", tok)
+        elif tok.text == "->":
+            self.add("reads a member through a pointer in host code (->)", tok)
+        elif tok.text == "*" and self._unary(k):
+            self.add("dereferences a pointer in host code (unary *)", tok)
+        elif tok.text == "(" and k and body[k - 1].text == ">" and body[k - 1].kind == "punct":
+            callee = self._template_callee(k - 1)
+            if callee is not None:
+                self._call(callee, body[callee])
+
+    def _lambda_or_attribute(self, k: int) -> bool:
+        body = self.body
+        if k + 1 < len(body) and body[k + 1].text == "[" or k and body[k - 1].text == "[":
+            return True  # [[attribute]], checked by _Rules
+        close = cxx._match(body, k)
+        inside = body[k + 1:close]
+        captures = all(t.text in ("&", "=", ",", "this") or t.kind == "id" for t in inside)
+        after = body[close + 1].text if close + 1 < len(body) else ""
+        before = body[k - 1] if k else None
+        starts_expr = before is None or before.kind == "punct" and before.text not in (")", "]") or \
+            before.text in ("return",)
+        return captures and after in ("(", "{") and starts_expr
+
+    def _unary(self, k: int) -> bool:
+        prev = self._prev(k)
+        if prev is None:
+            return True
+        if prev.kind == "punct":
+            return prev.text not in (")", "]") or prev.text == ")" and self._is_cast(k - 1)
+        return prev.kind == "id" and prev.text in ("return", "case", "throw", "else", "do")
+
+    def _is_cast(self, close: int) -> bool:
+        """Whether the `)` at `close` ends a C-style cast `(float)` / `(const T*)`."""
+        depth, k = 0, close
+        while k >= 0:
+            depth += {")": 1, "(": -1}.get(self.body[k].text, 0) if self.body[k].kind == "punct" else 0
+            if depth == 0:
+                break
+            k -= 1
+        inside = self.body[k + 1:close]
+        before = self.body[k - 1] if k > 0 else None
+        if not inside or before is not None and (before.kind in ("id", "num") and before.text not in KEYWORDS
+                                                 or before.text in (")", "]")):
+            return False  # a call's argument list, or a parenthesised operand
+        return all(t.text in ("*", "&", "const", "volatile", "unsigned", "signed") or t.kind == "id"
+                   and _is_type(t.text, self.types) for t in inside)
+
+    def _template_callee(self, close: int) -> int | None:
+        depth, k = 0, close
+        while k >= 0:
+            text = self.body[k].text if self.body[k].kind == "punct" else ""
+            depth += {">": 1, ">>": 2, "<": -1}.get(text, 0)
+            if depth <= 0:
+                return k - 1 if k and self.body[k - 1].kind == "id" else None
+            k -= 1
+        return None
+
+    def _loop(self, k: int, tok: cxx.Token) -> None:
+        body = self.body
+        if tok.text == "do":
+            if k + 1 < len(body) and body[k + 1].text == "{":
+                end = cxx._match(body, k + 1)
+                cond = body[end + 2:cxx._match(body, end + 2)] if end + 2 < len(body) else []
+                if [t.text for t in cond[1:]] in ([x] for x in _ONCE):
+                    return
+                self._launches(body[k + 1:end], tok)
+            return
+        if k + 1 >= len(body) or body[k + 1].text != "(":
+            return
+        close = cxx._match(body, k + 1)
+        cond = [t.text for t in body[k + 2:close]]
+        if tok.text == "while" and (cond and len(cond) == 1 and cond[0] in _ONCE):
+            return  # the tail of do { } while (0)
+        if close + 1 < len(body) and body[close + 1].text == "{":
+            block = body[close + 2:cxx._match(body, close + 1)]
+        else:
+            block = body[close + 1:next((j for j in range(close + 1, len(body)) if body[j].text == ";"), len(body))]
+        self._launches(block, tok)
+
+    def _launches(self, block: list[cxx.Token], tok: cxx.Token) -> None:
+        if not any(t.text in ("<<<", "cudaLaunchKernel") for t in block):
+            self.add(f"a {tok.text} loop in host code that launches no kernel (loops over data belong in a "
+                     "kernel)", tok)
+
+    def _call(self, k: int, tok: cxx.Token) -> None:
+        name, prev = tok.text, self._prev(k)
+        if tok.kind != "id" or name in KEYWORDS or _is_type(name, self.types):
+            return
+        if prev is not None and prev.kind == "id" and prev.text not in ("return", "case", "else", "do", "throw"):
+            return  # `dim3 grid(n)`: a declaration
+        if prev is not None and prev.text in (".", "->"):
+            return  # a method: _Rules._method
+        rules = self.rules
+        if name in rules.defined or name in HOST_CALLS or name.startswith(("cuda", "make_")) \
+                or rules.inline and (TORCH_MACROS.match(name) or name.strip(":").split("::")[0] in TORCH_ROOTS):
+            return
+        self.add(f"calls {name}() in host code: a launcher computes grid sizes from scalars and launches "
+                 "kernels", tok)
+
+
+def check_cxx(sources, out, *, float32: bool, inline: bool, functions: list[str]) -> None:
+    """Add every C++ reason (and the kernels and launchers found) to `out`, a CudaStatic."""
+    units = []
+    for src in sources:
+        try:
+            units.append((src, cxx.read(src.text)))
+        except cxx.CxxError as exc:
+            out.reasons.append(f"cuda-format: cannot read the C++ source: {exc} (line {src.first_line + exc.line - 1})")
+    defined = {f.name for _, unit in units for f in unit.functions}
+    for src, unit in units:
+        out.reasons += _Rules(unit, src.first_line, inline, float32, defined).run()
+        kernels = [f.name for f in unit.functions if f.kind == "kernel"]
+        launchers = [f.name for f in unit.functions if f.kind == "host" and f.extern_c]
+        out.kernels += kernels
+        out.launchers += launchers
+        if src.role == "cuda" and not inline and not kernels:
+            out.reasons.append(f"cuda-format: CUDA_SRC defines no __global__ kernel (line {src.first_line})")
+        if src.role == "cuda" and not inline and not launchers:
+            out.reasons.append(f'cuda-format: CUDA_SRC defines no extern "C" launcher (line {src.first_line})')
+    if inline and units and not out.kernels:
+        out.reasons.append("cuda-format: load_inline's cuda_sources define no __global__ kernel (line 1)")
+    host = {f.name for _, unit in units for f in unit.functions if f.kind == "host"}
+    for name in functions:
+        if name not in host:
+            out.reasons.append(f"cuda-format: load_inline functions=[{name!r}] names no host function of "
+                               "cuda_sources (line 1)")
