@@ -1,0 +1,154 @@
+// opforge CUDA emulator: `k<<<grid, block, smem, stream>>>(args)` (the translator rewrites it to
+// launch(...)), launch-configuration checks, dynamic shared memory, traps, and the C entry points
+// the Python side calls around a launcher.
+#pragma once
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include "emu_watch.h"
+
+typedef struct CUstream_st* cudaStream_t;
+
+namespace opforge_emu {
+static const size_t kSmemMax = 232448;      // 227 KB: sm_90's shared memory per block (opt-in)
+static const size_t kSmemDefault = 49152;   // above 48 KB a kernel must opt in (cudaFuncSetAttribute)
+static const size_t kSmemCanary = 256;
+alignas(1024) static unsigned char g_dyn_smem[kSmemMax + kSmemCanary];
+
+struct LaunchConfig { dim3 grid, block; size_t smem; };
+static inline LaunchConfig cfg(dim3 g, dim3 b, size_t smem = 0, cudaStream_t = nullptr) { return {g, b, smem}; }
+
+struct FuncAttr { const void* fn; int max_dynamic_smem; };
+static FuncAttr g_attrs[256];
+static int g_nattrs = 0;
+static int max_dynamic_smem(const void* fn) {
+    for (int i = 0; i < g_nattrs; ++i)
+        if (g_attrs[i].fn == fn) return g_attrs[i].max_dynamic_smem;
+    return (int)kSmemDefault;
+}
+
+static bool launch_error(int cuda_code, const char* fmt, unsigned long long a, unsigned long long b) {
+    char what[256];
+    snprintf(what, sizeof what, fmt, a, b);
+    E.last_error = cuda_code;
+    format_error(E_LAUNCH, "launch-error: kernel %s (line %d) did not run: %s", E.kernel, E.launch_line, what);
+    return false;
+}
+
+static bool valid_config(const LaunchConfig& c, const void* fn) {
+    unsigned long long threads = (unsigned long long)c.block.x * c.block.y * c.block.z;
+    if (!c.block.x || !c.block.y || !c.block.z || threads > 1024 || c.block.z > 64)
+        return launch_error(9, "a block of %llu threads (at most 1024, z at most 64; blockDim.z=%llu)", threads, c.block.z);
+    if (!c.grid.x || !c.grid.y || !c.grid.z || c.grid.x > 2147483647u || c.grid.y > 65535 || c.grid.z > 65535)
+        return launch_error(9, "a grid of (%llu, %llu, ...) blocks (x at most 2^31-1, y and z at most 65535, none 0)",
+                            c.grid.x, c.grid.y);
+    if (c.smem > kSmemMax)
+        return launch_error(1, "%llu bytes of dynamic shared memory, more than the %llu an sm_90 block has",
+                            c.smem, kSmemMax);
+    if (c.smem > (size_t)max_dynamic_smem(fn))
+        return launch_error(1, "%llu bytes of dynamic shared memory without cudaFuncSetAttribute("
+                            "cudaFuncAttributeMaxDynamicSharedMemorySize) above %llu", c.smem, kSmemDefault);
+    return true;
+}
+
+static bool smem_canary_intact(size_t smem) {
+    for (size_t i = 0; i < kSmemCanary; ++i)
+        if (g_dyn_smem[smem + i] != 0xA5) {
+            size_t last = kSmemCanary;
+            while (g_dyn_smem[smem + last - 1] == 0xA5) --last;
+            format_error(E_OOB, "out-of-bounds: a write %zu bytes past the end of the %zu bytes of dynamic "
+                         "shared memory in %s", last, smem, where().c_str());
+            return false;
+        }
+    return true;
+}
+
+static unsigned long long gcd(unsigned long long a, unsigned long long b) { return b ? gcd(b, a % b) : a; }
+
+// Blocks in the schedule's order: forward, reverse, or a seeded affine permutation (a*k+b mod n).
+static void run_blocks(size_t smem) {
+    unsigned long long nb = (unsigned long long)gridDim.x * gridDim.y * gridDim.z, a = 1, b = 0;
+    if (E.schedule >= 2 && nb > 1) {
+        unsigned long long s = E.seed * 31ull + E.schedule;
+        do a = 1 + splitmix(s) % (nb - 1); while (gcd(a, nb) != 1);
+        b = splitmix(s) % nb;
+    }
+    for (unsigned long long k = 0; k < nb; ++k) {
+        unsigned long long i = E.schedule == 0 ? k : E.schedule == 1 ? nb - 1 - k
+                             : (unsigned long long)(((unsigned __int128)a * k + b) % nb);
+        blockIdx = uint3{(unsigned)(i % gridDim.x), (unsigned)((i / gridDim.x) % gridDim.y),
+                         (unsigned)(i / ((unsigned long long)gridDim.x * gridDim.y))};
+        std::memset(g_dyn_smem, 0xFF, smem);  // NaN for floats, -1 for integers: uninitialised reads show
+        if (!run_block(i) || !smem_canary_intact(smem)) return;
+    }
+}
+
+static void run_launch(const LaunchConfig& c, int line, const char* name, const void* fn, void (*body)(void*), void* arg) {
+    if (E.err_code) return;  // an earlier launch of this call failed: CUDA errors are sticky too
+    E.kernel = name;
+    E.launch_line = line;
+    if (!valid_config(c, fn)) return;
+    E.body = body;
+    E.arg = arg;
+    blockDim = c.block;
+    gridDim = c.grid;
+    E.n = (int)(c.block.x * c.block.y * c.block.z);
+    std::memset(g_dyn_smem + c.smem, 0xA5, kSmemCanary);
+    if (E.fibers_dirty) reset_fibers();
+    static size_t smem;
+    smem = c.smem;
+    if (sigsetjmp(W.jmp, 1) == 0) {
+        arm_watchdog();
+        run_blocks(smem);
+    }
+    disarm_watchdog();
+    E.cur = nullptr;
+    E.cur_fiber = nullptr;
+    if (E.err_code) E.fibers_dirty = true;
+}
+
+template <class Packed> static void run_packed(void* q) {
+    Packed* p = (Packed*)q;
+    std::apply(p->k, p->args);
+}
+
+template <class... P, class... A>
+static void launch(int line, const char* name, LaunchConfig c, void (*k)(P...), A&&... a) {
+    static_assert(sizeof...(P) == sizeof...(A), "a kernel launch passes as many arguments as the kernel takes");
+    struct Packed {
+        void (*k)(P...);
+        std::tuple<std::decay_t<P>...> args;
+    };
+    Packed p{k, std::tuple<std::decay_t<P>...>(std::forward<A>(a)...)};
+    run_launch(c, line, name, (const void*)k, &run_packed<Packed>, &p);
+}
+
+static void trap(int line, const char* what) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "trap: %s (line %d) in %s", what, line, where().c_str());
+    fail(E_TRAP, msg);
+}
+}  // namespace opforge_emu
+
+#define __trap() ::opforge_emu::trap(__LINE__, "__trap() called")
+#define __brkpt() ::opforge_emu::trap(__LINE__, "__brkpt() called")
+#undef assert
+#define assert(e) ((e) ? (void)0 : ::opforge_emu::trap(__LINE__, "assertion `" #e "` failed"))
+
+extern "C" __attribute__((visibility("default"))) int opforge_emu_configure(int schedule, unsigned long long seed,
+                                                                          double time_limit) {
+    opforge_emu::E.schedule = schedule;
+    opforge_emu::E.seed = seed;
+    opforge_emu::E.time_limit = time_limit;
+    opforge_emu::E.err_code = opforge_emu::E.last_error = 0;
+    opforge_emu::E.err[0] = 0;
+    opforge_emu::g_float_atomics = false;
+    return 0;
+}
+extern "C" __attribute__((visibility("default"))) int opforge_emu_error(char* buf, int n) {
+    snprintf(buf, n, "%s", opforge_emu::E.err);
+    return opforge_emu::E.err_code;
+}
+extern "C" __attribute__((visibility("default"))) int opforge_emu_float_atomics() {
+    return opforge_emu::g_float_atomics;
+}

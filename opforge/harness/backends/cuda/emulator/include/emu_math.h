@@ -1,0 +1,171 @@
+// opforge CUDA emulator: math and bit intrinsics, min/max overloads, atomics.
+// Fast-math intrinsics (__expf, __sinf, ...) use the accurate host function: the emulator checks a
+// kernel's logic, and its results are compared to the reference with the suite's tolerances.
+#pragma once
+#include <cfloat>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <math.h>
+
+// glibc's math.h declares (unexported) __expf, __sinf, ...: these names must be macros.
+#define __expf(x) expf(x)
+#define __exp10f(x) exp10f(x)
+#define __logf(x) logf(x)
+#define __log2f(x) log2f(x)
+#define __log10f(x) log10f(x)
+#define __powf(x, y) powf(x, y)
+#define __sinf(x) sinf(x)
+#define __cosf(x) cosf(x)
+#define __tanf(x) tanf(x)
+#define __sincosf(x, s, c) sincosf(x, s, c)
+#define __fsqrt_rn(x) sqrtf(x)
+#define __dsqrt_rn(x) sqrt(x)
+#define __fmaf_rn(a, b, c) fmaf(a, b, c)
+#define __fmaf_rz(a, b, c) fmaf(a, b, c)
+#define __fma_rn(a, b, c) fma(a, b, c)
+static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
+static inline float __frsqrt_rn(float x) { return 1.0f / sqrtf(x); }
+static inline float __frcp_rn(float x) { return 1.0f / x; }
+static inline double __drcp_rn(double x) { return 1.0 / x; }
+static inline float __fdividef(float a, float b) { return a / b; }
+static inline float __fdiv_rn(float a, float b) { return a / b; }
+static inline float __fadd_rn(float a, float b) { return a + b; }
+static inline float __fsub_rn(float a, float b) { return a - b; }
+static inline float __fmul_rn(float a, float b) { return a * b; }
+static inline double __dadd_rn(double a, double b) { return a + b; }
+static inline double __dmul_rn(double a, double b) { return a * b; }
+static inline double __ddiv_rn(double a, double b) { return a / b; }
+static inline float __saturatef(float x) { return x != x ? 0.0f : x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x; }
+static inline float normcdff(float x) { return 0.5f * erfcf(-x * 0.70710678118654752f); }
+static inline double normcdf(double x) { return 0.5 * erfc(-x * 0.70710678118654752); }
+static inline float rcbrtf(float x) { return 1.0f / cbrtf(x); }
+
+static inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
+static inline int __float_as_int(float f) { int i; std::memcpy(&i, &f, 4); return i; }
+static inline float __uint_as_float(unsigned i) { float f; std::memcpy(&f, &i, 4); return f; }
+static inline unsigned __float_as_uint(float f) { unsigned i; std::memcpy(&i, &f, 4); return i; }
+static inline long long __double_as_longlong(double d) { long long i; std::memcpy(&i, &d, 8); return i; }
+static inline double __longlong_as_double(long long i) { double d; std::memcpy(&d, &i, 8); return d; }
+static inline int __float2int_rn(float f) { return (int)nearbyintf(f); }
+static inline int __float2int_rz(float f) { return (int)truncf(f); }
+static inline int __float2int_rd(float f) { return (int)floorf(f); }
+static inline int __float2int_ru(float f) { return (int)ceilf(f); }
+static inline unsigned __float2uint_rn(float f) { return (unsigned)nearbyintf(f); }
+static inline unsigned __float2uint_rz(float f) { return (unsigned)truncf(f); }
+static inline long long __float2ll_rn(float f) { return (long long)nearbyintf(f); }
+static inline long long __float2ll_rz(float f) { return (long long)truncf(f); }
+static inline int __double2int_rn(double d) { return (int)nearbyint(d); }
+static inline float __double2float_rn(double d) { return (float)d; }
+static inline float __int2float_rn(int i) { return (float)i; }
+static inline float __uint2float_rn(unsigned i) { return (float)i; }
+static inline float __ll2float_rn(long long i) { return (float)i; }
+static inline double __int2double_rn(int i) { return (double)i; }
+
+static inline int __popc(unsigned x) { return __builtin_popcount(x); }
+static inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+static inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
+static inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
+static inline int __ffs(int x) { return __builtin_ffs(x); }
+static inline int __ffsll(long long x) { return __builtin_ffsll(x); }
+static inline unsigned __brev(unsigned x) {
+    x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
+    x = ((x >> 2) & 0x33333333u) | ((x & 0x33333333u) << 2);
+    x = ((x >> 4) & 0x0f0f0f0fu) | ((x & 0x0f0f0f0fu) << 4);
+    return __builtin_bswap32(x);
+}
+static inline unsigned long long __brevll(unsigned long long x) {
+    return ((unsigned long long)__brev((unsigned)x) << 32) | __brev((unsigned)(x >> 32));
+}
+static inline int __mul24(int a, int b) { return (int)(((long long)(a << 8 >> 8)) * (b << 8 >> 8)); }
+static inline unsigned __umul24(unsigned a, unsigned b) { return (a & 0xffffffu) * (b & 0xffffffu); }
+static inline int __mulhi(int a, int b) { return (int)(((long long)a * b) >> 32); }
+static inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }
+static inline long long __mul64hi(long long a, long long b) { return (long long)(((__int128)a * b) >> 64); }
+static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
+    return (unsigned long long)(((unsigned __int128)a * b) >> 64);
+}
+static inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
+    unsigned long long v = ((unsigned long long)y << 32) | x;
+    unsigned r = 0;
+    for (int i = 0; i < 4; ++i) r |= (unsigned)((v >> (((s >> (4 * i)) & 7) * 8)) & 0xff) << (8 * i);
+    return r;
+}
+static inline unsigned __funnelshift_l(unsigned lo, unsigned hi, unsigned s) {
+    return (unsigned)(((((unsigned long long)hi << 32) | lo) << (s & 31)) >> 32);
+}
+static inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned s) {
+    return (unsigned)((((unsigned long long)hi << 32) | lo) >> (s & 31));
+}
+
+#define OPFORGE_MINMAX(T) static inline T min(T a, T b) { return a < b ? a : b; } \
+                          static inline T max(T a, T b) { return a > b ? a : b; }
+OPFORGE_MINMAX(int) OPFORGE_MINMAX(unsigned) OPFORGE_MINMAX(long long) OPFORGE_MINMAX(unsigned long long)
+OPFORGE_MINMAX(long) OPFORGE_MINMAX(unsigned long)
+static inline float min(float a, float b) { return fminf(a, b); }
+static inline float max(float a, float b) { return fmaxf(a, b); }
+static inline double min(double a, double b) { return fmin(a, b); }
+static inline double max(double a, double b) { return fmax(a, b); }
+static inline float min(float a, int b) { return fminf(a, (float)b); }
+static inline float min(int a, float b) { return fminf((float)a, b); }
+static inline float max(float a, int b) { return fmaxf(a, (float)b); }
+static inline float max(int a, float b) { return fmaxf((float)a, b); }
+static inline double min(double a, float b) { return fmin(a, (double)b); }
+static inline double min(float a, double b) { return fmin((double)a, b); }
+static inline double max(double a, float b) { return fmax(a, (double)b); }
+static inline double max(float a, double b) { return fmax((double)a, b); }
+static inline unsigned min(int a, unsigned b) { return min((unsigned)a, b); }
+static inline unsigned min(unsigned a, int b) { return min(a, (unsigned)b); }
+static inline unsigned max(int a, unsigned b) { return max((unsigned)a, b); }
+static inline unsigned max(unsigned a, int b) { return max(a, (unsigned)b); }
+static inline unsigned umin(unsigned a, unsigned b) { return min(a, b); }
+static inline unsigned umax(unsigned a, unsigned b) { return max(a, b); }
+static inline long long llmin(long long a, long long b) { return min(a, b); }
+static inline long long llmax(long long a, long long b) { return max(a, b); }
+static inline unsigned long long ullmin(unsigned long long a, unsigned long long b) { return min(a, b); }
+static inline unsigned long long ullmax(unsigned long long a, unsigned long long b) { return max(a, b); }
+
+template <class T> static inline T __ldg(const T* p) { return *p; }
+template <class T> static inline T __ldcg(const T* p) { return *p; }
+template <class T> static inline T __ldca(const T* p) { return *p; }
+template <class T> static inline T __ldcs(const T* p) { return *p; }
+template <class T> static inline T __ldlu(const T* p) { return *p; }
+template <class T> static inline T __ldcv(const T* p) { return *p; }
+template <class T> static inline void __stcg(T* p, T v) { *p = v; }
+template <class T> static inline void __stcs(T* p, T v) { *p = v; }
+template <class T> static inline void __stwb(T* p, T v) { *p = v; }
+template <class T> static inline void __stwt(T* p, T v) { *p = v; }
+static inline void __threadfence() { __asm__ __volatile__("" ::: "memory"); }
+static inline void __threadfence_block() { __asm__ __volatile__("" ::: "memory"); }
+static inline void __threadfence_system() { __asm__ __volatile__("" ::: "memory"); }
+static inline void __nanosleep(unsigned) {}
+
+// Atomics: fibers switch only at barriers and warp collectives, so a read-modify-write is atomic.
+namespace opforge_emu { static bool g_float_atomics = false; }
+// The compiler barrier keeps a spin on an atomic a loop that reloads memory, as on the GPU.
+#define OPFORGE_RMW(name, T, expr) static inline T name(T* a, T v) { \
+    __asm__ __volatile__("" ::: "memory"); T old = *a; *a = (expr); return old; }
+#define OPFORGE_FRMW(name, T, expr) static inline T name(T* a, T v) { \
+    __asm__ __volatile__("" ::: "memory"); opforge_emu::g_float_atomics = true; T old = *a; *a = (expr); return old; }
+OPFORGE_RMW(atomicAdd, int, old + v) OPFORGE_RMW(atomicAdd, unsigned, old + v)
+OPFORGE_RMW(atomicAdd, unsigned long long, old + v)
+OPFORGE_FRMW(atomicAdd, float, old + v) OPFORGE_FRMW(atomicAdd, double, old + v)
+OPFORGE_FRMW(atomicAdd, __half, old + v) OPFORGE_FRMW(atomicAdd, __nv_bfloat16, old + v)
+OPFORGE_RMW(atomicSub, int, old - v) OPFORGE_RMW(atomicSub, unsigned, old - v)
+OPFORGE_RMW(atomicExch, int, v) OPFORGE_RMW(atomicExch, unsigned, v)
+OPFORGE_RMW(atomicExch, unsigned long long, v) OPFORGE_RMW(atomicExch, float, v)
+#define OPFORGE_RMW_INT(name, expr) OPFORGE_RMW(name, int, expr) OPFORGE_RMW(name, unsigned, expr) \
+    OPFORGE_RMW(name, long long, expr) OPFORGE_RMW(name, unsigned long long, expr)
+OPFORGE_RMW_INT(atomicMax, old > v ? old : v) OPFORGE_RMW_INT(atomicMin, old < v ? old : v)
+OPFORGE_RMW_INT(atomicAnd, old & v) OPFORGE_RMW_INT(atomicOr, old | v) OPFORGE_RMW_INT(atomicXor, old ^ v)
+OPFORGE_RMW(atomicInc, unsigned, old >= v ? 0u : old + 1u)
+OPFORGE_RMW(atomicDec, unsigned, (old == 0u || old > v) ? v : old - 1u)
+#define OPFORGE_CAS(T) static inline T atomicCAS(T* a, T cmp, T v) { __asm__ __volatile__("" ::: "memory"); T old = *a; if (old == cmp) *a = v; return old; }
+OPFORGE_CAS(int) OPFORGE_CAS(unsigned) OPFORGE_CAS(unsigned long long) OPFORGE_CAS(unsigned short)
+#define OPFORGE_SCOPED(name) template <class... A> static inline auto name##_block(A... a) { return name(a...); } \
+                             template <class... A> static inline auto name##_system(A... a) { return name(a...); }
+OPFORGE_SCOPED(atomicAdd) OPFORGE_SCOPED(atomicSub) OPFORGE_SCOPED(atomicExch) OPFORGE_SCOPED(atomicMax)
+OPFORGE_SCOPED(atomicMin) OPFORGE_SCOPED(atomicAnd) OPFORGE_SCOPED(atomicOr) OPFORGE_SCOPED(atomicXor)
+OPFORGE_SCOPED(atomicCAS) OPFORGE_SCOPED(atomicInc) OPFORGE_SCOPED(atomicDec)

@@ -1,0 +1,234 @@
+// opforge CUDA emulator: the block scheduler. A block's threads run one at a time in the
+// schedule's order (forward, reverse or a seeded shuffle), each until it waits at a barrier or a
+// warp collective or exits; sweeps repeat until every thread has exited. A sweep in which no
+// thread can run is a deadlock, reported with who waits where.
+#pragma once
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include "emu_fiber.h"
+
+static uint3 threadIdx, blockIdx;
+static dim3 blockDim, gridDim;
+
+namespace opforge_emu {
+enum State { T_NEW, T_READY, T_RUN, T_SYNC, T_WARP, T_EXITED };
+enum Code { E_OK, E_DEADLOCK, E_STEP_LIMIT, E_TRAP, E_LAUNCH, E_UNDEFINED, E_CRASH, E_OOB };
+enum Kind { K_SYNCWARP, K_SHFL, K_SHFL_UP, K_SHFL_DOWN, K_SHFL_XOR, K_BALLOT, K_ANY, K_ALL,
+            K_ACTIVEMASK, K_REDUCE };
+static const char* const kKindNames[] = {"__syncwarp", "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync",
+                                         "__shfl_xor_sync", "__ballot_sync", "__any_sync", "__all_sync",
+                                         "__activemask", "__reduce_*_sync"};
+static const int kMaxThreads = 1024;
+
+struct Thread {
+    uint3 idx;
+    int lin, state, kind, line, width;
+    unsigned mask;
+    long long arg;
+    uint64_t val, res;
+    Fiber* fiber;
+};
+
+struct Emu {
+    Thread threads[kMaxThreads];
+    int order[kMaxThreads];
+    int n, pos, live, arrived, pred_count, sync_result, sync_arrivals, activemask_waiters;
+    int warp_waiting[kMaxThreads / 32];  // lanes of each warp waiting at a collective
+    Fiber* fibers[kMaxThreads];
+    int nfibers;
+    Fiber* free_list;
+    bool fibers_dirty;
+    Context sched;
+    Fiber* cur_fiber;
+    Thread* cur;
+    void (*body)(void*);
+    void* arg;
+    int err_code, last_error, schedule;
+    char err[1024];
+    unsigned long long seed;
+    double time_limit;
+    const char* kernel;
+    int launch_line;
+};
+static Emu E;
+
+static void set_current(Thread* t) { E.cur = t; threadIdx = t->idx; }
+
+static void format_error(int code, const char* fmt, ...) {
+    if (E.err_code) return;
+    E.err_code = code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(E.err, sizeof E.err, fmt, ap);
+    va_end(ap);
+}
+
+// Where the error happened, for messages: "kernel k (launched at line 12), block (3,0,0), thread 17".
+static std::string where() {
+    char buf[256];
+    int n = snprintf(buf, sizeof buf, "kernel %s (launched at line %d), block (%u,%u,%u)", E.kernel ? E.kernel : "?",
+                     E.launch_line, blockIdx.x, blockIdx.y, blockIdx.z);
+    if (E.cur) snprintf(buf + n, sizeof buf - n, ", thread (%u,%u,%u)", E.cur->idx.x, E.cur->idx.y, E.cur->idx.z);
+    return buf;
+}
+
+// Stop the launch: the fiber is abandoned (the pool is rebuilt before the next launch).
+[[noreturn]] static void abort_thread() {
+    E.fibers_dirty = true;
+    switch_to(&E.cur_fiber->ctx, &E.sched);
+    std::abort();  // never resumed
+}
+
+static void fail(int code, const char* msg) {
+    format_error(code, "%s", msg);
+    if (E.cur_fiber) abort_thread();
+}
+
+static void fiber_main();
+
+static Fiber* take_fiber() {
+    if (Fiber* f = E.free_list) {
+        E.free_list = f->next_free;
+        return f;
+    }
+    Fiber* f = new Fiber();
+    f->stack = new_stack();
+    init_context(f, fiber_main);
+    E.fibers[E.nfibers++] = f;
+    return f;
+}
+
+static void reset_fibers() {
+    E.free_list = nullptr;
+    for (int i = E.nfibers - 1; i >= 0; --i) {
+        init_context(E.fibers[i], fiber_main);
+        E.fibers[i]->next_free = E.free_list;
+        E.free_list = E.fibers[i];
+    }
+    E.fibers_dirty = false;
+}
+
+static void resume(Fiber* f) {
+    E.cur_fiber = f;
+    f->thread->state = T_RUN;
+    set_current(f->thread);
+    switch_to(&E.sched, &f->ctx);
+    E.cur_fiber = nullptr;
+    E.cur = nullptr;
+}
+
+static void yield_thread() { switch_to(&E.cur_fiber->ctx, &E.sched); }
+
+static void release_barrier() {
+    E.sync_result = E.pred_count;
+    E.sync_arrivals = E.arrived;
+    E.pred_count = E.arrived = 0;
+    for (int i = 0; i < E.n; ++i)
+        if (E.threads[i].state == T_SYNC) E.threads[i].state = T_READY;
+}
+
+// __syncthreads and its _count/_and/_or forms; threads that exited count as arrived.
+static int barrier(int line, int pred, int op) {
+    Thread* t = E.cur;
+    if (!t) { format_error(E_UNDEFINED, "undefined: __syncthreads (line %d) called outside a kernel", line); return 0; }
+    t->state = T_SYNC;
+    t->line = line;
+    E.arrived++;
+    E.pred_count += pred != 0;
+    if (E.arrived == E.live) release_barrier();
+    else yield_thread();
+    t->state = T_RUN;
+    if (op == 1) return E.sync_result;
+    if (op == 2) return E.sync_result == E.sync_arrivals;
+    return op == 3 ? E.sync_result > 0 : 0;
+}
+
+// A finished thread's fiber runs the next unstarted thread of the sweep, or returns to the pool.
+static void thread_exit(Fiber* f) {
+    f->thread->state = T_EXITED;
+    E.live--;
+    if (E.arrived && E.arrived == E.live) release_barrier();
+    int next = E.pos + 1;
+    if (next < E.n && E.threads[E.order[next]].state == T_NEW) {
+        E.pos = next;
+        Thread* t = &E.threads[E.order[next]];
+        f->thread = t;
+        t->fiber = f;
+        t->state = T_RUN;
+        set_current(t);
+        return;
+    }
+    f->thread = nullptr;
+    f->next_free = E.free_list;
+    E.free_list = f;
+    switch_to(&f->ctx, &E.sched);
+}
+
+static void fiber_main() {
+    Fiber* f = E.cur_fiber;
+    for (;;) {
+        E.body(E.arg);
+        thread_exit(f);
+    }
+}
+
+static unsigned long long splitmix(unsigned long long& s) {
+    unsigned long long z = (s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static void build_order(unsigned long long block) {
+    for (int i = 0; i < E.n; ++i) E.order[i] = E.schedule == 1 ? E.n - 1 - i : i;
+    if (E.schedule < 2) return;
+    unsigned long long s = E.seed * 1000003ull + E.schedule * 7919ull + block;
+    for (int i = E.n - 1; i > 0; --i) {
+        int j = (int)(splitmix(s) % (unsigned long long)(i + 1));
+        int tmp = E.order[i]; E.order[i] = E.order[j]; E.order[j] = tmp;
+    }
+}
+
+static void init_block(unsigned long long block) {
+    unsigned bx = blockDim.x, by = blockDim.y;
+    for (int i = 0; i < E.n; ++i) {
+        Thread& t = E.threads[i];
+        t.idx = uint3{i % bx, (i / bx) % by, i / (bx * by)};
+        t.lin = i;
+        t.state = T_NEW;
+        t.fiber = nullptr;
+    }
+    E.live = E.n;
+    E.arrived = E.pred_count = E.activemask_waiters = 0;
+    std::memset(E.warp_waiting, 0, sizeof E.warp_waiting);
+    build_order(block);
+}
+
+static bool resolve_activemask();
+static void report_deadlock();
+
+static bool run_block(unsigned long long block) {
+    init_block(block);
+    for (;;) {
+        bool progress = false;
+        for (E.pos = 0; E.pos < E.n; ++E.pos) {
+            Thread* t = &E.threads[E.order[E.pos]];
+            if (t->state == T_NEW) {
+                Fiber* f = take_fiber();
+                f->thread = t;
+                t->fiber = f;
+            } else if (t->state != T_READY) {
+                continue;
+            }
+            resume(t->fiber);
+            progress = true;
+            if (E.err_code) return false;
+        }
+        if (E.live == 0) return true;
+        if (E.activemask_waiters && resolve_activemask()) continue;
+        if (!progress) { report_deadlock(); return false; }
+    }
+}
+}  // namespace opforge_emu

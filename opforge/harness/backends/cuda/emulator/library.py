@@ -1,0 +1,172 @@
+"""An emulated CUDA library: call a launcher under several thread schedules on guarded copies.
+
+Schedule 0 runs threads and blocks forward, 1 in reverse, 2 and up in seeded shuffles. Each runs
+on fresh guarded copies of every tensor; the results must agree bitwise (else RaceError), no guard
+may be touched (else OutOfBoundsError), and schedule 0's buffers are written back to the tensors."""
+from __future__ import annotations
+
+import ctypes
+import threading
+
+from opforge.harness.backends.cuda.emulator.buffers import ITEMSIZE, GuardedBuffer
+from opforge.harness.backends.cuda.emulator.build import build_library
+from opforge.harness.backends.cuda.emulator.errors import BY_CODE, EmulatorError, OutOfBoundsError, RaceError
+from opforge.harness.backends.cuda.signature import Launcher, parse_launchers
+
+_SCALAR_CTYPES = {"int32": ctypes.c_int32, "uint32": ctypes.c_uint32, "int64": ctypes.c_int64,
+                  "uint64": ctypes.c_uint64, "float32": ctypes.c_float, "float64": ctypes.c_double,
+                  "bool": ctypes.c_bool}
+_LOADED: dict[str, "EmulatedLibrary"] = {}  # one object (and one lock) per loaded .so
+_LOADED_LOCK = threading.Lock()
+DEFAULT_TIME_LIMIT_S = 10.0
+
+
+def schedule_name(schedule: int, seed: int) -> str:
+    return ("forward", "reverse")[schedule] if schedule < 2 else f"shuffle {schedule - 1} (seed {seed})"
+
+
+class EmulatedLibrary:
+    """A CUDA_SRC built for the emulator; `launchers` are its extern "C" functions."""
+
+    def __init__(self, path: str, source: str, build_seconds: float, cached: bool) -> None:
+        self.path, self.source = path, source
+        self.build_seconds, self.cached = build_seconds, cached
+        self.launchers: dict[str, Launcher] = parse_launchers(source)
+        self._lib = ctypes.CDLL(path)
+        self._lib.opforge_emu_configure.argtypes = [ctypes.c_int, ctypes.c_ulonglong, ctypes.c_double]
+        self._lib.opforge_emu_error.argtypes = [ctypes.c_char_p, ctypes.c_int]
+        self._lock = threading.Lock()
+        self._functions = {name: self._function(launcher) for name, launcher in self.launchers.items()}
+
+    @classmethod
+    def build(cls, source: str, cache_dir: str | None = None) -> "EmulatedLibrary":
+        built = build_library(source, cache_dir)
+        with _LOADED_LOCK:
+            if built.path not in _LOADED:
+                _LOADED[built.path] = cls(built.path, source, built.seconds, built.cached)
+            library = _LOADED[built.path]
+        return library if not built.cached or library.cached else _cached_view(library)
+
+    def _function(self, launcher: Launcher):
+        fn = getattr(self._lib, launcher.name)
+        fn.argtypes = [ctypes.c_void_p if p.kind != "scalar" else _SCALAR_CTYPES[p.ctype] for p in launcher.params]
+        fn.restype = None
+        return fn
+
+    def call(self, name: str, args: list, *, schedules: int = 3, seed: int = 0,
+             time_limit_s: float = DEFAULT_TIME_LIMIT_S) -> None:
+        """Run launcher `name` on `args` (tensors for pointers, numbers for scalars, no stream)."""
+        launcher = self.launchers.get(name)
+        if launcher is None:
+            raise EmulatorError(f"arguments: no launcher {name} (launchers: {', '.join(self.launchers) or 'none'})")
+        if schedules < 1:
+            raise EmulatorError("arguments: schedules must be at least 1")
+        bound = _Bound(launcher, args)
+        with self._lock:
+            reference = bound.run(self, 0, seed, time_limit_s, bound.fresh())
+            work = bound.fresh() if schedules > 1 else None
+            for schedule in range(1, schedules):
+                bound.run(self, schedule, seed, time_limit_s, work)
+                bound.compare(reference, work, schedule_name(schedule, seed), self._float_atomics())
+            bound.write_back(reference)
+
+    def _run_once(self, launcher: Launcher, values: list, schedule: int, seed: int, time_limit_s: float) -> None:
+        self._lib.opforge_emu_configure(schedule, seed, time_limit_s)
+        self._functions[launcher.name](*values, None)
+        message = ctypes.create_string_buffer(1024)
+        code = self._lib.opforge_emu_error(message, len(message))
+        if code:
+            text = message.value.decode(errors="replace")
+            raise BY_CODE.get(code, EmulatorError)(f"{text} (launcher {launcher.name}, {schedule_name(schedule, seed)} schedule)")
+
+    def _float_atomics(self) -> bool:
+        return bool(self._lib.opforge_emu_float_atomics())
+
+
+def _cached_view(library: EmulatedLibrary) -> EmulatedLibrary:
+    """The loaded library, reporting that this build came from the cache."""
+    view = object.__new__(EmulatedLibrary)
+    view.__dict__.update(library.__dict__, build_seconds=0.0, cached=True)
+    return view
+
+
+class _Bound:
+    """A launcher's arguments: distinct tensors (one buffer each, shared by aliases) and scalars."""
+
+    def __init__(self, launcher: Launcher, args: list) -> None:
+        params = [p for p in launcher.params if p.kind != "stream"]
+        if len(args) != len(params):
+            raise EmulatorError(f"arguments: {launcher.name} takes {len(params)} arguments "
+                                f"({', '.join(p.name for p in params)}), got {len(args)}")
+        self.launcher, self.params, self.args = launcher, params, list(args)
+        self.tensors: list = []  # (tensor, name, ctype, writes)
+        self.slots: list = []  # per parameter: index into tensors, or None for a scalar
+        for param, value in zip(params, args):
+            self.slots.append(self._bind(param, value) if param.kind == "pointer" else _check_scalar(launcher, param, value))
+
+    def _bind(self, param, tensor) -> int:
+        _check_tensor(self.launcher, param, tensor)
+        start, size = tensor.data_ptr(), tensor.numel() * tensor.element_size()
+        for i, (other, name, ctype, writes) in enumerate(self.tensors):
+            o_start, o_size = other.data_ptr(), other.numel() * other.element_size()
+            if size and o_size and start == o_start and size == o_size:
+                self.tensors[i] = (other, name, ctype, writes or not param.const)
+                return i
+            if size and o_size and start < o_start + o_size and o_start < start + size:
+                raise EmulatorError(f"arguments: {self.launcher.name}: {param.name} and {name} overlap partially")
+        self.tensors.append((tensor, param.name, param.ctype, not param.const))
+        return len(self.tensors) - 1
+
+    def fresh(self) -> list[GuardedBuffer]:
+        return [GuardedBuffer(t.numel() * t.element_size()) for t, *_ in self.tensors]
+
+    def run(self, library: EmulatedLibrary, schedule: int, seed: int, limit: float, buffers: list) -> list:
+        for buffer, (tensor, *_) in zip(buffers, self.tensors):
+            buffer.load(tensor.data_ptr())
+        values = [buffers[slot].address if p.kind == "pointer" else slot for p, slot in zip(self.params, self.slots)]
+        library._run_once(self.launcher, values, schedule, seed, limit)
+        for buffer, (_, name, _, _) in zip(buffers, self.tensors):
+            where = buffer.overrun()
+            if where:
+                raise OutOfBoundsError(f"out-of-bounds: a write {where} of argument {name} "
+                                       f"(launcher {self.launcher.name}, {schedule_name(schedule, seed)} schedule)")
+        return buffers
+
+    def compare(self, reference: list, work: list, label: str, float_atomics: bool) -> None:
+        for ref, got, (_, name, ctype, _) in zip(reference, work, self.tensors):
+            if ref.same_as(got):
+                continue
+            index = got.first_difference(ref) // ITEMSIZE[ctype]
+            note = ("; the kernel uses floating-point atomics, whose order changes the rounding"
+                    if float_atomics else "")
+            raise RaceError(f"race: result depends on the thread schedule ({label} differs from forward in "
+                            f"argument {name} at element {index}: {got.element(index, ctype)!r} vs "
+                            f"{ref.element(index, ctype)!r}; launcher {self.launcher.name}){note}")
+
+    def write_back(self, reference: list) -> None:
+        for buffer, (tensor, _, _, writes) in zip(reference, self.tensors):
+            if writes:
+                buffer.store(tensor.data_ptr())
+
+
+def _check_tensor(launcher: Launcher, param, tensor) -> None:
+    import torch
+
+    where = f"arguments: {launcher.name}: {param.name}"
+    if not isinstance(tensor, torch.Tensor):
+        raise EmulatorError(f"{where} is a {param.ctype} pointer; pass a tensor, not {type(tensor).__name__}")
+    if tensor.device.type != "cpu":
+        raise EmulatorError(f"{where} is on {tensor.device}; the emulator runs CPU tensors")
+    if str(tensor.dtype) != f"torch.{param.ctype}":
+        raise EmulatorError(f"{where} is {str(tensor.dtype)[6:]}, but the launcher takes {param.ctype}*")
+    if not tensor.is_contiguous():
+        raise EmulatorError(f"{where} is not contiguous")
+
+
+def _check_scalar(launcher: Launcher, param, value):
+    where = f"arguments: {launcher.name}: {param.name}"
+    integral = param.ctype not in ("float32", "float64")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (integral and not isinstance(value, int)):
+        if not (param.ctype == "bool" and isinstance(value, bool)):
+            raise EmulatorError(f"{where} is a {param.ctype} scalar; got {value!r}")
+    return value

@@ -1,0 +1,103 @@
+"""CUDA source to host C++ for the emulator's header, line for line.
+
+Three rewrites, each keeping the newlines of what it replaces so that g++'s line numbers are
+CUDA_SRC's (a `#line 1 "CUDA_SRC"` follows the header include):
+- `k<<<grid, block, smem, stream>>>(args)` and `k<T><<<...>>>(args)` become
+  `::opforge_emu::launch(__LINE__, "k", ::opforge_emu::cfg(grid, block, smem, stream), k, args)`;
+- `extern __shared__ T name[];` becomes a `T*` into the launch's dynamic shared-memory buffer;
+- `#include <cassert>` / `<assert.h>` are dropped, so `assert` stays the emulator's (a trap).
+Everything else (`__shared__`, qualifiers, intrinsics) is the header's business.
+"""
+from __future__ import annotations
+
+import re
+
+from opforge.harness.backends.cuda.signature import blank_comments, line_of, matching
+
+PREAMBLE = '#include "opforge_cuda_emu.h"\n#line 1 "CUDA_SRC"\n'
+FILE_NAME = "CUDA_SRC"
+
+
+class TranslateError(ValueError):
+    """A construct the translator cannot rewrite; the message names the line."""
+
+
+_ASSERT_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include[ \t]*<(?:cassert|assert\.h)>[^\n]*", re.M)
+_EXTERN_SHARED = re.compile(r"\bextern\s+__shared__\s+([^;\[\]]*?)\s*\b([A-Za-z_]\w*)\s*\[\s*\]\s*;")
+_ALIGN = re.compile(r"__align__\s*\(\s*\d+\s*\)|alignas\s*\(\s*\d+\s*\)|__attribute__\s*\(\(.*?\)\)")
+
+
+def translate(source: str) -> str:
+    """The host C++ translation unit for `source`."""
+    code = blank_comments(source, strings=True)
+    edits = [(m.start(), m.end(), "") for m in _ASSERT_INCLUDE.finditer(code)]
+    edits += [_extern_shared(source, m) for m in _EXTERN_SHARED.finditer(code)]
+    edits += [_launch(source, code, m.start()) for m in re.finditer(r"<<<", code)]
+    out, pos = [], 0
+    for start, end, text in sorted(edits):
+        if start < pos:
+            raise TranslateError(f"line {line_of(source, start)}: overlapping constructs the emulator cannot rewrite")
+        newlines = source.count("\n", start, end) - text.count("\n")
+        out += [source[pos:start], text, "\n" * max(newlines, 0)]
+        pos = end
+    out.append(source[pos:])
+    return PREAMBLE + "".join(out)
+
+
+def _extern_shared(source: str, m: re.Match) -> tuple[int, int, str]:
+    ctype = " ".join(_ALIGN.sub(" ", source[m.start(1):m.end(1)]).split())
+    if not ctype:
+        raise TranslateError(f"line {line_of(source, m.start())}: extern __shared__ without a type")
+    name = m.group(2)
+    text = f"{ctype}* const {name} = reinterpret_cast<{ctype}*>(::opforge_emu::g_dyn_smem);"
+    return m.start(), m.end(), text
+
+
+def _launch(source: str, code: str, at: int) -> tuple[int, int, str]:
+    where = f"line {line_of(source, at)}"
+    start = _kernel_start(code, at)
+    if start is None:
+        raise TranslateError(f"{where}: cannot find the kernel name before <<<")
+    close = _config_end(code, at + 3)
+    if close < 0:
+        raise TranslateError(f"{where}: <<< without a matching >>>")
+    paren = close + 3 + (len(code[close + 3:]) - len(code[close + 3:].lstrip()))
+    if not code.startswith("(", paren):
+        raise TranslateError(f"{where}: a launch needs an argument list after >>>")
+    end = matching(code, paren)
+    if end < 0:
+        raise TranslateError(f"{where}: unclosed argument list of a launch")
+    kernel = source[start:at].strip()
+    name = " ".join(kernel.split()).replace("\\", "\\\\").replace('"', '\\"')
+    config, args = source[at + 3:close], source[paren + 1:end - 1]
+    text = f'::opforge_emu::launch(__LINE__, "{name}", ::opforge_emu::cfg({config}), {" ".join(kernel.split())}'
+    text += f", {args})" if args.strip() else ")"
+    return start, end, text
+
+
+def _kernel_start(code: str, at: int) -> int | None:
+    """Offset where the kernel expression before `<<<` starts: `ns::name` or `name<T, 4>`."""
+    i = len(code[:at].rstrip())
+    if i and code[i - 1] == ">":
+        depth = 0
+        while i > 0:
+            i -= 1
+            depth += {">": 1, "<": -1}.get(code[i], 0)
+            if depth == 0:
+                break
+        i = len(code[:i].rstrip())
+    m = re.search(r"(?:[A-Za-z_]\w*\s*::\s*)*[A-Za-z_]\w*$", code[:i])
+    return m.start() if m else None
+
+
+def _config_end(code: str, start: int) -> int:
+    depth = 0
+    for i in range(start, len(code) - 2):
+        ch = code[i]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif depth == 0 and code.startswith(">>>", i):
+            return i
+    return -1

@@ -1,0 +1,141 @@
+// Kernels for tests/test_cuda_emulator.py: one correct or broken behaviour each, all in one
+// library so the tests share a single g++ build.
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <cstdint>
+
+template <int BLOCK>
+__global__ void __launch_bounds__(BLOCK) softmax_kernel(const float* __restrict__ x, float* __restrict__ y, int cols) {
+    __shared__ float red[BLOCK];
+    int tid = threadIdx.x;
+    const float* xr = x + (size_t)blockIdx.x * cols;
+    float m = -INFINITY;
+    for (int c = tid; c < cols; c += BLOCK) m = fmaxf(m, xr[c]);
+    for (int off = 16; off > 0; off >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffff, m, off));
+    if ((tid & 31) == 0) red[tid / 32] = m;
+    __syncthreads();
+    m = red[0];
+    for (int w = 1; w < BLOCK / 32; ++w) m = fmaxf(m, red[w]);
+    __syncthreads();
+    float sum = 0.f;
+    for (int c = tid; c < cols; c += BLOCK) sum += __expf(xr[c] - m);
+    red[tid] = sum;
+    __syncthreads();
+#pragma unroll
+    for (int s = BLOCK / 2; s > 0; s >>= 1) {
+        if (tid < s) red[tid] += red[tid + s];
+        __syncthreads();
+    }
+    float inv = 1.0f / red[0];
+    for (int c = tid; c < cols; c += BLOCK) y[(size_t)blockIdx.x * cols + c] = __expf(xr[c] - m) * inv;
+}
+
+extern "C" void softmax_launch(const float* x, float* y, int rows, int cols, cudaStream_t stream) {
+    softmax_kernel<256><<<rows, 256, 0, stream>>>(x, y, cols);
+}
+
+__global__ void sum_no_sync(const float* x, float* out) {  // a tree reduction missing its __syncthreads
+    __shared__ float s[128];
+    int t = threadIdx.x;
+    s[t] = x[blockIdx.x * 128 + t];
+    for (int k = 64; k > 0; k >>= 1) {
+        if (t < k) s[t] += s[t + k];
+    }
+    if (t == 0) out[blockIdx.x] = s[0];
+}
+
+extern "C" void racy_launch(const float* x, float* out, int blocks, cudaStream_t stream) {
+    sum_no_sync<<<blocks, 128, 0, stream>>>(x, out);
+}
+
+__global__ void half_warp_shuffle(float* y) {
+    float v = threadIdx.x;
+    if (threadIdx.x < 16) v += __shfl_down_sync(0xffffffff, v, 8);
+    y[threadIdx.x] = v;
+}
+
+extern "C" void deadlock_launch(float* y, cudaStream_t stream) { half_warp_shuffle<<<1, 32, 0, stream>>>(y); }
+
+__global__ void write_one_past(float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i <= n) y[i] = 1.0f;  // <= : one element too far
+}
+
+extern "C" void oob_launch(float* y, int n, cudaStream_t stream) {
+    write_one_past<<<(n + 127) / 128 + 1, 128, 0, stream>>>(y, n);
+}
+
+__global__ void spin(int* flag) {
+    while (atomicAdd(flag, 0) == 0) {
+    }
+}
+
+extern "C" void spin_launch(int* flag, cudaStream_t stream) { spin<<<1, 1, 0, stream>>>(flag); }
+
+__global__ void convert(const float* x, __half* h, __nv_bfloat16* b, float* h_back, float* b_back, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        h[i] = __float2half_rn(x[i]);
+        b[i] = __float2bfloat16(x[i]);
+        h_back[i] = __half2float(h[i]);
+        b_back[i] = __bfloat162float(b[i]);
+    }
+}
+
+extern "C" void convert_launch(const float* x, __half* h, __nv_bfloat16* b, float* hb, float* bb, int n, cudaStream_t s) {
+    convert<<<(n + 255) / 256, 256, 0, s>>>(x, h, b, hb, bb, n);
+}
+
+__global__ void warp_ops(const int* x, int* out) {
+    int lane = threadIdx.x & 31, v = x[threadIdx.x];
+    int* o = out + threadIdx.x * 8;
+    o[0] = __shfl_sync(0xffffffff, v, 3);
+    o[1] = __shfl_up_sync(0xffffffff, v, 2);
+    o[2] = __shfl_down_sync(0xffffffff, v, 5, 16);
+    o[3] = __shfl_xor_sync(0xffffffff, v, 1);
+    o[4] = (int)__ballot_sync(0xffffffff, v & 1);
+    o[5] = __any_sync(0xffffffff, v == 7);
+    o[6] = __all_sync(0xffffffff, v >= 0);
+    unsigned low = 0;
+    if (lane < 8) low = __ballot_sync(0x000000ff, lane & 2);  // a partial mask, only its lanes arrive
+    o[7] = (int)low;
+}
+
+extern "C" void warp_launch(const int* x, int* out, cudaStream_t stream) { warp_ops<<<1, 64, 0, stream>>>(x, out); }
+
+__global__ void histogram(const int* x, int n, int* bins) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        atomicAdd(&bins[x[i]], 1);
+}
+
+extern "C" void histogram_launch(const int* x, int n, int* bins, int nbins, cudaStream_t stream) {
+    cudaMemsetAsync(bins, 0, nbins * sizeof(int), stream);
+    histogram<<<4, 64, 0, stream>>>(x, n, bins);
+}
+
+__global__ void reverse_rows(const float* x, float* y, int cols) {
+    extern __shared__ __align__(16) float row[];
+    const float* xr = x + blockIdx.x * cols;
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) row[c] = xr[c];
+    __syncthreads();
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) y[blockIdx.x * cols + c] = row[cols - 1 - c];
+}
+
+__global__ void scale(float* y, float a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] *= a;
+}
+
+extern "C" void reverse_scale_launch(const float* x, float* y, int rows, int cols, float a, cudaStream_t stream) {
+    reverse_rows<<<rows, 64, cols * sizeof(float), stream>>>(x, y, cols);
+    scale<<<dim3((rows * cols + 127) / 128), dim3(128), 0, stream>>>(y, a, rows * cols);
+}
+
+__global__ void trap_kernel(const float* x) {
+    assert(x[threadIdx.x] >= 0.0f);
+}
+
+extern "C" void trap_launch(const float* x, cudaStream_t stream) { trap_kernel<<<1, 32, 0, stream>>>(x); }
+
+extern "C" void too_big_launch(float* y, cudaStream_t stream) { scale<<<1, 2048, 0, stream>>>(y, 2.0f, 1); }

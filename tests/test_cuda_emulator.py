@@ -1,0 +1,201 @@
+"""opforge's CUDA emulator: correct kernels match torch, broken ones fail with the right error.
+
+One library (tests/data/cuda/emulator_cases.cu) holds most kernels, built once per module."""
+from __future__ import annotations
+
+import struct
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from opforge.harness.backends.cuda.emulator import (DeadlockError, EmuBuildError, EmulatedLibrary, EmulatorError,
+                                                    OutOfBoundsError, RaceError, StepLimitError, UnsupportedFeature,
+                                                    unsupported_features)
+from opforge.harness.backends.cuda.emulator.build import compiler
+from opforge.harness.backends.cuda.emulator.translate import PREAMBLE, translate
+
+CASES = (Path(__file__).parent / "data" / "cuda" / "emulator_cases.cu").read_text()
+pytestmark = pytest.mark.skipif(compiler() is None, reason="the CUDA emulator builds with g++, and there is none")
+
+
+def line_with(text: str, source: str = CASES) -> int:
+    return next(i for i, line in enumerate(source.splitlines(), 1) if text in line)
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory) -> str:
+    return str(tmp_path_factory.mktemp("emu-cache"))
+
+
+@pytest.fixture(scope="module")
+def lib(cache) -> EmulatedLibrary:
+    return EmulatedLibrary.build(CASES, cache_dir=cache)
+
+
+def test_block_per_row_softmax_matches_torch(lib):
+    x = torch.randn(37, 1000)
+    y = torch.full_like(x, float("nan"))
+    lib.call("softmax_launch", [x, y, 37, 1000], schedules=4, seed=1)
+    torch.testing.assert_close(y, torch.softmax(x, -1), rtol=1e-5, atol=1e-7)
+
+
+def test_missing_syncthreads_in_a_shared_reduction_is_a_race(lib):
+    with pytest.raises(RaceError, match=r"^race: result depends on the thread schedule \(reverse differs from "
+                                        r"forward in argument out at element 0"):
+        lib.call("racy_launch", [torch.randn(4 * 128), torch.empty(4), 4])
+
+
+def test_half_warp_shuffle_with_a_full_mask_deadlocks(lib):
+    line = line_with("__shfl_down_sync(0xffffffff, v, 8)")
+    with pytest.raises(DeadlockError) as err:
+        lib.call("deadlock_launch", [torch.empty(32)])
+    assert str(err.value).startswith("deadlock: kernel half_warp_shuffle")
+    assert f"threads 0-15 wait at __shfl_down_sync (line {line})" in str(err.value)
+    assert "names lanes 16-31 of warp 0, which exited" in str(err.value)
+
+
+def test_an_out_of_bounds_write_names_the_argument(lib):
+    with pytest.raises(OutOfBoundsError, match=r"^out-of-bounds: a write 4 bytes past the end of argument y "
+                                               r"\(launcher oob_launch"):
+        lib.call("oob_launch", [torch.empty(1000), 1000])
+
+
+def test_an_endless_loop_stops_at_the_step_limit(lib):
+    started = time.monotonic()
+    with pytest.raises(StepLimitError, match=r"^step-limit: kernel spin .* ran past the 0\.5 s CPU-time limit"):
+        lib.call("spin_launch", [torch.zeros(1, dtype=torch.int32)], time_limit_s=0.5)
+    assert time.monotonic() - started < 10
+    y = torch.ones(4)  # the library still works after a launch was cut short
+    lib.call("reverse_scale_launch", [torch.arange(4.0).view(1, 4), y, 1, 4, 1.0])
+    assert y.tolist() == [3.0, 2.0, 1.0, 0.0]
+
+
+def _sweep() -> torch.Tensor:
+    """float32 values around every float16 value: the values, the ties between neighbours, just off
+    the ties; subnormals, overflow to inf, infinities and NaN included; bfloat16's the same way."""
+    halves = torch.arange(0, 0x7c01, dtype=torch.int32).to(torch.int16).view(torch.float16).float()
+    mids = (halves[:-1].double() + halves[1:].double()) / 2
+    bf = torch.arange(0, 0x7f81, 7, dtype=torch.int32).to(torch.int16).view(torch.bfloat16).float()
+    bf_mids = (bf[:-1].double() + bf[1:].double()) / 2
+    values = torch.cat([halves, mids.float(), mids.float().nextafter(torch.tensor(0.0)),
+                        mids.float().nextafter(torch.tensor(float("inf"))), bf, bf_mids.float(),
+                        torch.tensor([65519.996, 65520.0, 65536.0, 1e30, float("nan"), 2.0 ** -25, 2.0 ** -26, 3e-39])])
+    return torch.cat([values, -values])
+
+
+def test_half_and_bfloat16_conversions_are_bit_exact(lib):
+    x = _sweep()
+    n = x.numel()
+    h, b = torch.empty(n, dtype=torch.float16), torch.empty(n, dtype=torch.bfloat16)
+    h_back, b_back = torch.empty(n), torch.empty(n)
+    lib.call("convert_launch", [x, h, b, h_back, b_back, n], schedules=1)
+    nan = x.isnan()
+    assert torch.equal(h.view(torch.int16)[~nan], x.half().view(torch.int16)[~nan])
+    assert torch.equal(b.view(torch.int16)[~nan], x.bfloat16().view(torch.int16)[~nan])
+    assert h[nan].isnan().all() and b[nan].isnan().all()
+    assert torch.equal(h_back.view(torch.int32)[~nan], h.float().view(torch.int32)[~nan])
+    assert torch.equal(b_back.view(torch.int32)[~nan], b.float().view(torch.int32)[~nan])
+
+
+def _expected_warp_ops(x: list[int]) -> list[list[int]]:
+    rows = []
+    for t, v in enumerate(x):
+        lane, base = t & 31, t & ~31
+        seg = lane & ~15
+        down = base + lane + 5 if (lane & 15) + 5 < 16 else t
+        ballot = sum(1 << i for i in range(32) if x[base + i] & 1)
+        low = sum(1 << i for i in range(8) if i & 2) if lane < 8 else 0
+        rows.append([x[base + 3], x[t - 2] if lane >= 2 else v, x[down], x[t ^ 1],
+                     struct.unpack("<i", struct.pack("<I", ballot))[0],
+                     int(any(x[base + i] == 7 for i in range(32))), 1, low])
+        assert seg in (0, 16)
+    return rows
+
+
+def test_warp_shuffles_and_votes_are_exact(lib):
+    x = torch.randint(0, 100, (64,), dtype=torch.int32)
+    x[40] = 7
+    out = torch.zeros(64 * 8, dtype=torch.int32)
+    lib.call("warp_launch", [x, out])
+    assert out.view(64, 8).tolist() == _expected_warp_ops(x.tolist())
+
+
+def test_atomic_add_histogram(lib):
+    x = torch.randint(0, 10, (1000,), dtype=torch.int32)
+    bins = torch.full((10,), 12345, dtype=torch.int32)
+    lib.call("histogram_launch", [x, 1000, bins, 10])
+    assert bins.tolist() == torch.bincount(x, minlength=10).tolist()
+
+
+def test_dynamic_extern_shared_memory(lib):
+    x = torch.randn(5, 100)
+    y = torch.empty_like(x)
+    lib.call("reverse_scale_launch", [x, y, 5, 100, 1.0])
+    assert torch.equal(y, x.flip(-1))
+
+
+def test_a_launcher_launching_two_kernels(lib):
+    x = torch.randn(3, 70)
+    y = torch.empty_like(x)
+    lib.call("reverse_scale_launch", [x, y, 3, 70, 3.0])
+    assert torch.equal(y, x.flip(-1) * 3.0)
+
+
+def test_a_failed_assert_is_a_trap(lib):
+    with pytest.raises(EmulatorError, match=r"^trap: assertion `x\[threadIdx.x\] >= 0.0f` failed \(line \d+\) "
+                                            r"in kernel trap_kernel .* thread \(31,0,0\)"):
+        lib.call("trap_launch", [torch.tensor([1.0] * 31 + [-1.0])])
+
+
+def test_a_block_over_1024_threads_is_a_launch_error(lib):
+    with pytest.raises(EmulatorError, match=r"^launch-error: kernel scale .* a block of 2048 threads"):
+        lib.call("too_big_launch", [torch.empty(1)])
+
+
+def test_building_twice_hits_the_cache(lib, cache):
+    again = EmulatedLibrary.build(CASES, cache_dir=cache)
+    assert lib.cached is False and again.cached is True and again.build_seconds == 0.0
+    assert again.path == lib.path
+
+
+def test_inline_asm_is_unsupported_without_building(tmp_path):
+    source = CASES + '\n__global__ void k(int* y) { int v; asm("mov.u32 %0, %%laneid;" : "=r"(v)); y[0] = v; }\n'
+    line = line_with("asm(", source)
+    assert unsupported_features(source) == [f"inline asm (line {line})"]
+    with pytest.raises(UnsupportedFeature, match=rf"^unsupported: inline asm \(line {line}\) cannot be emulated"):
+        EmulatedLibrary.build(source, cache_dir=str(tmp_path))
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("snippet, feature", [
+    ("#include <mma.h>\nusing namespace nvcuda; __global__ void k() { wmma::fragment<int> f; }", "tensor-core mma/wmma"),
+    ("__global__ void k(float* s, const float* g) { __pipeline_memcpy_async(s, g, 16); }", "cp.async"),
+    ("#include <cooperative_groups.h>\n__global__ void k() { cooperative_groups::this_grid().sync(); }",
+     "grid-wide sync"),
+    ("__global__ void child() {}\n__global__ void k() { child<<<1, 1>>>(); }", "dynamic parallelism"),
+    ("__global__ void __cluster_dims__(2, 1, 1) k() {}", "thread-block clusters"),
+])
+def test_unsupported_features_are_named(snippet, feature):
+    assert any(f.startswith(feature) for f in unsupported_features(snippet)), unsupported_features(snippet)
+
+
+def test_supported_source_has_no_unsupported_features():
+    assert unsupported_features(CASES) == []
+
+
+def test_a_syntax_error_reports_the_cuda_line(tmp_path):
+    source = "#include <cuda_runtime.h>\n\n__global__ void k(float* y) {\n    y[0] = 1.0f\n}\n" \
+             "extern \"C\" void go(float* y, cudaStream_t s) { k<<<1, 1, 0, s>>>(y); }\n"
+    with pytest.raises(EmuBuildError, match=r"^emu-build: line 4: error: expected ';' before '}' token "
+                                            r"\| 4 \| y\[0\] = 1\.0f$"):
+        EmulatedLibrary.build(source, cache_dir=str(tmp_path))
+
+
+def test_translation_keeps_every_line_in_place():
+    source = "k<<<dim3(2,\n 3), 64>>>(a,\n b);\nint after;\n"
+    unit = translate(source)[len(PREAMBLE):]
+    assert unit.count("\n") == source.count("\n")
+    assert unit.splitlines()[3] == "int after;"
+    assert '::opforge_emu::launch(__LINE__, "k", ::opforge_emu::cfg(dim3(2,\n 3), 64), k, a,\n b);' in unit
