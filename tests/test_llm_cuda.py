@@ -179,3 +179,37 @@ def test_round_two_of_a_cuda_run_carries_the_contract_and_round_ones_nvcc_error(
     assert NVCC_ERROR in prompt and "nvcc rejected CUDA_SRC" in prompt
     assert "const float inv = 1.f / sum_of_row;" in prompt  # round one's code, shown with its error
     assert "Fix attempt 1" in prompt
+
+
+# --- end to end: opforge run --backend cuda ----------------------------------------------------------
+
+def test_a_cuda_run_feeds_round_ones_real_nvcc_error_into_round_two_and_promotes_round_two(
+        monkeypatch, isolated_registry, tmp_path):
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from opforge.harness.backends.cuda.toolchain import find_nvcc
+    if find_nvcc() is None:
+        pytest.skip("no nvcc here: the CUDA build stage is skipped, so there is no nvcc error to feed back")
+    broken = CUDA_GOOD.replace("const float inv = 1.f / s;", "const float inv = 1.f / sum_of_row;")
+    broken_line = broken.splitlines().index("    const float inv = 1.f / sum_of_row;") + 1
+    with ScriptedLLM([fenced(broken), split_reply(CUDA_GOOD)]) as server:
+        monkeypatch.setenv("OPFORGE_LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPFORGE_LLM_MODEL", "scripted")
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+        result = subprocess.run(
+            [str(Path(sys.executable).parent / "opforge"), "run", str(TINY), "--drafter", "llm", "--backend", "cuda",
+             "--sandbox", "none", "--device", "cpu", "--trials", "2", "--candidates", "1", "--budget", "2", "--json"],
+            capture_output=True, text=True, timeout=600)
+        messages = [body["messages"] for body in server.requests]
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert len(messages) == 2
+    system, prompt = messages[1][0]["content"], messages[1][1]["content"]
+    assert system == render_messages(cuda_request())[0]["content"]  # the CUDA contract, round 2 too
+    assert "INCORRECT at stage build" in prompt and "nvcc" in prompt and "sum_of_row" in prompt
+    assert f"line {broken_line}" in prompt, prompt[prompt.index("Feedback"):][:1500]  # nvcc's line, in the file
+    assert "nvcc rejected CUDA_SRC" in prompt and "Known-good CUDA kernel" in prompt
+    summary = json.loads(result.stdout)
+    assert summary["status"] == "done" and summary["best_candidate_id"] is not None

@@ -64,10 +64,9 @@ __global__ void __launch_bounds__(256) layer_norm_kernel(const float* __restrict
 
 // Threads per row: one warp for short rows, doubling while each thread would get more than 4
 // elements, at most 256 (8 warps). Always a multiple of 32, as the full-mask shuffles need.
+// A conditional, not a loop: opforge's static check allows no loops in host code.
 static int row_threads(int cols) {
-    int threads = 32;
-    while (threads < 256 && threads * 4 < cols) threads *= 2;
-    return threads;
+    return cols > 512 ? 256 : cols > 256 ? 128 : cols > 128 ? 64 : 32;
 }
 
 extern "C" void layer_norm_launch(const float* x, const float* w, const float* b, float* y,
