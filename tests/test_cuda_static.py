@@ -99,7 +99,8 @@ def test_pragmas_other_than_unroll_are_refused(pragma):
 
 
 @pytest.mark.parametrize("directive", ['#embed "/etc/passwd"', "#line 1 \"x.cu\"", "#include_next <cmath>",
-                                       "#define CAT(a, b) a##b\nint z = CAT(1, 2);"])
+                                       "#define CAT(a, b) a##b",  # refused unused: it may be the one compiled
+                                       "int q = 1; # define X 2"])  # a stray # that no directive starts
 def test_preprocessor_directives_and_token_pasting(directive):
     assert_code(candidate(kernel=directive + "\n" + KERNEL), "cuda-preprocessor")
 
@@ -309,6 +310,11 @@ def test_load_inline_host_code_only_allocates_and_launches(change, code, needle)
 ])
 def test_load_inline_build_options_are_refused(kwargs, needle):
     assert_code(inline(kwargs=kwargs), "cuda-format", needle)
+
+
+def test_load_inline_fast_math_is_a_warning():
+    result = check_cuda_candidate(inline(kwargs='extra_cuda_cflags=["--use_fast_math"]'), float32_spec=True)
+    assert result.reasons == [] and any("--use_fast_math" in w for w in result.warnings)
 
 
 def test_load_inline_functions_must_be_defined():

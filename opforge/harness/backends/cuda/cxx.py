@@ -24,6 +24,7 @@ _IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 _NUMBER = re.compile(r"\.?[0-9](?:[eEpP][+-]|'[0-9A-Za-z_]|[0-9A-Za-z_.])*")
 _PREFIX = re.compile(r"(?:u8|u|U|L)?R?$")
 SPECIFIERS = ("__global__", "__device__", "__host__")
+MAX_TOKENS = 200_000  # macros expanding past this are refused (`#define B A A` nested 30 deep is 2**30)
 
 
 class CxxError(ValueError):
@@ -109,7 +110,8 @@ def tokenize(source: str) -> list[Token]:
             i, bol, space = i + 1, bol or c == "\n", True
             continue
         if text.startswith("//", i):
-            i, space = (text.find("\n", i) if "\n" in text[i:] else len(text)), True
+            end = text.find("\n", i)
+            i, space = (end if end >= 0 else len(text)), True
             continue
         if text.startswith("/*", i):
             end = text.find("*/", i + 2)
@@ -253,6 +255,8 @@ def expand(tokens: list[Token], macros: dict[str, _Macro], hidden: frozenset = f
         inner = hidden | {t.text}
         body = _substitute(macro, args, t, lambda ts: expand(ts, macros, hidden, depth + 1))
         out += expand(body, macros, inner, depth + 1)
+        if len(out) > MAX_TOKENS:
+            raise CxxError(f"macros expand to more than {MAX_TOKENS} tokens", t.line)
         i = after
     return out
 
@@ -359,6 +363,13 @@ def _outline(tokens: list[Token], start: int, end: int, extern_c: bool, found: l
 
 def read(source: str) -> Unit:
     """Tokens, directives, macros expanded, functions outlined; CxxError when it cannot be followed."""
+    try:
+        return _read(source)
+    except RecursionError:  # thousands of nested namespaces or macros: refused, not half-read
+        raise CxxError("nested too deeply to read", 1) from None
+
+
+def _read(source: str) -> Unit:
     raw = _join_names(tokenize(source))
     code, directives = _directives(raw)
     macros, bodies = _macros(directives)

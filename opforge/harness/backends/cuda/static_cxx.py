@@ -123,8 +123,8 @@ class _Rules:
         if len(words) >= 3 and words[0] == "<" and words[-1] == ">":
             header = "".join(words[1:-1])
             if header not in allowed:
-                self.add("cuda-include", f"#include <{header}> is not an allowed header (allowed: "
-                         f"{', '.join(sorted(allowed))})", line)
+                self.add("cuda-include", f"#include <{header}> is not an allowed header (cuda_runtime.h, "
+                         "cuda_fp16.h, cuda_bf16.h, cstdint, cmath, cfloat... : static_cxx.INCLUDES)", line)
         elif rest and rest[0].kind == "str":
             self.add("cuda-include", f"#include {rest[0].text}: quoted includes are not allowed", line)
         else:
@@ -149,7 +149,7 @@ class _Rules:
             elif tok.text in ASM and self.float32 and re.search(r"mma|\.f16|\.bf16|tf32|\.e4m3|\.e5m2",
                                                                 " ".join(t.text for t in tokens[k:k + 40])):
                 self.add("low-precision", "inline assembly with reduced-precision or mma instructions", tok.line)
-            self._name(tok, host=host, calls=nxt == "(", args=tokens[k + 1:k + 60])
+            self._name(tok, host=host, calls=nxt == "(", call=(tokens, k + 1))
             if host and k and tokens[k - 1].text == "." and nxt in ("(", "<"):
                 self._method(tok)
 
@@ -161,7 +161,7 @@ class _Rules:
         if bad:
             self.add("cuda-forbidden-call", f"{what} {bad[0]}: only {', '.join(sorted(ATTRIBUTES))}", at.line)
 
-    def _name(self, tok: cxx.Token, *, host: bool, calls: bool, args: list[cxx.Token] = ()) -> None:
+    def _name(self, tok: cxx.Token, *, host: bool, calls: bool, call: tuple = ((), 0)) -> None:
         text = tok.text
         parts = text.strip(":").split("::")
         if any(p in FORBIDDEN_NAMES for p in parts):
@@ -175,20 +175,20 @@ class _Rules:
         elif re.match(r"^cu[A-Z]", text):
             self.add("cuda-forbidden-call", f"{text}: the CUDA driver API is not allowed", tok.line)
         elif re.match(r"^cuda[A-Z]", text):
-            self._runtime(tok, calls, args)
+            self._runtime(tok, calls, call)
         elif parts[0] in TORCH_ROOTS:
             self._torch(tok, parts, host)
         if self.float32 and LOW_PRECISION.match(parts[-1]):
             self.add("low-precision", f"uses {text} in a float32 op", tok.line)
 
-    def _runtime(self, tok: cxx.Token, calls: bool, args: list[cxx.Token]) -> None:
+    def _runtime(self, tok: cxx.Token, calls: bool, call: tuple) -> None:
         text = tok.text
         if CUDA_DENIED.match(text) or calls and text not in CUDA_CALLS:
             self.add("cuda-forbidden-call", f"{text}: launchers launch kernels, check errors, set kernel "
                      "attributes and clear or copy device memory asynchronously; nothing else", tok.line)
         elif calls and text.startswith("cudaMemcpy"):
-            inside = args[:cxx._match(args, 0) + 1] if args and args[0].text == "(" else args
-            if not any(t.text == "cudaMemcpyDeviceToDevice" for t in inside):
+            tokens, start = call
+            if not any(t.text == "cudaMemcpyDeviceToDevice" for t in tokens[start:cxx._match(tokens, start) + 1]):
                 self.add("cuda-forbidden-call", f"{text} other than device-to-device", tok.line)
 
     def _torch(self, tok: cxx.Token, parts: list[str], host: bool) -> None:
@@ -299,8 +299,8 @@ class _HostBody:
         if tok.text == "do":
             if k + 1 < len(body) and body[k + 1].text == "{":
                 end = cxx._match(body, k + 1)
-                cond = body[end + 2:cxx._match(body, end + 2)] if end + 2 < len(body) else []
-                if [t.text for t in cond[1:]] in ([x] for x in _ONCE):
+                tail = [t.text for t in body[end + 1:end + 5]]
+                if tail[:2] == ["while", "("] and tail[3:4] == [")"] and tail[2] in _ONCE:
                     return
                 self._launches(body[k + 1:end], tok)
             return
@@ -323,8 +323,8 @@ class _HostBody:
 
     def _call(self, k: int, tok: cxx.Token) -> None:
         name, prev = tok.text, self._prev(k)
-        if tok.kind != "id" or name in KEYWORDS or _is_type(name, self.types):
-            return
+        if tok.kind != "id" or name in KEYWORDS or _is_type(name, self.types) or name in FORBIDDEN_NAMES:
+            return  # a forbidden name is reported once, as cuda-forbidden-call
         if prev is not None and prev.kind == "id" and prev.text not in ("return", "case", "else", "do", "throw"):
             return  # `dim3 grid(n)`: a declaration
         if prev is not None and prev.text in (".", "->"):
@@ -347,7 +347,10 @@ def check_cxx(sources, out, *, float32: bool, inline: bool, functions: list[str]
             out.reasons.append(f"cuda-format: cannot read the C++ source: {exc} (line {src.first_line + exc.line - 1})")
     defined = {f.name for _, unit in units for f in unit.functions}
     for src, unit in units:
-        out.reasons += _Rules(unit, src.first_line, inline, float32, defined).run()
+        try:
+            out.reasons += _Rules(unit, src.first_line, inline, float32, defined).run()
+        except cxx.CxxError as exc:  # brackets balanced as braces but not as parentheses, say
+            out.reasons.append(f"cuda-format: cannot read the C++ source: {exc} (line {src.first_line + exc.line - 1})")
         kernels = [f.name for f in unit.functions if f.kind == "kernel"]
         launchers = [f.name for f in unit.functions if f.kind == "host" and f.extern_c]
         out.kernels += kernels
