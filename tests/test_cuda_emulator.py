@@ -199,3 +199,29 @@ def test_translation_keeps_every_line_in_place():
     assert unit.count("\n") == source.count("\n")
     assert unit.splitlines()[3] == "int after;"
     assert '::opforge_emu::launch(__LINE__, "k", ::opforge_emu::cfg(dim3(2,\n 3), 64), k, a,\n b);' in unit
+
+
+def test_uninitialised_shared_memory_reads_as_nan(lib):
+    out = torch.zeros(3)
+    lib.call("uninit_shared_launch", [torch.ones(3 * 32), out, 3])
+    assert out.isnan().all(), out
+
+
+def test_a_wild_pointer_is_reported_and_the_process_lives_on(lib):
+    with pytest.raises(EmulatorError, match=r"^crash: memory fault in kernel wild_write .* at address 0x40"):
+        lib.call("wild_launch", [torch.ones(1)])
+    y = torch.ones(2)
+    lib.call("reverse_scale_launch", [torch.tensor([[1.0, 2.0]]), y, 1, 2, 1.0])
+    assert y.tolist() == [2.0, 1.0]
+
+
+def test_a_write_past_the_dynamic_shared_memory_is_out_of_bounds(lib):
+    with pytest.raises(OutOfBoundsError, match=r"^out-of-bounds: a write 4 bytes past the end of the 128 bytes of "
+                                               r"dynamic shared memory in kernel past_dynamic"):
+        lib.call("smem_oob_launch", [torch.ones(33)])
+
+
+def test_a_shuffle_reading_a_lane_outside_its_mask_is_undefined(lib):
+    with pytest.raises(EmulatorError, match=r"^undefined: __shfl_down_sync \(line \d+\): thread 8 reads lane 16, "
+                                            r"which is not in the mask 0x0000ffff"):
+        lib.call("outside_mask_launch", [torch.empty(32)])

@@ -139,3 +139,39 @@ __global__ void trap_kernel(const float* x) {
 extern "C" void trap_launch(const float* x, cudaStream_t stream) { trap_kernel<<<1, 32, 0, stream>>>(x); }
 
 extern "C" void too_big_launch(float* y, cudaStream_t stream) { scale<<<1, 2048, 0, stream>>>(y, 2.0f, 1); }
+
+__global__ void sum_of_64(const float* x, float* out) {  // sums 64 slots, but only blockDim.x (32) are written
+    __shared__ float s[64];
+    s[threadIdx.x] = x[blockIdx.x * 32 + threadIdx.x];
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float t = 0.f;
+        for (int i = 0; i < 64; ++i) t += s[i];
+        out[blockIdx.x] = t;
+    }
+}
+
+extern "C" void uninit_shared_launch(const float* x, float* out, int blocks, cudaStream_t stream) {
+    sum_of_64<<<blocks, 32, 0, stream>>>(x, out);
+}
+
+__global__ void wild_write(float* y) { *(float*)(uintptr_t)64 = y[0]; }
+
+extern "C" void wild_launch(float* y, cudaStream_t stream) { wild_write<<<1, 1, 0, stream>>>(y); }
+
+__global__ void past_dynamic(float* y) {
+    extern __shared__ float buf[];
+    buf[threadIdx.x] = y[threadIdx.x];  // 33 threads, room for 32 floats
+}
+
+extern "C" void smem_oob_launch(float* y, cudaStream_t stream) {
+    past_dynamic<<<1, 33, 32 * sizeof(float), stream>>>(y);
+}
+
+__global__ void read_outside_mask(float* y) {
+    float v = threadIdx.x;
+    if (threadIdx.x < 16) v = __shfl_down_sync(0x0000ffff, v, 8);  // lanes 8-15 read lanes 16-23
+    y[threadIdx.x] = v;
+}
+
+extern "C" void outside_mask_launch(float* y, cudaStream_t stream) { read_outside_mask<<<1, 32, 0, stream>>>(y); }

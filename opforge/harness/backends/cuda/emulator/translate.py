@@ -1,11 +1,14 @@
 """CUDA source to host C++ for the emulator's header, line for line.
 
-Three rewrites, each keeping the newlines of what it replaces so that g++'s line numbers are
+Four rewrites, each keeping the newlines of what it replaces so that g++'s line numbers are
 CUDA_SRC's (a `#line 1 "CUDA_SRC"` follows the header include):
 - `k<<<grid, block, smem, stream>>>(args)` and `k<T><<<...>>>(args)` become
   `::opforge_emu::launch(__LINE__, "k", ::opforge_emu::cfg(grid, block, smem, stream), k, args)`;
 - `extern __shared__ T name[];` becomes a `T*` into the launch's dynamic shared-memory buffer;
-- `#include <cassert>` / `<assert.h>` are dropped, so `assert` stays the emulator's (a trap).
+- `#include <cassert>` / `<assert.h>` are dropped, so `assert` stays the emulator's (a trap);
+- a `__shared__` declaration inside a function is followed by `::opforge_emu::shared_seen(&v, sizeof v)`
+  for each variable, so the runtime can fill it with NaN bytes before every block (uninitialised
+  shared memory must not read as the previous block's values, or as zeros).
 Everything else (`__shared__`, qualifiers, intrinsics) is the header's business.
 """
 from __future__ import annotations
@@ -33,6 +36,8 @@ def translate(source: str) -> str:
     edits = [(m.start(), m.end(), "") for m in _ASSERT_INCLUDE.finditer(code)]
     edits += [_extern_shared(source, m) for m in _EXTERN_SHARED.finditer(code)]
     edits += [_launch(source, code, m.start()) for m in re.finditer(r"<<<", code)]
+    bodies = function_bodies(code)
+    edits += [e for m in re.finditer(r"\b__shared__\b", code) if (e := _shared(code, m, bodies))]
     out, pos = [], 0
     for start, end, text in sorted(edits):
         if start < pos:
@@ -101,3 +106,52 @@ def _config_end(code: str, start: int) -> int:
         elif depth == 0 and code.startswith(">>>", i):
             return i
     return -1
+
+
+def function_bodies(code: str) -> list[tuple[int, int]]:
+    """(start, end) of every outermost function body (namespaces and extern "C" blocks are open)."""
+    bodies, stack, last = [], [], 0
+    for m in re.finditer(r"[{};]", code):
+        token = m.group(0)
+        if token == "{":
+            if any(kind == "code" for kind, _ in stack):
+                stack.append(("code", m.start()))
+            else:
+                header = code[last:m.start()]
+                open_ = re.search(r"\bnamespace\b[\w\s:]*$|\bextern\s*$", header)
+                function = re.search(r"\)[\s\w]*$", header)
+                stack.append(("ns" if open_ else "code" if function else "type", m.start()))
+        elif token == "}" and stack:
+            kind, start = stack.pop()
+            if kind == "code" and not any(k == "code" for k, _ in stack):
+                bodies.append((start, m.end()))
+        last = m.end()
+    return bodies
+
+
+def _shared(code: str, m: re.Match, bodies: list[tuple[int, int]]) -> tuple[int, int, str] | None:
+    """The registration of the variables of a function-scope `__shared__` declaration."""
+    if code[:m.start()].rstrip().endswith("extern") or not any(a < m.start() < b for a, b in bodies):
+        return None
+    end, depth = m.end(), 0
+    while end < len(code) and not (code[end] == ";" and depth == 0):
+        depth += code[end] in "([{" and 1 or code[end] in ")]}" and -1 or 0
+        end += 1
+    names = []
+    for part in _split_top(code[m.end():end]):
+        bare = re.sub(r"\[[^\]]*\]|=.*$", "", part, flags=re.S).strip()
+        name = re.search(r"([A-Za-z_]\w*)\s*$", bare)
+        if name:
+            names.append(name.group(1))
+    calls = "".join(f" ::opforge_emu::shared_seen(&{n}, sizeof({n}));" for n in names)
+    return end, end + 1, ";" + calls
+
+
+def _split_top(text: str) -> list[str]:
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += ch in "([{<" and 1 or ch in ")]}>" and -1 or 0
+        if ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    return parts + [text[start:]]

@@ -63,6 +63,18 @@ static bool smem_canary_intact(size_t smem) {
     return true;
 }
 
+// Static __shared__ variables, registered by the translator's shared_seen() calls.
+struct SharedRegion { void* p; size_t n; };
+static SharedRegion g_shared[256];
+static int g_nshared = 0;
+static inline void shared_seen(void* p, size_t n) {
+    for (int i = g_nshared - 1; i >= 0; --i)
+        if (g_shared[i].p == p) return;
+    if (g_nshared == 256) return;
+    g_shared[g_nshared++] = SharedRegion{p, n};
+    std::memset(p, 0xFF, n);  // first sight: no thread of this block can have written it yet
+}
+
 static unsigned long long gcd(unsigned long long a, unsigned long long b) { return b ? gcd(b, a % b) : a; }
 
 // Blocks in the schedule's order: forward, reverse, or a seeded affine permutation (a*k+b mod n).
@@ -79,6 +91,7 @@ static void run_blocks(size_t smem) {
         blockIdx = uint3{(unsigned)(i % gridDim.x), (unsigned)((i / gridDim.x) % gridDim.y),
                          (unsigned)(i / ((unsigned long long)gridDim.x * gridDim.y))};
         std::memset(g_dyn_smem, 0xFF, smem);  // NaN for floats, -1 for integers: uninitialised reads show
+        for (int r = 0; r < g_nshared; ++r) std::memset(g_shared[r].p, 0xFF, g_shared[r].n);
         if (!run_block(i) || !smem_canary_intact(smem)) return;
     }
 }

@@ -2,7 +2,8 @@
 // (SIGVTALRM, sent to that thread only) stops an endless kernel, and a fault in kernel code
 // (SIGSEGV, SIGBUS, SIGFPE: a wild pointer, a fiber stack overflow, an integer division by zero)
 // becomes an error; both jump back to the launch. The handlers are installed for the launch only
-// and the previous ones restored after it, so several emulated libraries share a process.
+// and the previous fault handlers restored after it; the timer's handler stays and hands each tick
+// to the library that armed the timer, so several emulated libraries share a process.
 #pragma once
 #include <csetjmp>
 #include <csignal>
@@ -24,7 +25,19 @@ struct Watch {
 };
 static Watch W;
 
+static void on_signal(int sig, siginfo_t* info, void*);
+
+// The timer's signal carries its library's handler (sigev_value), so whichever emulated library's
+// handler is installed process-wide passes the signal to the library whose launch it times.
+static void on_timer(int sig, siginfo_t* info, void* ctx) {
+    if (info && info->si_code == SI_TIMER && info->si_value.sival_ptr && info->si_value.sival_ptr != (void*)on_signal)
+        ((void (*)(int, siginfo_t*, void*))info->si_value.sival_ptr)(sig, info, ctx);
+    else
+        on_signal(sig, info, ctx);
+}
+
 static void on_signal(int sig, siginfo_t* info, void*) {
+    if (sig == SIGVTALRM && !W.armed) return;  // a stale tick after the launch
     if (!W.armed || !pthread_equal(pthread_self(), W.thread)) {
         for (int i = 1; i < 4; ++i)  // someone else's fault: hand it to the previous handler
             if (kWatchedSignals[i] == sig) sigaction(sig, &W.old[i], nullptr);
@@ -61,12 +74,15 @@ static void arm_watchdog() {
     sa.sa_sigaction = on_signal;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
     sigemptyset(&sa.sa_mask);
-    for (int i = 0; i < 4; ++i) sigaction(kWatchedSignals[i], &sa, &W.old[i]);
+    for (int i = 1; i < 4; ++i) sigaction(kWatchedSignals[i], &sa, &W.old[i]);
+    sa.sa_sigaction = on_timer;
+    sigaction(SIGVTALRM, &sa, nullptr);  // left installed: on_timer dispatches to the timer's owner
     W.thread = pthread_self();
     struct sigevent sev;
     std::memset(&sev, 0, sizeof sev);
     sev.sigev_notify = SIGEV_THREAD_ID;
     sev.sigev_signo = SIGVTALRM;
+    sev.sigev_value.sival_ptr = (void*)on_signal;
 #ifdef sigev_notify_thread_id
     sev.sigev_notify_thread_id = (pid_t)syscall(SYS_gettid);
 #else
@@ -87,6 +103,6 @@ static void disarm_watchdog() {
     W.armed = 0;
     if (W.has_timer) timer_delete(W.timer);
     W.has_timer = false;
-    for (int i = 0; i < 4; ++i) sigaction(kWatchedSignals[i], &W.old[i], nullptr);
+    for (int i = 1; i < 4; ++i) sigaction(kWatchedSignals[i], &W.old[i], nullptr);
 }
 }  // namespace opforge_emu
