@@ -225,3 +225,23 @@ def test_a_shuffle_reading_a_lane_outside_its_mask_is_undefined(lib):
     with pytest.raises(EmulatorError, match=r"^undefined: __shfl_down_sync \(line \d+\): thread 8 reads lane 16, "
                                             r"which is not in the mask 0x0000ffff"):
         lib.call("outside_mask_launch", [torch.empty(32)])
+
+
+def test_a_template_kernel_launched_with_deduced_arguments(lib):
+    x, y = torch.randn(100, dtype=torch.float64), torch.randn(100, dtype=torch.float64)
+    expected = 0.5 * x + y
+    lib.call("axpy_launch", [y, x, 0.5, 100])
+    assert torch.equal(y, expected)
+
+
+def test_activemask_names_the_lanes_in_the_branch(lib):
+    out = torch.zeros(64, dtype=torch.int32)
+    lib.call("activemask_launch", [out])
+    lanes = out.view(2, 32)
+    assert (lanes[:, :10] == 0x3FF).all() and (lanes[:, 10:] == -1).all()
+
+
+def test_a_result_that_depends_on_the_block_order_is_a_race(lib):
+    with pytest.raises(RaceError, match=r"^race: result depends on the thread schedule \(reverse differs from forward "
+                                        r"in argument y at element 2"):
+        lib.call("block_order_launch", [torch.ones(8), 8])

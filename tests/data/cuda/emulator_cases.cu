@@ -175,3 +175,27 @@ __global__ void read_outside_mask(float* y) {
 }
 
 extern "C" void outside_mask_launch(float* y, cudaStream_t stream) { read_outside_mask<<<1, 32, 0, stream>>>(y); }
+
+template <typename T>
+__global__ void axpy(T* y, const T* x, T a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+}
+
+extern "C" void axpy_launch(double* y, const double* x, double a, int n, cudaStream_t stream) {
+    axpy<<<(n + 63) / 64, 64, 0, stream>>>(y, x, a, n);  // T deduced, as nvcc does
+}
+
+__global__ void active_lanes(int* out) {
+    int lane = threadIdx.x & 31;
+    if (lane < 10) out[threadIdx.x] = (int)__activemask();  // the lanes that took this branch
+    else out[threadIdx.x] = -1;
+}
+
+extern "C" void activemask_launch(int* out, cudaStream_t stream) { active_lanes<<<1, 64, 0, stream>>>(out); }
+
+__global__ void prefix_across_blocks(float* y) {  // reads the previous block's output: order-dependent
+    if (threadIdx.x == 0 && blockIdx.x > 0) y[blockIdx.x] += y[blockIdx.x - 1];
+}
+
+extern "C" void block_order_launch(float* y, int n, cudaStream_t stream) { prefix_across_blocks<<<n, 32, 0, stream>>>(y); }

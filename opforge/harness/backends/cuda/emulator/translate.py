@@ -3,7 +3,8 @@
 Four rewrites, each keeping the newlines of what it replaces so that g++'s line numbers are
 CUDA_SRC's (a `#line 1 "CUDA_SRC"` follows the header include):
 - `k<<<grid, block, smem, stream>>>(args)` and `k<T><<<...>>>(args)` become
-  `::opforge_emu::launch(__LINE__, "k", ::opforge_emu::cfg(grid, block, smem, stream), k, args)`;
+  `::opforge_emu::launch(__LINE__, "k", ::opforge_emu::cfg(grid, block, smem, stream), k, args)`
+  (a template launched without its arguments gets a lambda that calls it, so they are deduced);
 - `extern __shared__ T name[];` becomes a `T*` into the launch's dynamic shared-memory buffer;
 - `#include <cassert>` / `<assert.h>` are dropped, so `assert` stays the emulator's (a trap);
 - a `__shared__` declaration inside a function is followed by `::opforge_emu::shared_seen(&v, sizeof v)`
@@ -75,9 +76,20 @@ def _launch(source: str, code: str, at: int) -> tuple[int, int, str]:
     kernel = source[start:at].strip()
     name = " ".join(kernel.split()).replace("\\", "\\\\").replace('"', '\\"')
     config, args = source[at + 3:close], source[paren + 1:end - 1]
-    text = f'::opforge_emu::launch(__LINE__, "{name}", ::opforge_emu::cfg({config}), {" ".join(kernel.split())}'
-    text += f", {args})" if args.strip() else ")"
-    return start, end, text
+    kernel = " ".join(kernel.split())
+    head = f'::opforge_emu::launch(__LINE__, "{name}", ::opforge_emu::cfg({config}), '
+    if "<" in kernel or not _is_template(code, kernel.split("::")[-1]):
+        return start, end, head + kernel + (f", {args})" if args.strip() else ")")
+    # A function template whose arguments are deduced at the call: no function pointer to take, so
+    # each thread calls it from a lambda holding the launch's argument values (evaluated once).
+    values = [a for a in _split_top(args, "([{") if a.strip()]
+    captures = ", ".join(f"a{i} = ({v})" for i, v in enumerate(values))
+    call = ", ".join(f"a{i}" for i in range(len(values)))
+    return start, end, head + f"nullptr, [{captures}]() {{ {kernel}({call}); }})"
+
+
+def _is_template(code: str, name: str) -> bool:
+    return re.search(rf"\btemplate\s*<[^;{{}}]*>[^;{{}}()]*\b{re.escape(name)}\s*\(", code) is not None
 
 
 def _kernel_start(code: str, at: int) -> int | None:
@@ -147,10 +159,12 @@ def _shared(code: str, m: re.Match, bodies: list[tuple[int, int]]) -> tuple[int,
     return end, end + 1, ";" + calls
 
 
-def _split_top(text: str) -> list[str]:
+def _split_top(text: str, brackets: str = "([{<") -> list[str]:
+    closing = {"(": ")", "[": "]", "{": "}", "<": ">"}
+    ends = "".join(closing[b] for b in brackets)
     parts, depth, start = [], 0, 0
     for i, ch in enumerate(text):
-        depth += ch in "([{<" and 1 or ch in ")]}>" and -1 or 0
+        depth += ch in brackets and 1 or ch in ends and -1 or 0
         if ch == "," and depth == 0:
             parts.append(text[start:i])
             start = i + 1

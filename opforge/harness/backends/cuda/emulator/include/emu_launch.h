@@ -22,6 +22,7 @@ struct FuncAttr { const void* fn; int max_dynamic_smem; };
 static FuncAttr g_attrs[256];
 static int g_nattrs = 0;
 static int max_dynamic_smem(const void* fn) {
+    if (!fn) return (int)kSmemMax;  // a deduced template launch: its attribute cannot be looked up
     for (int i = 0; i < g_nattrs; ++i)
         if (g_attrs[i].fn == fn) return g_attrs[i].max_dynamic_smem;
     return (int)kSmemDefault;
@@ -134,6 +135,13 @@ static void launch(int line, const char* name, LaunchConfig c, void (*k)(P...), 
     };
     Packed p{k, std::tuple<std::decay_t<P>...>(std::forward<A>(a)...)};
     run_launch(c, line, name, (const void*)k, &run_packed<Packed>, &p);
+}
+
+template <class F> static void run_lambda(void* f) { (*(F*)f)(); }
+
+// The lambda form (a deduced template kernel): no function address, so no per-kernel attributes.
+template <class F> static void launch(int line, const char* name, LaunchConfig c, std::nullptr_t, F f) {
+    run_launch(c, line, name, nullptr, &run_lambda<F>, &f);
 }
 
 static void trap(int line, const char* what) {

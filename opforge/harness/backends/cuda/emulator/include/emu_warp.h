@@ -122,7 +122,7 @@ static bool resolve_activemask() {
             waiting |= E.threads[i].state == T_WARP && E.threads[i].kind == K_ACTIVEMASK;
         }
         if (ready || !waiting) continue;
-        for (int i = base; i < end; ++i) {
+        for (int i = base; i < end; ++i) {  // first every waiter's mask, then release them
             Thread& t = E.threads[i];
             if (t.state != T_WARP || t.kind != K_ACTIVEMASK) continue;
             unsigned mask = 0;
@@ -130,6 +130,10 @@ static bool resolve_activemask() {
                 if (E.threads[k].state == T_WARP && E.threads[k].kind == K_ACTIVEMASK && E.threads[k].line == t.line)
                     mask |= 1u << (k - base);
             t.res = mask;
+        }
+        for (int i = base; i < end; ++i) {
+            Thread& t = E.threads[i];
+            if (t.state != T_WARP || t.kind != K_ACTIVEMASK) continue;
             t.state = T_READY;
             E.activemask_waiters--;
             E.warp_waiting[base / 32]--;
