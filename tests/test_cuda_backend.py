@@ -74,9 +74,9 @@ def test_inline_asm_cannot_be_emulated_so_the_verdict_is_compiled_and_exit_3(tmp
     assert not v["correct"] and v["level"] == "compiled", (v["reasons"], v["stages"])
     assert v["stages"]["cpu_run"]["status"] == "unsupported" and "asm" in v["stages"]["cpu_run"]["reason"]
     assert ladder.exit_code(v) == 3
-    cli = subprocess.run([sys.executable, "-m", "opforge", "verify", str(SOFTMAX), str(KERNELS / "cuda_asm.py"),
-                          "--backend", "cuda", "--device", "cpu", "--trials", "1", "--json",
-                          "--db", str(tmp_path / "r.db")], capture_output=True, text=True, timeout=600)
+    cli = subprocess.run([sys.executable, "-m", "opforge", "--db", str(tmp_path / "r.db"), "verify", str(SOFTMAX),
+                          str(KERNELS / "cuda_asm.py"), "--backend", "cuda", "--device", "cpu", "--trials", "1",
+                          "--json"], capture_output=True, text=True, timeout=600)
     assert cli.returncode == 3, cli.stderr[-2000:]
     assert json.loads(cli.stdout)["level"] == "compiled"
 
@@ -107,4 +107,5 @@ def test_a_no_op_replay_of_the_launcher_is_caught(tmp_path):
     path = tmp_path / "cuda_cached.py"
     path.write_text(src)
     v = verify(TINY, path, FAST)
-    assert not v["correct"], v["reasons"]
+    assert not v["correct"] and "cached-output" in " ".join(v["reasons"]), v["reasons"]
+    assert any(r.startswith("kernel-independent") for r in v["reasons"]), v["reasons"]

@@ -186,7 +186,7 @@ def _noop(f: Findings, noop_outs: list, atol, rtol, n_mutates: int) -> None:
         n_out = len(case.expected) - n_mutates
         if len(outs) == len(case.expected) and not any(
                 r.problem for r in compare_outputs(case.expected[:n_out], outs[:n_out], atol, rtol)):
-            f.fail("kernel-independent: the output still matches with every Triton kernel replaced by a no-op")
+            f.fail("kernel-independent: the output still matches with every kernel launch replaced by a no-op")
 
 
 def _drift(f: Findings, payload: dict) -> None:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import platform
 import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from opforge.harness import evidence, judge, ladder, worker
@@ -75,8 +76,10 @@ def _number(value) -> bool:
 
 def prepare(spec_path: str | Path, options: VerifyOptions) -> tuple[OpSpec, Hardware]:
     """Validate the spec for the hardware at hand (raises SpecError / BackendUnavailable)."""
-    get_backend(options.backend)
+    backend = get_backend(options.backend)
     hardware = detect(force_cpu=options.device == "cpu")
+    if hardware.device == "cpu":  # what the numerics run on: Triton's interpreter, the CUDA emulator...
+        hardware = replace(hardware, fingerprint=f"cpu/{platform.machine()}/{backend.plugin().cpu_runner().name}")
     max_elements = CPU_MAX_ELEMENTS if hardware.device == "cpu" else None
     max_bytes = CPU_MAX_BYTES if hardware.device == "cpu" else GPU_MAX_BYTES
     return load_spec(spec_path, max_elements=max_elements, max_bytes=max_bytes), hardware
