@@ -192,6 +192,8 @@ def test_unreadable_source_is_refused():
     ("    float v; __builtin_memcpy(&v, x, 4);", "calls __builtin_memcpy()"),
     ("    float v; memcpy(&v, x, 4);", "calls memcpy()"),
     ("    again: goto again;", "goto"),
+    ("    float v; cudaMemcpyAsync(&v, x, 4, cudaMemcpyDeviceToDevice, stream);", "address of host memory"),
+    ("    float v; float* p = &v;", "address of host memory"),
 ])
 def test_host_code_does_not_read_tensor_data(body, needle):
     assert_code(with_body(body), "cuda-host-compute", needle)
@@ -201,6 +203,19 @@ def test_a_macro_cannot_hide_a_launcher_body():
     launcher = ('#define BODY { float v = x[0]; }\n'
                 'extern "C" void peek(const float* x, float* y, cudaStream_t stream) BODY\n')
     assert_code(candidate(launcher=launcher + LAUNCHER), "cuda-host-compute", "peek", "indexes memory")
+
+
+def test_a_constructors_initialiser_list_is_host_code():
+    helper = "struct Peek { float v; Peek(const float* p) : v(p[0]) {} };\n"
+    assert_code(candidate(launcher=helper + LAUNCHER), "cuda-host-compute", "Peek", "indexes memory")
+
+
+def test_query_calls_may_take_addresses():
+    body = ("    int device = 0, sms = 0, blocks = 0;\n    cudaGetDevice(&device);\n"
+            "    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);\n"
+            "    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, softmax_kernel, 256, 0);\n"
+            "    cudaFuncSetAttribute(&softmax_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 0);")
+    assert reasons(with_body(body)) == []
 
 
 def test_a_host_device_helper_is_host_code():
@@ -297,6 +312,9 @@ def test_load_inline_format_is_recognised():
     (("if (idx < size)", "auto t = torch::empty_like(0); if (idx < size)"), "cuda-forbidden-call", "device code"),
     (("auto size = a.numel();", "auto size = a.numel(); float v = a.data_ptr<float>()[0];"), "cuda-host-compute",
      "indexes memory"),
+    (("return out;", "return out * 2;"), "cuda-host-compute", "tensor arithmetic"),
+    (("auto out = torch::empty_like(a);", "auto out = torch::empty_like(a); out = a + b;"), "cuda-host-compute",
+     "tensor arithmetic"),
 ])
 def test_load_inline_host_code_only_allocates_and_launches(change, code, needle):
     assert_code(inline(INLINE_CUDA.replace(*change)), code, needle)

@@ -51,6 +51,7 @@ class Function:
     params: list[list[Token]]  # one token list per parameter
     body: list[Token]  # between the braces
     line: int
+    tail: list[Token] = field(default_factory=list)  # between the parameters and the body: `: v(p[0])`
 
 
 @dataclass
@@ -305,22 +306,23 @@ NOT_A_NAME = {"__launch_bounds__", "__attribute__", "alignas", "decltype", "noex
               "__declspec", "requires", "sizeof"}
 
 
-def _signature(head: list[Token]) -> tuple[str, list[list[Token]]] | None:
-    """(name, params) when `head` declares a function: the last top-level `name(...)`."""
+def _signature(head: list[Token]) -> tuple[str, list[list[Token]], list[Token]] | None:
+    """(name, params, tail) when `head` declares a function: the first top-level `name(...)` (a
+    constructor's initialiser list `: v(p[0])` comes after it, in `tail`)."""
     found, k = None, 0
-    while k < len(head):
+    while k < len(head) and found is None:
         if head[k].text in "([" and head[k].kind == "punct":
             end = _match(head, k)
             if head[k].text == "(" and k and head[k - 1].kind == "id" and head[k - 1].text not in NOT_A_NAME:
-                found = (k - 1, head[k + 1:end])
+                found = (k - 1, head[k + 1:end], head[end + 1:])
             k = end + 1
         else:
             k += 1
     if found is None or any(t.text == "=" and t.kind == "punct" for t in head[:found[0]]):
         return None  # `auto f = [](...) {...}`, an initialiser, not a definition
-    found = (head[found[0]].text, found[1])
+    name, inside, tail = head[found[0]].text, found[1], found[2]
     params, current, depth = [], [], 0
-    for t in found[1]:
+    for t in inside:
         depth += (t.text in "(<[") - (t.text in ")>]") if t.kind == "punct" else 0
         if t.text == "," and depth == 0:
             params.append(current)
@@ -328,7 +330,7 @@ def _signature(head: list[Token]) -> tuple[str, list[list[Token]]] | None:
         else:
             current.append(t)
     params += [current] if current else []
-    return found[0], params
+    return name, params, tail
 
 
 def _kind(head: list[Token]) -> str:
@@ -355,7 +357,7 @@ def _outline(tokens: list[Token], start: int, end: int, extern_c: bool, found: l
                 _outline(tokens, k + 1, close, extern_c or block_c, found)
             elif sig := _signature(head):
                 found.append(Function(sig[0], _kind(head), extern_c or 'extern' in words and '"C"' in words,
-                                      head, sig[1], tokens[k + 1:close], head[0].line if head else t.line))
+                                      head, sig[1], tokens[k + 1:close], head[0].line if head else t.line, sig[2]))
             head_start = k = close + 1
         else:
             k += 1

@@ -68,6 +68,11 @@ LOW_PRECISION = re.compile(r"^(?:__)?(?:half2?|nv_bfloat162?|bfloat162?|nv_fp8\w
                            r"float2half\w*|float2bfloat16\w*|hadd2?|hmul2?|hfma2?|hsub2?|hdiv|h2?exp|h2?log|"
                            r"h2?sqrt|h2?rsqrt|wmma|mma|Half|BFloat16)$")
 ASM = frozenset({"asm", "__asm__", "__asm"})
+# The runtime calls that take the address of a host variable (an out-parameter, or a kernel's address).
+QUERY_CALLS = frozenset({"cudaGetDevice", "cudaDeviceGetAttribute", "cudaGetDeviceProperties", "cudaFuncGetAttributes",
+                         "cudaFuncSetAttribute", "cudaFuncSetCacheConfig", "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
+                         "cudaOccupancyMaxPotentialBlockSize", "cudaOccupancyAvailableDynamicSMemPerBlock"})
+_TENSOR_NEIGHBOURS = frozenset({".", ",", "(", ")", ";", "=", "{", "}", "&", "return", "const"})
 _ONCE = {"0", "false"}  # `do { ... } while (0)`: the macro idiom runs its body once
 
 
@@ -214,14 +219,19 @@ class _HostBody:
     reads memory or computes over data (see static.py)."""
 
     def __init__(self, rules: _Rules, function: cxx.Function):
-        self.rules, self.f, self.body = rules, function, function.body
+        # a constructor's initialiser list runs on the host too: read with the body
+        self.rules, self.f = rules, function
+        self.body = [*function.tail, cxx.Token("punct", ";", function.line), *function.body]
         self.types = _template_params(function.head)
+        self.tensors = self._tensor_names() if rules.inline else set()
 
     def add(self, detail: str, tok: cxx.Token) -> None:
         self.rules.add("cuda-host-compute", f"{self.f.name}: {detail}", tok.line)
 
     def run(self) -> None:
         for k, tok in enumerate(self.body):
+            if tok.text in self.tensors and tok.kind == "id":
+                self._tensor_use(k, tok)
             if tok.kind == "punct":
                 self._punct(k, tok)
             elif tok.text in ("for", "while", "do"):
@@ -242,10 +252,57 @@ class _HostBody:
             self.add("reads a member through a pointer in host code (->)", tok)
         elif tok.text == "*" and self._unary(k):
             self.add("dereferences a pointer in host code (unary *)", tok)
+        elif tok.text == "&" and self._unary(k) and not self._address_ok(k):
+            self.add("takes the address of host memory (unary &): only CUDA's query calls take one", tok)
         elif tok.text == "(" and k and body[k - 1].text == ">" and body[k - 1].kind == "punct":
             callee = self._template_callee(k - 1)
             if callee is not None:
                 self._call(callee, body[callee])
+
+    def _opener(self, k: int) -> int | None:
+        """Index of the innermost bracket still open at `k`."""
+        depth = 0
+        for j in range(k - 1, -1, -1):
+            t = self.body[j]
+            if t.kind == "punct" and t.text in ")]}":
+                depth += 1
+            elif t.kind == "punct" and t.text in "([{":
+                if depth == 0:
+                    return j
+                depth -= 1
+        return None
+
+    def _address_ok(self, k: int) -> bool:
+        """`[&]` captures, `&kernel`, and out-parameters of the query calls."""
+        body, opener = self.body, self._opener(k)
+        if opener is not None and body[opener].text == "[":
+            return True
+        if k + 1 < len(body) and body[k + 1].text in self.rules.defined:
+            return True
+        return opener is not None and opener > 0 and body[opener].text == "(" and body[opener - 1].text in QUERY_CALLS
+
+    def _tensor_names(self) -> set[str]:
+        """load_inline: the host function's tensors, parameters or locals (`torch::Tensor t`,
+        `auto t = torch::empty(...)`)."""
+        names, tokens = set(), [*(t for p in self.f.params for t in p), cxx.Token("punct", ";", 0), *self.body]
+        for k, t in enumerate(tokens[:-1]):
+            after = [x for x in tokens[k + 1:k + 4] if x.text not in ("&", "const")]
+            if t.text.split("::")[-1] == "Tensor" and after and after[0].kind == "id":
+                names.add(after[0].text)
+            elif t.text == "auto" and [x.text for x in tokens[k + 2:k + 3]] == ["="] and len(tokens) > k + 4:
+                value, end = tokens[k + 3].text, tokens[k + 4].text
+                if value.split("::")[0] in TORCH_ROOTS or value in names and end == ";":  # not a.numel()
+                    names.add(tokens[k + 1].text)
+        return names
+
+    def _tensor_use(self, k: int, tok: cxx.Token) -> None:
+        body = self.body
+        prev, nxt = (body[k - 1] if k else None), (body[k + 1] if k + 1 < len(body) else None)
+        for side in (prev, nxt):
+            if side is not None and side.kind == "punct" and side.text not in _TENSOR_NEIGHBOURS:
+                self.add(f"tensor arithmetic in host code ({side.text} next to {tok.text}): PyTorch computes there",
+                         tok)
+                return
 
     def _lambda_or_attribute(self, k: int) -> bool:
         body = self.body
