@@ -27,8 +27,8 @@ def kernel_path(op: str, source: str) -> Path | None:
     the expert does not support it), generated at the sizes this machine verifies with."""
     if source == "known-good":
         return ROOT / "opforge" / "knowledge" / "triton" / f"{op}.py"
-    from opforge.agents.drafters.expert import generate
-    from opforge.agents.expert.lower import Unsupported
+    from opforge.codegen import generate
+    from opforge.codegen.lower import Unsupported
     from opforge.harness.verify import prepare
 
     spec, _hardware = prepare(ROOT / "ops" / f"{op}.py", VerifyOptions())

@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("opforge/harness", "opforge/sandbox", "opforge/registry", "opforge/agents", "opforge/knowledge",
-            "opforge/exporter", "opforge/ui", "ops", "benchmarks", "scripts", "tests")
+PACKAGES = ("opforge/harness", "opforge/sandbox", "opforge/registry", "opforge/agents", "opforge/codegen",
+            "opforge/knowledge", "opforge/exporter", "opforge/ui", "ops", "benchmarks", "scripts", "tests")
 LIMIT = 400
 
 

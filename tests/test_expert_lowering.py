@@ -1,4 +1,4 @@
-"""The lowering's own rewrites (agents/expert/lower.py): composite modules whose stock decomposition no
+"""The lowering's own rewrites (codegen/lower.py): composite modules whose stock decomposition no
 generated kernel could keep shape-generic (InstanceNorm, GroupNorm, BatchNorm in eval mode) and
 torch.diag products. Each spec goes through the expert's dispatcher and its first candidate is verified by the
 real harness on the CPU; the graph checks pin what the rewrite produced."""
@@ -8,8 +8,8 @@ import textwrap
 
 import pytest
 
-from opforge.agents.drafters.expert import generate
-from opforge.agents.expert.lower import lower
+from opforge.codegen import generate
+from opforge.codegen.lower import lower
 from conftest import write
 from opforge.harness.verify import VerifyOptions, prepare, verify
 

@@ -7,8 +7,8 @@ import textwrap
 import pytest
 
 from conftest import ROOT, write
-from opforge.agents.expert.lower import Unsupported, lower
-from opforge.agents.expert.rowwise import generate
+from opforge.codegen.lower import Unsupported, lower
+from opforge.codegen.emit.triton.rowwise import generate
 from opforge.harness.spec import load_module
 from opforge.harness.static_checks import check_source
 from opforge.harness.verify import VerifyOptions, prepare, verify

@@ -12,7 +12,7 @@ import pytest
 from conftest import ROOT
 
 PACKAGE = ROOT / "opforge"
-WORKBENCH = ("agents", "exporter", "harness", "knowledge", "registry", "sandbox", "ui", "cli", "app")
+WORKBENCH = ("agents", "codegen", "exporter", "harness", "knowledge", "registry", "sandbox", "ui", "cli", "app")
 UPPER = {"opforge.agents", "opforge.ui", "opforge.cli", "opforge.app"}
 # What each lower floor must never import (the rest of WORKBENCH is allowed). The sandbox knows nothing
 # of the workbench: a Job names its worker module and mounts, and its errors have a root of their own.
@@ -21,6 +21,8 @@ FORBIDDEN = {
     "harness": UPPER,
     "registry": UPPER,
     "knowledge": UPPER,
+    # The expert's compiler reads a spec and writes source: no drafter, registry or sandbox below it.
+    "codegen": UPPER | {"opforge.registry", "opforge.sandbox"},
 }
 # Names that meant two things (the agents' RunContext and the checker's; the worker's run_job and the
 # checker's; the guards' Launch and the UI's): each is defined at most once in the tree now.
@@ -84,3 +86,32 @@ def definitions() -> dict[str, list[str]]:
 def test_a_name_means_one_thing(name):
     where = definitions().get(name, [])
     assert len(where) <= 1, f"{name} is defined in {where}"
+
+
+def codegen_imports() -> dict[str, list[tuple[str, list[str]]]]:
+    """Each codegen module -> the codegen modules it imports (at any depth, TYPE_CHECKING blocks
+    included) with the names it takes from each."""
+    found = {}
+    for path in sources("codegen"):
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        found[module] = [(node.module, [alias.name for alias in node.names])
+                         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("opforge.codegen")]
+    return found
+
+
+def test_codegen_has_no_import_cycles_and_takes_no_private_names():
+    """The expert's compiler is layered lower -> families -> emit: no two modules import each other,
+    directly or around a loop, and no module takes another's _private name."""
+    graph = codegen_imports()
+    private = sorted(f"{m} takes {name} from {src}" for m, edges in graph.items()
+                     for src, names in edges for name in names if name.startswith("_"))
+    assert not private, private
+    deps = {m: {f"{src}.{n}" if f"{src}.{n}" in graph else src for src, names in edges for n in names} & graph.keys()
+            for m, edges in graph.items()}  # `from package import module` depends on that module
+
+    def reaches(start: str, goal: str, seen: set) -> bool:
+        return any(d == goal or d not in seen and (seen.add(d) or reaches(d, goal, seen)) for d in deps[start])
+
+    cycles = sorted(m for m in deps if reaches(m, m, set()))
+    assert not cycles, f"modules on an import cycle: {cycles}"

@@ -131,7 +131,7 @@ def test_the_wheel_holds_every_file_of_the_package_and_nothing_else(wheel):
     wanted = {name for name in files if name.startswith("opforge/")}
     wanted |= {f"opforge/{name}" for name in files if name.startswith("ops/")}
     assert not wanted - members, f"missing from the wheel: {sorted(wanted - members)}"
-    for data in ("agents/expert/__init__.py", "agents/prompts/system.j2", "exporter/templates/op.py.j2",
+    for data in ("codegen/__init__.py", "agents/prompts/system.j2", "exporter/templates/op.py.j2",
                  "knowledge/notes/triton/masking.md", "knowledge/triton/silu.py", "registry/alembic.ini",
                  "registry/migrations/script.py.mako", "ui/pages/request.py", "ops/silu.py", "app.py", "cli.py",
                  "harness/worker.py", "__init__.py", "__main__.py"):
@@ -146,7 +146,7 @@ def test_the_installed_copy_is_what_imports(installed, outside):
     """Outside the repository every opforge module, the worker the sandbox runs and the UI's app
     resolve inside the fresh venv; the libraries come from this environment."""
     probe = ("import importlib.util, json, torch, agents\n"
-             "import opforge.harness.worker as worker, opforge.agents.expert as expert, opforge.cli as cli\n"
+             "import opforge.harness.worker as worker, opforge.codegen as expert, opforge.cli as cli\n"
              "import opforge.ui.server as server\n"
              "print(json.dumps({'modules': [m.__file__ for m in (worker, expert, cli, server)],"
              " 'app': importlib.util.find_spec('opforge.app').origin, 'server_app': str(server.APP),"

@@ -1,0 +1,48 @@
+"""The offline expert's compiler: a PyTorch reference lowered to core ATen with torch.export
+(lower.py), read by one family's plan (families/: pointwise, rowwise, matmul, window), written by one
+emitter per backend (emit/triton/, emit/cuda/). Anything else is reported as Unsupported, naming
+the ATen ops, so an LLM drafter can take over.
+
+    kernel = generate(spec_source, op, sizes, backend="triton")
+    source = kernel.render(kernel.space[0])   # one candidate file per tuning configuration"""
+from __future__ import annotations
+
+import importlib
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+from opforge.codegen.candidate import Kernel
+from opforge.codegen.emit.triton import EMITTERS as TRITON_EMITTERS
+from opforge.codegen.lower import Lowered, Unsupported, lower, state_shapes
+
+__all__ = ["BACKENDS", "Kernel", "Unsupported", "generate"]
+
+BACKENDS = {"triton": ("opforge.codegen.emit.triton", TRITON_EMITTERS)}
+
+
+@lru_cache(maxsize=32)
+def _lowered(spec_source: str, sizes: tuple) -> tuple[Lowered, dict]:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "spec.py"
+        path.write_text(spec_source)
+        return lower(path), state_shapes(path, dict(sizes))
+
+
+def generate(spec_source: str, op: str, sizes: dict, backend: str = "triton") -> Kernel:
+    """The first emitter's Kernel for this spec on `backend`; Unsupported naming every emitter's reason."""
+    if backend not in BACKENDS:
+        raise Unsupported(f"no expert emitter for backend {backend!r} (it has {', '.join(BACKENDS)})")
+    lowered, shapes = _lowered(spec_source, tuple(sorted(sizes.items())))
+    title = "".join(c if c.isalnum() else "_" for c in op).strip("_") or "op"
+    package, emitters = BACKENDS[backend]
+    reasons = []
+    for name in emitters:
+        module = importlib.import_module(f"{package}.{name}")
+        try:
+            return module.generate(lowered, title, shapes)
+        except Unsupported as exc:
+            reasons.append(f"{name}: {exc}")
+    # An emitter that found nothing of its kind ("no pooling op...") says least: its reason goes last.
+    reasons.sort(key=lambda r: r.split(": ", 1)[1].startswith("no "))
+    raise Unsupported("; ".join(reasons) or "no emitter available")

@@ -1,0 +1,68 @@
+"""What every generated candidate shares, whatever its backend: the Kernel an emitter returns (a
+tuning space and a renderer), and a ModelNew that declares the reference's parameters and buffers
+under the same names and shapes (the harness copies the reference's weights into them) and calls the
+generated launcher."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from opforge.codegen.lower import Lowered
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A generated candidate: its tuning space (best guess first) and a renderer per configuration."""
+
+    family: str
+    space: tuple[dict, ...]
+    render: Callable[[dict], str]
+
+
+def fused_ops(lowered: Lowered) -> str:
+    """The graph's ATen ops, short and sorted, for a header."""
+    return ", ".join(sorted(op.replace("aten.", "").replace(".default", "") for op in lowered.ops)) or "none"
+
+
+def _declare_state(lowered: Lowered, shapes: dict[str, tuple[int, ...]]) -> list[str]:
+    lines, made = [], set()
+    for p in lowered.state():
+        parts = p.fqn.split(".")
+        for i in range(1, len(parts)):
+            owner = ".".join(parts[:i])
+            if owner not in made:
+                made.add(owner)
+                lines.append(f"self.{owner} = torch.nn.Module()")
+        shape = tuple(shapes.get(p.fqn, p.shape))
+        tensor = f"torch.empty({shape!r}, dtype={p.dtype})"
+        target = "self" + ("." + ".".join(parts[:-1]) if len(parts) > 1 else "")
+        if p.kind == "parameter":
+            lines.append(f"{target}.{parts[-1]} = torch.nn.Parameter({tensor}, requires_grad=False)")
+        else:
+            lines.append(f"{target}.register_buffer({parts[-1]!r}, {tensor})")
+    return lines
+
+
+def model_new(lowered: Lowered, launcher: str, shapes: dict[str, tuple[int, ...]]) -> str:
+    """`class ModelNew` whose forward passes the forward arguments, then parameters and buffers in
+    graph placeholder order, to `launcher` — the same order the generators' launchers take."""
+    args = [f"a{i}" for i in range(lowered.n_forward_args)]
+    inputs = iter(args)
+    call = [next(inputs) if p.kind in ("input", "scalar") else "self." + p.fqn for p in lowered.placeholders]
+    body = _declare_state(lowered, shapes) or ["pass"]
+    init = "\n".join("        " + line for line in body)
+    forward_inputs = [p for p in lowered.placeholders if p.kind in ("input", "scalar")]
+    tensor_arg = next((a for a, p in zip(args, forward_inputs) if p.kind == "input"), None)
+    device = f"{tensor_arg}.device" if tensor_arg else "None"
+    wraps = "".join(f"        {a} = torch.full((), {a}, device={device})  # a Python number as a 0-d tensor\n"
+                    for a, p in zip(args, forward_inputs) if p.kind == "scalar")
+    return (
+        "\n\nclass ModelNew(torch.nn.Module):\n"
+        "    def __init__(self, *args, **kwargs):\n"
+        "        super().__init__()\n"
+        "        # the reference's parameters and buffers, same names and shapes: the harness copies them in\n"
+        f"{init}\n\n"
+        f"    def forward(self, {', '.join(args)}):\n"
+        f"{wraps}"
+        f"        return {launcher}({', '.join(call)})\n"
+    )

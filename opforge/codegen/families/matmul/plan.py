@@ -1,0 +1,130 @@
+"""The matmul family: one aten.mm/aten.bmm with its operands' views and the elementwise epilogue after
+it, as a tiled `tl.dot` kernel that applies the epilogue to the fp32 accumulator before one store.
+
+Shapes are symbolic (shapes.py): a dimension is a product of *factors*, runtime sizes the launcher
+can name (`x.shape[0]`), so views that merge or split dims (a 3-D input flattened to rows, the result
+viewed back) replay at any size, not at the export's. Operand views become strides (the launcher
+rebuilds the view and passes `.stride()`; `reshape` copies only where strides cannot express it).
+Epilogue tensors are expanded to the result's shape: stride 0 on broadcast dims covers a bias [N], a
+column [M, 1], a 0-d tensor and a full [M, N] alike. A scalar multiply on an operand is moved onto the
+accumulator."""
+from __future__ import annotations
+
+import keyword
+import re
+from dataclasses import dataclass
+
+import torch
+from torch.fx import Node
+
+from opforge.codegen.exprs import VIEWS
+from opforge.codegen.families.matmul.shapes import IDENTITY, Factor, Sizes, Tracked, numel, view
+from opforge.codegen.lower import Lowered, Unsupported, val
+
+MM_TARGETS = {"aten.mm.default": False, "aten.bmm.default": True}  # target -> batched
+SCALES = {"aten.mul.Tensor": "*", "aten.mul.Scalar": "*", "aten.div.Tensor": "/", "aten.div.Scalar": "/"}
+FLOATS = {torch.float32, torch.float16, torch.bfloat16}
+ARANGES = {"aten.arange.start_step": (0, 1, 2), "aten.arange.start": (0, 1, None), "aten.arange.default": (None, 0, None)}
+RESERVED = {"lhs", "rhs", "out", "batch", "M", "N", "K", "grid", "torch", "triton", "tl", "ModelNew"}
+
+# -- the graph: operands ------------------------------------------------------------
+
+def scalar_factor(node: Node) -> tuple[Node, str, object] | None:
+    """(tensor, op, scalar) for `x * s` or `x / s` with a Python number s (export puts the tensor first)."""
+    op = SCALES.get(str(node.target))
+    if op is None or len(node.args) != 2 or node.kwargs:
+        return None
+    a, b = node.args
+    number = isinstance(b, (int, float)) and not isinstance(b, bool)
+    return (a, op, b) if isinstance(a, Node) and number else None
+
+
+def trace(node: Node, bases: dict, scale: list | None = None) -> Tracked:
+    """A placeholder through views; with `scale`, scalar multiplies are collected there too."""
+    chain = []
+    while node.op != "placeholder":
+        target = str(node.target)
+        folded = scalar_factor(node) if scale is not None else None
+        if folded:
+            node = folded[0]
+            scale.append(folded[1:])
+            continue
+        if target not in VIEWS and target not in IDENTITY:
+            raise Unsupported(f"a matmul operand or epilogue tensor computed by {target} (only views are fused)")
+        chain.append(node)
+        node = node.args[0]
+    tracked = bases[node.name]
+    for step in reversed(chain):
+        tracked = view(tracked, step)
+    return tracked
+
+
+@dataclass
+class Leaf:
+    name: str
+    tracked: Tracked  # the tensor, through its own views
+    frame: Tracked  # the view of the result it broadcasts against
+
+
+# -- the plan --------------------------------------------------------------------------------------------
+
+class Plan:
+    """What the kernel computes: the operands' views, the folded scalars, the epilogue and the output.
+    `epilogue` is the emitter's renderer of the nodes after the matmul (emit/triton/matmul_epilogue.py):
+    it is called with (mm, the result's frame, bases, sizes, batched) and gives `.value(node)`,
+    `.frames`, `.dependent` and `.leaves`."""
+
+    def __init__(self, lowered: Lowered, title: str, epilogue: type) -> None:
+        mm = _the_matmul(lowered)
+        names = {p.name: _identifier(p.name, set()) for p in lowered.placeholders}
+        bases = {p.name: Tracked(names[p.name], tuple((Factor(f"{names[p.name]}.shape[{i}]", s),)
+                                                      for i, s in enumerate(p.shape))) for p in lowered.placeholders}
+        self.args, self.kernel = list(names.values()), f"_{title}_matmul_kernel"
+        self.launcher = _identifier(title, set(self.args))
+        self.scale: list = []  # (op, number) pairs folded from operand prologues
+        self.lhs, self.rhs = (trace(a, bases, self.scale) for a in mm.args[:2])  # [batch,] M, K / K, N
+        self.batched, self.sizes = MM_TARGETS[str(mm.target)], Sizes()
+        self.ieee = val(mm).dtype == torch.float32
+        self.epilogue = epilogue(mm, Tracked("out", self._result_dims()), bases, self.sizes, self.batched)
+        output = lowered.outputs[0]
+        if output not in self.epilogue.dependent:
+            raise Unsupported("the output does not depend on the matmul")
+        self.result = str(self.epilogue.value(output))  # the kernel value that is stored
+        self.out = self.epilogue.frames[output]  # `out` ([batch,] M, N) through the epilogue's views
+        self.out_dtype = "lhs.dtype" if val(output).dtype == val(mm).dtype else str(val(output).dtype)
+        # A 2-D input [M, K] giving a plain [M, N]: leading dims it has at run time fold into rows.
+        kinds = {names[p.name]: p.kind for p in lowered.placeholders}
+        plain = not self.batched and not self.lhs.steps and not self.out.steps and kinds[self.lhs.base] == "input"
+        self.rows = self.lhs.base if plain else None
+        self.skinny = numel(self.lhs.dims[-2]) <= 16  # a row-vector problem
+
+    def _result_dims(self) -> tuple:
+        lhs, rhs, sizes = self.lhs, self.rhs, self.sizes
+        pairs = [(lhs.dims[-1], rhs.dims[-2])] + ([(lhs.dims[0], rhs.dims[0])] if self.batched else [])
+        for x, y in pairs:  # a side that an expand made up takes its size from the other side
+            sizes.unify(x, y)
+            sizes.unify(y, x)
+        made_up = any(f.expr is None and f not in sizes.resolved for f in lhs.dims[0])
+        batch = ((rhs.dims[0] if made_up else lhs.dims[0]),) if self.batched else ()
+        dims = batch + (lhs.dims[-2], rhs.dims[-1])
+        sizes.names = {d: n for d, n in zip(dims, ("batch", "M", "N")[-len(dims):]) if d}
+        return dims
+
+
+def _the_matmul(lowered: Lowered) -> Node:
+    mms = [n for n in lowered.graph.nodes if n.op == "call_function" and str(n.target) in MM_TARGETS]
+    if not mms:
+        raise Unsupported("no aten.mm or aten.bmm in the graph (the pointwise and rowwise generators' job)")
+    if len(mms) > 1:
+        raise Unsupported(f"{len(mms)} matmuls (aten.mm/aten.bmm); the kernel fuses one")
+    if len(lowered.outputs) != 1 or not isinstance(lowered.outputs[0], Node):
+        raise Unsupported(f"{len(lowered.outputs)} outputs (the kernel stores one)")
+    if val(mms[0]).dtype not in FLOATS:
+        raise Unsupported(f"a matmul on {val(mms[0]).dtype}")
+    return mms[0]
+
+
+def _identifier(name: str, taken: set) -> str:
+    name = re.sub(r"\W", "_", name)
+    clash = name in taken | RESERVED or keyword.iskeyword(name) or re.fullmatch(r"e\d+", name)
+    return name + "_" if clash or name[0].isdigit() else name

@@ -1,0 +1,1 @@
+"""The pointwise family: elementwise chains with broadcasting inputs (plan.py)."""

@@ -1,0 +1,261 @@
+"""Lowering a spec's Model to a core-ATen FX graph with torch.export.
+
+The spec is the user's own code (trusted, like the harness's spec loader). Composite ops that
+the generators handle better as primitives (softmax, log-softmax, layer norm, GELU, addmm, losses)
+are decomposed further; dims are kept as indices, so generated code stays shape-generic."""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from torch._decomp import core_aten_decompositions, get_decompositions
+from torch.fx import Graph, Node
+
+from opforge.harness.spec import declared_sizes, load_module
+
+aten = torch.ops.aten
+EXTRA_DECOMPOSITIONS = [
+    aten._softmax, aten._log_softmax, aten.native_layer_norm, aten.gelu, aten.addmm, aten.mse_loss,
+    aten.smooth_l1_loss, aten.huber_loss, aten.binary_cross_entropy, aten.logsumexp, aten.var_mean,
+    aten.hardsigmoid, aten.hardswish, aten.hardtanh, aten.elu, aten.leaky_relu, aten.softplus, aten.mish,
+    aten.silu, aten.linalg_vector_norm, aten.norm, aten.cosine_similarity, aten.kl_div, aten.std, aten.var,
+]
+EXPORT_SIZE = 48  # size constants are shrunk for export: only the graph's structure matters
+
+
+class Unsupported(Exception):
+    """The expert cannot generate this op; the message names what it cannot handle."""
+
+
+@dataclass
+class Placeholder:
+    name: str  # the graph's placeholder name
+    kind: str  # "input" (a forward tensor), "scalar" (a Python number, as a 0-d tensor), "parameter", "buffer"
+    fqn: str | None  # state-dict name for parameters and buffers
+    shape: tuple[int, ...]
+    dtype: torch.dtype
+
+
+@dataclass
+class Lowered:
+    graph: Graph
+    placeholders: list[Placeholder]
+    outputs: list[Node]
+    n_forward_args: int
+    ops: set[str] = field(default_factory=set)
+
+    def state(self) -> list[Placeholder]:
+        return [p for p in self.placeholders if p.kind in ("parameter", "buffer")]
+
+
+def _normalized(x, planes: list[int], eps):
+    """(x - mean) / sqrt(var + eps) over `planes`, in two passes, as a stable variance needs."""
+    centered = x - torch.mean(x, planes, keepdim=True)
+    return centered * torch.rsqrt(torch.mean(centered * centered, planes, keepdim=True) + eps)
+
+
+def _affine(out, weight, bias, shape: list[int]):
+    """The norms' optional per-channel scale and shift, each viewed to `shape`."""
+    if weight is not None:
+        out = out * weight.view(shape)
+    return out + bias.view(shape) if bias is not None else out
+
+
+def _instance_norm(x, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled):
+    """InstanceNorm as a reduction over each (sample, channel) plane. torch's own decomposition folds
+    batch and channels into one dim of a literal size, which no generated kernel could keep generic."""
+    per_channel = [1, -1] + [1] * (x.dim() - 2)
+    if use_input_stats:
+        out = _normalized(x, list(range(2, x.dim())), eps)
+    else:  # eval mode with tracked statistics
+        out = (x - running_mean.view(per_channel)) * torch.rsqrt(running_var.view(per_channel) + eps)
+    return _affine(out, weight, bias, per_channel)
+
+
+def _group_norm(x, num_groups, weight, bias, eps, cudnn_enabled):
+    """GroupNorm as a row reduction over each (sample, group): the channels split into groups, the
+    statistics taken over a group's channels and positions, the affine map per channel; the view back
+    merges the groups. torch's own goes through native_group_norm, which no generator reads."""
+    grouped = x.unflatten(1, (num_groups, -1))
+    out = _normalized(grouped, list(range(2, grouped.dim())), eps)
+    return _affine(out, weight, bias, [num_groups, -1] + [1] * (x.dim() - 2)).flatten(1, 2)
+
+
+def _batch_norm_eval(x, weight, bias, running_mean, running_var, momentum, eps):
+    """BatchNorm in eval mode: a per-channel affine map of the running statistics (torch's own
+    decomposition goes through the mutating training op, which export cannot keep functional)."""
+    per_channel = [1, -1] + [1] * (x.dim() - 2)
+    out = (x - running_mean.view(per_channel)) * torch.rsqrt(running_var.view(per_channel) + eps)
+    return _affine(out, weight, bias, per_channel), x.new_zeros((0,)), x.new_zeros((0,))
+
+
+def _split_with_sizes(x, sizes, dim=0):
+    """torch.split/chunk as slices (the stock decomposition's as_strided has no size left to read)."""
+    starts = [sum(sizes[:i]) for i in range(len(sizes))]
+    return [aten.slice.Tensor(x, dim, start, start + size) for start, size in zip(starts, sizes)]
+
+
+def _split(x, split_size, dim=0):
+    size = x.shape[dim]
+    return _split_with_sizes(x, [min(split_size, size - s) for s in range(0, size, split_size)], dim)
+
+
+def _glu(x, dim=-1):
+    """GLU with the dim as the user wrote it (torch's own makes it non-negative, which would slice
+    another dim of an input of another rank)."""
+    half = x.shape[dim] // 2
+    a, b = _split_with_sizes(x, [half, half], dim)
+    return a * torch.sigmoid(b)
+
+
+def _adaptive_max_pool_global(x, output_size):
+    """adaptive_max_pool to size 1: a max over the spatial dims (other sizes stay unsupported)."""
+    if any(size != 1 for size in output_size):
+        raise NotImplementedError("adaptive max pooling to a size other than 1")
+    planes = list(range(x.dim() - len(output_size), x.dim()))
+    return torch.amax(x, planes, keepdim=True), x.new_zeros((0,), dtype=torch.int64)
+
+
+def _kept(stock, op):
+    """`op` with keepdim=True as the stock keepdim=False decomposition, viewed back: the stock one
+    broadcasts with prims.broadcast_in_dim, an aliasing prim export cannot functionalize."""
+    def decomposition(x, dim=None, *, correction=None, keepdim=False):
+        if not keepdim or dim is None:
+            return stock(x, dim, correction=correction, keepdim=keepdim)
+        dims = sorted(d % x.dim() for d in ([dim] if isinstance(dim, int) else dim))
+        out = op(x, dims, correction=correction, keepdim=False)
+        return aten.view.default(out, [1 if i in dims else size for i, size in enumerate(x.shape)])
+    return decomposition
+
+
+def _decompositions() -> dict:
+    table = core_aten_decompositions()
+    table.update(get_decompositions(EXTRA_DECOMPOSITIONS))
+    for op in (aten.var.correction, aten.std.correction):
+        table[op] = _kept(table[op], op)
+    for op, corrected in ((aten.var.dim, aten.var.correction), (aten.std.dim, aten.std.correction)):
+        table[op] = lambda x, dim=None, unbiased=True, keepdim=False, _op=corrected: _op(
+            x, dim, correction=1 if unbiased else 0, keepdim=keepdim)
+    table[aten.instance_norm.default] = _instance_norm
+    table[aten.group_norm.default] = _group_norm
+    table[aten.split_with_sizes.default] = _split_with_sizes
+    table[aten.split.Tensor] = _split
+    table[aten.glu.default] = _glu
+    table[aten.adaptive_max_pool2d.default] = _adaptive_max_pool_global
+    table[aten.adaptive_max_pool3d.default] = _adaptive_max_pool_global
+    table[aten._native_batch_norm_legit_no_training.default] = _batch_norm_eval
+    return table
+
+
+def lower(spec_path: str | Path) -> Lowered:
+    sizes = {k: min(v, EXPORT_SIZE) for k, v in declared_sizes(load_module(spec_path)).items() if v >= 16}
+    module = load_module(spec_path, sizes)
+    init = module.get_init_inputs() if hasattr(module, "get_init_inputs") else []
+    torch.manual_seed(0)
+    model = module.Model(*init).eval()
+    # Python numbers become 0-d tensors, so they stay graph inputs instead of baked constants
+    # (variants may pass other values); ModelNew wraps them the same way at run time.
+    args = tuple(torch.tensor(a) if isinstance(a, (int, float)) and not isinstance(a, bool) else a
+                 for a in module.get_inputs())
+    scalars = {i for i, a in enumerate(module.get_inputs()) if isinstance(a, (int, float)) and not isinstance(a, bool)}
+    try:
+        with warnings.catch_warnings():  # torch.export's own deprecation chatter is not the user's concern
+            warnings.simplefilter("ignore", FutureWarning)
+            program = torch.export.export(model, args).run_decompositions(_decompositions())
+    except Exception as exc:  # export's own limits (data-dependent control flow...) end the expert's part
+        raise Unsupported(f"torch.export could not trace the reference: {type(exc).__name__}: "
+                          f"{str(exc).splitlines()[0][:200]}") from None
+    for node in [n for n in program.graph.nodes if str(n.target) == "aten._assert_tensor_metadata.default"]:
+        program.graph.erase_node(node)  # a dtype check the decomposition left behind: nothing to compute
+    _diagonal_products(program.graph)
+    return _describe(program, len(args), scalars)
+
+
+def _is_index(node) -> bool:
+    """Whether `node` is an arange(0, n) with step 1, through size-1 views."""
+    while isinstance(node, Node) and str(node.target) in ("aten.unsqueeze.default", "aten.view.default"):
+        node = node.args[0]
+    return (isinstance(node, Node) and str(node.target) == "aten.arange.start_step" and node.args[0] == 0
+            and (len(node.args) < 3 or node.args[2] == 1))
+
+
+def _eye(node) -> int | None:
+    """n when `node` is torch.diag's mask: arange(n) == arange(n).unsqueeze(-1), possibly viewed [n, n]."""
+    if isinstance(node, Node) and str(node.target) == "aten.view.default":
+        node = node.args[0]
+    if not (isinstance(node, Node) and str(node.target) == "aten.eq.Tensor"):
+        return None
+    shape = tuple(val(node).shape)
+    square = len(shape) == 2 and shape[0] == shape[1]
+    return shape[0] if square and all(_is_index(x) for x in node.args) else None
+
+
+def _diagonal_products(graph: Graph) -> None:
+    """`torch.diag(v) @ B` is a row scaling `v[:, None] * B` and `A @ torch.diag(v)` a column scaling:
+    strength reduction from O(n^2 k) to O(nk), and the product becomes a pointwise kernel. torch.diag
+    lowers to where(arange(n) == arange(n)[:, None], v broadcast along a row, 0)."""
+    for mm in [n for n in graph.nodes if str(n.target) == "aten.mm.default"]:
+        for side, other in ((0, 1), (1, 0)):
+            diag = mm.args[side]
+            if not (isinstance(diag, Node) and str(diag.target) == "aten.where.self" and len(diag.users) == 1):
+                continue
+            mask, v, zero = diag.args
+            n = _eye(mask)
+            if n is None or isinstance(zero, Node) and not (str(zero.target) == "aten.scalar_tensor.default"
+                                                              and zero.args[0] == 0):
+                continue
+            if not isinstance(v, Node) or tuple(val(v).shape) not in ((1, n), (n, 1)):
+                continue  # a full [n, n] matrix's diagonal would need a strided load
+            with graph.inserting_before(mm):
+                shape = [-1, 1] if side == 0 else [1, -1]
+                scale = graph.call_function(aten.view.default, (v, shape))
+                scale.meta["val"] = val(v).reshape(shape)
+                product = graph.call_function(aten.mul.Tensor, (scale, mm.args[other]) if side == 0
+                                              else (mm.args[other], scale))
+                product.meta["val"] = val(mm)
+            mm.replace_all_uses_with(product)
+            graph.eliminate_dead_code()
+            break
+
+
+def _describe(program, n_args: int, scalars: set[int]) -> Lowered:
+    signature = program.graph_signature
+    params, buffers = signature.inputs_to_parameters, signature.inputs_to_buffers
+    placeholders, outputs = [], []
+    for node in program.graph.nodes:
+        if node.op == "placeholder":
+            val = node.meta.get("val")
+            if not isinstance(val, torch.Tensor):
+                raise Unsupported(f"non-tensor forward argument '{node.name}'")
+            kind = "parameter" if node.name in params else "buffer" if node.name in buffers else "input"
+            if kind == "input" and sum(p.kind in ("input", "scalar") for p in placeholders) in scalars:
+                kind = "scalar"
+            fqn = params.get(node.name) or buffers.get(node.name)
+            placeholders.append(Placeholder(node.name, kind, fqn, tuple(val.shape), val.dtype))
+        elif node.op == "output":
+            outputs = [o for o in node.args[0]]
+    if signature.inputs_to_lifted_tensor_constants:
+        raise Unsupported("tensor constants created in forward")
+    ops = {str(n.target) for n in program.graph.nodes if n.op == "call_function"}
+    return Lowered(program.graph, placeholders, outputs, n_args, ops)
+
+
+def arg(node: Node, index: int, name: str, default=None):
+    """A call's argument, positional or by keyword."""
+    return node.args[index] if len(node.args) > index else node.kwargs.get(name, default)
+
+
+def val(node) -> torch.Tensor | None:
+    """The fake tensor torch.export recorded for a node (shape, dtype), or None for literals."""
+    return node.meta.get("val") if isinstance(node, Node) else None
+
+
+def state_shapes(spec_path: str | Path, sizes: dict[str, int]) -> dict[str, tuple[int, ...]]:
+    """Parameter and buffer shapes at the sizes the harness verifies with (the export ran smaller)."""
+    module = load_module(spec_path, sizes)
+    init = module.get_init_inputs() if hasattr(module, "get_init_inputs") else []
+    with torch.device("meta"):
+        model = module.Model(*init)
+    return {name: tuple(t.shape) for name, t in model.state_dict().items()}
