@@ -82,14 +82,27 @@ def select(config: dict, args: tuple) -> tuple[str | None, str]:
     devices = {arg.device for arg in args if isinstance(arg, torch.Tensor)}
     if len(devices) > 1:
         return None, "inputs on more than one device"
-    device = device_of(args)
-    key, archs = device_key(device), config["archs"]
-    if key in archs:
-        return archs[key]["module"], ""
-    if key is not None and os.environ.get(ANY_ARCH) == "1":  # a GPU-verified kernel first, the interpreter's last
-        return archs[sorted(archs, key=lambda a: (a == "cpu", a))[0]]["module"], ""
-    here = key or ("cpu without TRITON_INTERPRET=1" if device.type == "cpu" else device.type)
-    return None, f"verified on {', '.join(archs)} only, this device is {here}"
+    kernel, reason = kernel_for(config, device_of(args))
+    return (kernel["module"], "") if kernel else (None, reason)
+
+
+def kernel_for(config: dict, device: torch.device) -> tuple[dict | None, str]:
+    """The op's kernel to run on `device` ((None, why not) if none can): the one verified for its
+    architecture; of a Triton and a CUDA kernel that both can, the faster as timed on this
+    architecture, else the Triton one."""
+    key, kernels = device_key(device), config["kernels"]
+    triton = [k for k in kernels if k["backend"] == "triton"]
+    usable = [k for k in triton if k["arch"] == key]
+    if not usable and key is not None and os.environ.get(ANY_ARCH) == "1":
+        usable = triton[:1]  # a GPU-verified kernel first, the interpreter's last (the export's order)
+    why = []
+    if triton and not usable:
+        here = key or ("cpu without TRITON_INTERPRET=1" if device.type == "cpu" else device.type)
+        why.append(f"verified on {', '.join(k['arch'] for k in triton)} only, this device is {here}")
+    timed = [k for k in usable if k["timed_on"] == key and k["kernel_ms"]]
+    if usable:
+        return (min(timed, key=lambda k: k["kernel_ms"]) if len(timed) == len(usable) else usable[0]), ""
+    return None, "; ".join(dict.fromkeys(why))
 
 
 def construction_problem(config: dict, args: tuple, kwargs: dict, shared: bool) -> str:

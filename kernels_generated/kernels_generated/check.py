@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import os
 import sys
 
 import torch
@@ -60,10 +59,10 @@ def _compare(op: str, got, want, tol: dict) -> float:
 def check_op(op: str, device: torch.device, opcheck: bool = False) -> dict:
     """Every input list of the spec through kernels_generated.<op> against the reference Model."""
     config = load_json("configs", f"{op}.json")
-    key = _runtime.device_key(device)
-    if key not in config["archs"] and os.environ.get(_runtime.ANY_ARCH) != "1":
-        return {"op": op, "ok": True, "skipped": f"verified on {', '.join(config['archs'])} only, this device is "
-                                                 f"{key or device.type + ' without TRITON_INTERPRET=1'}"}
+    kernel, why_not = _runtime.kernel_for(config, device)
+    if kernel is None:
+        return {"op": op, "ok": True, "skipped": why_not}
+    ran = {"backend": kernel["backend"], **_level(op, kernel)}
     ref, tol = reference(op), config["tolerance"]
     init = ref.get_init_inputs() if hasattr(ref, "get_init_inputs") else []
     torch.manual_seed(0)  # the exported modules build their weights from seed 0 too
@@ -77,9 +76,17 @@ def check_op(op: str, device: torch.device, opcheck: bool = False) -> dict:
         if opcheck:
             torch.library.opcheck(getattr(getattr(torch.ops, lib.__name__), op).default, _clone(lists[0]))
     except Exception as exc:  # reported per op: one op's failure must not hide the others'
-        return {"op": op, "ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        return {"op": op, "ok": False, "error": f"{type(exc).__name__}: {exc}", **ran}
     return {"op": op, "ok": True, "variants": len(lists), "max_abs_err": worst,
-            "fallbacks": lib.fallbacks.get(op, 0) - before}
+            "fallbacks": lib.fallbacks.get(op, 0) - before, **ran}
+
+
+def _level(op: str, kernel: dict) -> dict:
+    """The level and place of verification metadata.json records for this kernel."""
+    for v in lib.metadata()["ops"][op]["versions"]:
+        if v["candidate_id"] == kernel["candidate_id"] and v["arch"] == kernel["arch"]:
+            return {"level": v["level"], "verified_on": v["verified_on"]}
+    return {"level": "unknown", "verified_on": "unknown"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -100,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         if r.get("skipped"):
             print(f"skip {r['op']:<24} {r['skipped']}")
             continue
-        print(f"{'ok  ' if r['ok'] else 'FAIL'} {r['op']:<24} " + (
+        print(f"{'ok  ' if r['ok'] else 'FAIL'} {r['op']:<24} {r['backend']} ({r['level']}, {r['verified_on']}): " + (
             f"{r['variants']} input lists, max abs err {r['max_abs_err']:.2e}, {r['fallbacks']} fallbacks"
             if r["ok"] else r["error"]))
     return 0 if all(r["ok"] for r in results) else 1

@@ -154,9 +154,8 @@ def render_files(ops: list[OpExport], name: str) -> dict[str, str]:
     """Every file of the exported project, keyed by its path relative to the project root."""
     env = name.upper()
     version = VERSION_SLOT  # filled in once everything is rendered (with_version)
-    cuda_ops = any(i.backend == "cuda" for op in ops for i in op.impls)
     ctx = {"name": name, "env": env, "ops": ops, "version": version, "dist_name": name.replace("_", "-"),
-           "cuda": cuda_ops}
+           "cuda": any(i.backend == "cuda" for op in ops for i in op.impls)}
     files: dict[str, tuple[str, str]] = {}
 
     def add(path: str, text: str, what: str) -> None:
@@ -174,7 +173,7 @@ def render_files(ops: list[OpExport], name: str) -> dict[str, str]:
                                         "ops": {op.name: op_metadata(op) for op in ops}}),
         "per op: versions, spec hash, hardware verified and timed on, speedups")
     add(f"{name}/ops/__init__.py", tpl("ops_init.py.j2"), "one module per op")
-    if cuda_ops:
+    if ctx["cuda"]:
         for path, text in cuda.runtime_files(name).items():
             add(path, text, _CUDA_FILES[path.rsplit("/", 1)[1]])
     add(f"{name}/references/__init__.py", tpl("references_init.py.j2"), "the op specs, verbatim")
