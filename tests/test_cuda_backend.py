@@ -109,3 +109,16 @@ def test_a_no_op_replay_of_the_launcher_is_caught(tmp_path):
     v = verify(TINY, path, FAST)
     assert not v["correct"] and "cached-output" in " ".join(v["reasons"]), v["reasons"]
     assert any(r.startswith("kernel-independent") for r in v["reasons"]), v["reasons"]
+
+
+def test_the_emulated_kernel_runs_inside_the_docker_sandbox():
+    """The emulator builds and loads the candidate's library inside the container (its scratch must
+    allow that), like every other candidate code."""
+    from conftest import require_runtime
+    from opforge.sandbox import docker_runtime
+
+    require_runtime("docker", docker_runtime.unavailable())
+    v = verify(SOFTMAX, KERNELS / "cuda_softmax.py", VerifyOptions(seed=3, trials=1, device="cpu", backend="cuda",
+                                                                    sandbox="docker"))
+    assert v["correct"] and v["sandbox"] == "docker" and v["level"] == "emulated", v["reasons"]
+    assert v["jobs"]["run"]["runtime"] == "docker"

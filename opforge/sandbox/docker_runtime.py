@@ -257,7 +257,8 @@ class DockerSandbox:
             network_mode="none", read_only=True, cap_drop=["ALL"], security_opt=["no-new-privileges"],
             mem_limit=self.memory, memswap_limit=self.memory, pids_limit=self.pids,
             nano_cpus=int(self.cpus * 1e9), shm_size="64m",
-            tmpfs={SCRATCH: f"size={self.scratch},mode=1777", "/tmp": "size=64m,mode=1777"},
+            # exec on scratch: the CUDA emulator dlopens the library it builds there for the candidate
+            tmpfs={SCRATCH: f"size={self.scratch},mode=1777,exec", "/tmp": "size=64m,mode=1777"},
             volumes=volumes, working_dir=SCRATCH, device_requests=gpu, labels={"opforge": "sandbox", "opforge.pid": str(os.getpid())},
             ulimits=[types.Ulimit(name="core", soft=0, hard=0), types.Ulimit(name="nofile", soft=1024, hard=1024)],
             log_config=types.LogConfig(type="json-file", config={"max-size": "1m", "max-file": "1"}),
