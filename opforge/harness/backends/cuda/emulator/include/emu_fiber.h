@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <sys/mman.h>
-#if !defined(__x86_64__)
+#if !defined(__x86_64__) || defined(OPFORGE_EMU_UCONTEXT)
 #include <ucontext.h>
 #endif
 
@@ -16,7 +16,7 @@ struct Thread;
 static const size_t kStackBytes = 256 * 1024;  // CUDA's default local-memory stack is 1 KB; this is roomy
 
 struct Context {
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !defined(OPFORGE_EMU_UCONTEXT)
     void* sp;
 #else
     ucontext_t uc;
@@ -30,7 +30,7 @@ struct Fiber {
     Fiber* next_free;
 };
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !defined(OPFORGE_EMU_UCONTEXT)
 extern "C" void opforge_emu_switch(void** save, void* to);
 __asm__(R"(
     .text

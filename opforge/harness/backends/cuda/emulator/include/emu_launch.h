@@ -58,7 +58,7 @@ static bool smem_canary_intact(size_t smem) {
             size_t last = kSmemCanary;
             while (g_dyn_smem[smem + last - 1] == 0xA5) --last;
             format_error(E_OOB, "out-of-bounds: a write %zu bytes past the end of the %zu bytes of dynamic "
-                         "shared memory in %s", last, smem, where().c_str());
+                         "shared memory in %s", last, smem, where());
             return false;
         }
     return true;
@@ -146,7 +146,7 @@ template <class F> static void launch(int line, const char* name, LaunchConfig c
 
 static void trap(int line, const char* what) {
     char msg[512];
-    snprintf(msg, sizeof msg, "trap: %s (line %d) in %s", what, line, where().c_str());
+    snprintf(msg, sizeof msg, "trap: %s (line %d) in %s", what, line, where());
     fail(E_TRAP, msg);
 }
 }  // namespace opforge_emu

@@ -66,8 +66,9 @@ static void format_error(int code, const char* fmt, ...) {
 }
 
 // Where the error happened, for messages: "kernel k (launched at line 12), block (3,0,0), thread 17".
-static std::string where() {
-    char buf[256];
+// A static buffer, no allocation: the signal handlers call it too.
+static const char* where() {
+    static char buf[256];
     int n = snprintf(buf, sizeof buf, "kernel %s (launched at line %d), block (%u,%u,%u)", E.kernel ? E.kernel : "?",
                      E.launch_line, blockIdx.x, blockIdx.y, blockIdx.z);
     if (E.cur) snprintf(buf + n, sizeof buf - n, ", thread (%u,%u,%u)", E.cur->idx.x, E.cur->idx.y, E.cur->idx.z);

@@ -49,7 +49,7 @@ static void compute_collective(Thread* lanes[], int count, int base) {
             if (!(t.mask >> j & 1)) {
                 char msg[320];
                 snprintf(msg, sizeof msg, "undefined: %s (line %d): thread %d reads lane %d, which is not in the mask 0x%08x (%s)",
-                         kKindNames[t.kind], t.line, t.lin, j, t.mask, where().c_str());
+                         kKindNames[t.kind], t.line, t.lin, j, t.mask, where());
                 fail(E_UNDEFINED, msg);
             }
             t.res = E.threads[base + j].val;
@@ -90,7 +90,7 @@ static uint64_t collective(int kind, int line, unsigned mask, uint64_t val, long
     }
     if (!(mask >> (t->lin & 31) & 1)) {
         snprintf(msg, sizeof msg, "undefined: %s (line %d): thread %d is not in its own mask 0x%08x (%s)",
-                 kKindNames[kind], line, t->lin, mask, where().c_str());
+                 kKindNames[kind], line, t->lin, mask, where());
         fail(E_UNDEFINED, msg);
     }
     if (width < 1 || width > 32 || (width & (width - 1))) {

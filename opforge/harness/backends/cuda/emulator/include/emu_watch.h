@@ -46,11 +46,11 @@ static void on_signal(int sig, siginfo_t* info, void*) {
     W.armed = 0;
     if (sig == SIGVTALRM)
         format_error(E_STEP_LIMIT, "step-limit: %s ran past the %.3g s CPU-time limit of a launch (an endless loop, "
-                     "or a wait for another block: blocks run one at a time)", where().c_str(), E.time_limit);
+                     "or a wait for another block: blocks run one at a time)", where(), E.time_limit);
     else
         format_error(E_CRASH, "crash: %s in %s at address %p (a wild pointer, or a stack overflow)",
                      sig == SIGFPE ? "arithmetic fault (integer division by zero?)" : "memory fault",
-                     where().c_str(), info ? info->si_addr : nullptr);
+                     where(), info ? info->si_addr : nullptr);
     siglongjmp(W.jmp, 1);
 }
 
