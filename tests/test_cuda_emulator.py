@@ -245,3 +245,10 @@ def test_a_result_that_depends_on_the_block_order_is_a_race(lib):
     with pytest.raises(RaceError, match=r"^race: result depends on the thread schedule \(reverse differs from forward "
                                         r"in argument y at element 2"):
         lib.call("block_order_launch", [torch.ones(8), 8])
+
+
+def test_a_write_into_a_const_argument_is_reported(lib):
+    x = torch.ones(8)
+    with pytest.raises(EmulatorError, match=r"^const-write: launcher const_write_launch changed argument x"):
+        lib.call("const_write_launch", [x, torch.empty(8)])
+    assert x.tolist() == [1.0] * 8

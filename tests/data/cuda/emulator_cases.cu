@@ -199,3 +199,10 @@ __global__ void prefix_across_blocks(float* y) {  // reads the previous block's 
 }
 
 extern "C" void block_order_launch(float* y, int n, cudaStream_t stream) { prefix_across_blocks<<<n, 32, 0, stream>>>(y); }
+
+__global__ void scribble(const float* x, float* y) {
+    y[threadIdx.x] = x[threadIdx.x];
+    const_cast<float*>(x)[threadIdx.x] = 0.0f;  // the input is const
+}
+
+extern "C" void const_write_launch(const float* x, float* y, cudaStream_t stream) { scribble<<<1, 8, 0, stream>>>(x, y); }

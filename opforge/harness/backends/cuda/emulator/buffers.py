@@ -58,6 +58,9 @@ class GuardedBuffer:
     def same_as(self, other: "GuardedBuffer") -> bool:
         return self.nbytes == 0 or _libc.memcmp(self.address, other.address, self.nbytes) == 0
 
+    def same_as_address(self, address: int) -> bool:
+        return self.nbytes == 0 or _libc.memcmp(self.address, address, self.nbytes) == 0
+
     def first_difference(self, other: "GuardedBuffer") -> int:
         """Byte offset of the first difference from `other` (call only when not same_as)."""
         lo, hi = 0, self.nbytes

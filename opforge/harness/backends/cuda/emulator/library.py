@@ -64,6 +64,7 @@ class EmulatedLibrary:
         bound = _Bound(launcher, args)
         with self._lock:
             reference = bound.run(self, 0, seed, time_limit_s, bound.fresh())
+            bound.check_const(reference)
             work = bound.fresh() if schedules > 1 else None
             for schedule in range(1, schedules):
                 bound.run(self, schedule, seed, time_limit_s, work)
@@ -142,6 +143,13 @@ class _Bound:
             raise RaceError(f"race: result depends on the thread schedule ({label} differs from forward in "
                             f"argument {name} at element {index}: {got.element(index, ctype)!r} vs "
                             f"{ref.element(index, ctype)!r}; launcher {self.launcher.name}){note}")
+
+    def check_const(self, reference: list) -> None:
+        """A kernel must not write into a buffer every parameter of which is const."""
+        for buffer, (tensor, name, _, writes) in zip(reference, self.tensors):
+            if not writes and not buffer.same_as_address(tensor.data_ptr()):
+                raise EmulatorError(f"const-write: launcher {self.launcher.name} changed argument {name}, "
+                                    f"which it takes as const (a write through a cast-away const pointer)")
 
     def write_back(self, reference: list) -> None:
         for buffer, (tensor, _, _, writes) in zip(reference, self.tensors):
