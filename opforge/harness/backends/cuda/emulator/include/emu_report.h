@@ -1,33 +1,41 @@
 // opforge CUDA emulator: the deadlock message, "threads 16-31 wait at __syncthreads (line 9) while
 // 0-15 wait at __shfl_down_sync (line 7); the mask 0xffffffff of ... names lanes 16-31 of warp 0,
-// which exited".
+// which exited". Fixed buffers, no <string>: it is half of the header's compile time.
 #pragma once
-#include <string>
+#include <cstdarg>
+#include <cstdio>
 #include "emu_warp.h"
 
 namespace opforge_emu {
-static std::string ranges(const int* ids, int count) {
-    std::string out;
-    int shown = 0;
-    for (int i = 0; i < count; ++i) {
+struct Text {
+    char buf[900] = "";
+    int n = 0;
+    void add(const char* fmt, ...) {
+        if (n >= (int)sizeof buf - 1) return;
+        va_list ap;
+        va_start(ap, fmt);
+        int k = vsnprintf(buf + n, sizeof buf - n, fmt, ap);
+        va_end(ap);
+        n = k < 0 ? n : (n + k < (int)sizeof buf ? n + k : (int)sizeof buf - 1);
+    }
+};
+
+static void add_ranges(Text& out, const int* ids, int count) {
+    for (int i = 0, shown = 0; i < count; ++i, ++shown) {
         int j = i;
         while (j + 1 < count && ids[j + 1] == ids[j] + 1) ++j;
-        if (shown++ == 6) { out += ", ... (" + std::to_string(count) + " threads)"; break; }
-        if (!out.empty()) out += ", ";
-        out += std::to_string(ids[i]);
-        if (j > i) out += "-" + std::to_string(ids[j]);
+        if (shown == 6) { out.add(", ... (%d threads)", count); return; }
+        out.add(j > i ? "%s%d-%d" : "%s%d", shown ? ", " : "", ids[i], ids[j]);
         i = j;
     }
-    return out;
 }
 
-static std::string wait_label(const Thread& t) {
-    const char* name = t.state == T_SYNC ? "__syncthreads" : kKindNames[t.kind];
-    return std::string(name) + " (line " + std::to_string(t.line) + ")";
+static void wait_label(const Thread& t, char* out, size_t size) {
+    snprintf(out, size, "%s (line %d)", t.state == T_SYNC ? "__syncthreads" : kKindNames[t.kind], t.line);
 }
 
 // The first collective whose mask names lanes that exited or do not exist.
-static std::string missing_lanes() {
+static void add_missing_lanes(Text& out) {
     for (int i = 0; i < E.n; ++i) {
         const Thread& t = E.threads[i];
         if (t.state != T_WARP) continue;
@@ -37,34 +45,42 @@ static std::string missing_lanes() {
             if (base + l >= E.n) absent[na++] = l;
             else if (E.threads[base + l].state == T_EXITED) gone[ng++] = l;
         }
-        char head[96];
-        snprintf(head, sizeof head, "; the mask 0x%08x of %s names lanes ", t.mask, wait_label(t).c_str());
-        if (ng) return head + ranges(gone, ng) + " of warp " + std::to_string(base / 32) + ", which exited";
-        if (na) return head + ranges(absent, na) + " of warp " + std::to_string(base / 32) +
-                       ", which do not exist in a block of " + std::to_string(E.n) + " threads";
+        if (!ng && !na) continue;
+        char label[96];
+        wait_label(t, label, sizeof label);
+        out.add("; the mask 0x%08x of %s names lanes ", t.mask, label);
+        add_ranges(out, ng ? gone : absent, ng ? ng : na);
+        if (ng) out.add(" of warp %d, which exited", base / 32);
+        else out.add(" of warp %d, which do not exist in a block of %d threads", base / 32, E.n);
+        return;
     }
-    return "";
 }
 
 static void report_deadlock() {
-    std::string labels[64], text;
+    static char labels[64][96];
     static int ids[64][kMaxThreads];
     int counts[64] = {0}, groups = 0;
     for (int i = 0; i < E.n; ++i) {
         const Thread& t = E.threads[i];
         if (t.state != T_SYNC && t.state != T_WARP) continue;
-        std::string label = wait_label(t);
+        char label[96];
+        wait_label(t, label, sizeof label);
         int g = 0;
-        while (g < groups && labels[g] != label) ++g;
+        while (g < groups && std::strcmp(labels[g], label) != 0) ++g;
         if (g == groups) {
             if (groups == 64) continue;
-            labels[groups++] = label;
+            std::memcpy(labels[groups++], label, sizeof label);
         }
         ids[g][counts[g]++] = t.lin;
     }
-    for (int g = 0; g < groups; ++g)
-        text += (g ? " while " : "threads ") + ranges(ids[g], counts[g]) + " wait at " + labels[g];
-    format_error(E_DEADLOCK, "deadlock: kernel %s (launched at line %d), block (%u,%u,%u): %s%s", E.kernel,
-                 E.launch_line, blockIdx.x, blockIdx.y, blockIdx.z, text.c_str(), missing_lanes().c_str());
+    Text text;
+    for (int g = 0; g < groups; ++g) {
+        text.add(g ? " while " : "threads ");
+        add_ranges(text, ids[g], counts[g]);
+        text.add(" wait at %s", labels[g]);
+    }
+    add_missing_lanes(text);
+    format_error(E_DEADLOCK, "deadlock: kernel %s (launched at line %d), block (%u,%u,%u): %s", E.kernel,
+                 E.launch_line, blockIdx.x, blockIdx.y, blockIdx.z, text.buf);
 }
 }  // namespace opforge_emu

@@ -6,7 +6,6 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
-#include <string>
 #include "emu_fiber.h"
 
 static uint3 threadIdx, blockIdx;
