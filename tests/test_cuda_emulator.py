@@ -252,3 +252,12 @@ def test_a_write_into_a_const_argument_is_reported(lib):
     with pytest.raises(EmulatorError, match=r"^const-write: launcher const_write_launch changed argument x"):
         lib.call("const_write_launch", [x, torch.empty(8)])
     assert x.tolist() == [1.0] * 8
+
+
+def test_syncwarp_warp_reduce_and_syncthreads_count(lib):
+    out = torch.zeros(64 * 3, dtype=torch.int32)
+    lib.call("warp_sync_launch", [out])
+    rows = out.view(64, 3).tolist()
+    for t, (mirrored, total, odd) in enumerate(rows):
+        base = t & ~31
+        assert (mirrored, total, odd) == (base + 31 - (t & 31), sum(range(base, base + 32)), 32)

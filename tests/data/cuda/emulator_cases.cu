@@ -206,3 +206,18 @@ __global__ void scribble(const float* x, float* y) {
 }
 
 extern "C" void const_write_launch(const float* x, float* y, cudaStream_t stream) { scribble<<<1, 8, 0, stream>>>(x, y); }
+
+__global__ void warp_sync_ops(int* out) {  // __syncwarp() orders shared memory within a warp
+    __shared__ int s[64];
+    s[threadIdx.x] = threadIdx.x;
+    __syncwarp();
+    int mirrored = s[(threadIdx.x & ~31) + 31 - (threadIdx.x & 31)];
+    __syncwarp(0xffffffff);
+    int total = (int)__reduce_add_sync(0xffffffffu, (unsigned)threadIdx.x);
+    int odd = __syncthreads_count(threadIdx.x & 1);
+    out[threadIdx.x * 3] = mirrored;
+    out[threadIdx.x * 3 + 1] = total;
+    out[threadIdx.x * 3 + 2] = odd;
+}
+
+extern "C" void warp_sync_launch(int* out, cudaStream_t stream) { warp_sync_ops<<<1, 64, 0, stream>>>(out); }

@@ -59,8 +59,8 @@ class EmulatedLibrary:
         launcher = self.launchers.get(name)
         if launcher is None:
             raise EmulatorError(f"arguments: no launcher {name} (launchers: {', '.join(self.launchers) or 'none'})")
-        if schedules < 1:
-            raise EmulatorError("arguments: schedules must be at least 1")
+        if schedules < 1 or not time_limit_s > 0:
+            raise EmulatorError("arguments: schedules must be at least 1 and time_limit_s positive")
         bound = _Bound(launcher, args)
         with self._lock:
             reference = bound.run(self, 0, seed, time_limit_s, bound.fresh())

@@ -170,7 +170,11 @@ template <class T> static inline T from_bits(uint64_t b) {
 template <class T> static inline T shfl(int line, int kind, unsigned mask, T var, long long arg, int width = 32) {
     return from_bits<T>(collective(kind, line, mask, to_bits(var), arg, width));
 }
-static inline void syncwarp(int line, unsigned mask = 0xffffffffu) { collective(K_SYNCWARP, line, mask, 0, 0, 32); }
+// __syncwarp() and __syncwarp(mask): a callable holding the line, so no empty-__VA_ARGS__ comma.
+struct SyncWarp {
+    int line;
+    void operator()(unsigned mask = 0xffffffffu) const { collective(K_SYNCWARP, line, mask, 0, 0, 32); }
+};
 static inline unsigned vote(int line, int kind, unsigned mask, int pred) {
     return (unsigned)collective(kind, line, mask, pred != 0, 0, 32);
 }
@@ -184,7 +188,7 @@ template <class T> static inline T reduce(int line, int op, unsigned mask, T val
 #define __syncthreads_count(p) ::opforge_emu::barrier(__LINE__, (p), 1)
 #define __syncthreads_and(p) ::opforge_emu::barrier(__LINE__, (p), 2)
 #define __syncthreads_or(p) ::opforge_emu::barrier(__LINE__, (p), 3)
-#define __syncwarp(...) ::opforge_emu::syncwarp(__LINE__, ##__VA_ARGS__)
+#define __syncwarp(...) ::opforge_emu::SyncWarp{__LINE__}(__VA_ARGS__)
 #define __shfl_sync(...) ::opforge_emu::shfl(__LINE__, ::opforge_emu::K_SHFL, __VA_ARGS__)
 #define __shfl_up_sync(...) ::opforge_emu::shfl(__LINE__, ::opforge_emu::K_SHFL_UP, __VA_ARGS__)
 #define __shfl_down_sync(...) ::opforge_emu::shfl(__LINE__, ::opforge_emu::K_SHFL_DOWN, __VA_ARGS__)

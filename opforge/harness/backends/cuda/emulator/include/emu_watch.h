@@ -94,6 +94,7 @@ static void arm_watchdog() {
         std::memset(&its, 0, sizeof its);
         its.it_value.tv_sec = (time_t)E.time_limit;
         its.it_value.tv_nsec = (long)((E.time_limit - (double)(time_t)E.time_limit) * 1e9) + 1;
+        if (its.it_value.tv_nsec >= 1000000000L) { its.it_value.tv_sec += 1; its.it_value.tv_nsec -= 1000000000L; }
         timer_settime(W.timer, 0, &its, nullptr);
     }
     W.armed = 1;
