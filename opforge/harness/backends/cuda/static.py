@@ -8,7 +8,7 @@ opforge.cuda, or KernelBench's `load_inline`). Its C++ must be found without run
 
 The C++ is read as the compiler reads it (cxx.py: lines spliced, comments and literals set apart,
 macros expanded) and must keep to these rules, each reason `code: detail (line N)` in the
-candidate file's lines (the tables are in static_cxx.py):
+candidate file's lines (the tables are in static_cxx.py and host_code.py):
 - cuda-include: `#include <h>` only for the headers in INCLUDES (plus TORCH_INCLUDES in load_inline
   sources); no quoted or computed includes.
 - cuda-pragma: `#pragma unroll`, `nounroll` and `once` only; no `_Pragma`.

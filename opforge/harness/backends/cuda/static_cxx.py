@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from opforge.harness.backends.cuda import cxx
+from opforge.harness.backends.cuda.host_code import TORCH_ROOTS, HostBody
 
 INCLUDES = frozenset({
     "cuda_runtime.h", "cuda.h", "cuda_fp16.h", "cuda_bf16.h", "cstdint", "stdint.h", "cmath", "math.h",
@@ -33,14 +34,12 @@ LIBRARY_PREFIXES = ("cublas", "cudnn", "cufft", "curand", "cusparse", "cusolver"
                     "nvjpeg", "npp", "cupti", "nvml")
 LIBRARY_NAMESPACES = frozenset({"thrust", "cub", "cutlass", "cute", "nvcuda", "pybind11", "py", "caffe2",
                                 "cooperative_groups"})
-TORCH_ROOTS = frozenset({"torch", "at", "c10"})
 TORCH_NAMES = frozenset({"Tensor", "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "TensorOptions",
                          "Device", "ScalarType", "IntArrayRef", "Half", "BFloat16", "getCurrentCUDAStream",
                          "CUDAStream", "DeviceType", "Layout"})
 TENSOR_METHODS = frozenset({"numel", "size", "sizes", "stride", "strides", "dim", "data_ptr", "options",
                             "dtype", "scalar_type", "device", "is_contiguous", "is_cuda", "get_device",
                             "element_size", "stream", "defined", "layout"})
-TORCH_MACROS = re.compile(r"^(TORCH_CHECK\w*|AT_DISPATCH_\w+|C10_CUDA_KERNEL_LAUNCH_CHECK|C10_CUDA_CHECK)$")
 CUDA_CALLS = frozenset({
     "cudaGetLastError", "cudaPeekAtLastError", "cudaGetErrorString", "cudaGetErrorName", "cudaFuncSetAttribute",
     "cudaFuncGetAttributes", "cudaFuncSetCacheConfig", "cudaGetDevice", "cudaDeviceGetAttribute",
@@ -52,15 +51,6 @@ CUDA_CALLS = frozenset({
 CUDA_DENIED = re.compile(r"^cuda(?:Memcpy(?!\w*Async$|DeviceToDevice$|Kind$)\w*|Malloc\w*|Free\w*|Host\w*|"
                          r"LaunchHostFunc|StreamAddCallback|\w*Synchronize|StreamCreate\w*|StreamBeginCapture\w*|"
                          r"Event\w*|Graph\w*|Ipc\w*|SetDevice\w*|DeviceReset|DeviceSetLimit|Import\w*|Export\w*)$")
-HOST_CALLS = frozenset({
-    "min", "max", "std::min", "std::max", "abs", "std::abs", "fabs", "fabsf", "ceil", "ceilf", "floor", "floorf",
-    "std::ceil", "std::floor", "sqrt", "sqrtf", "std::sqrt", "log2", "log2f", "std::log2", "fmin", "fmax",
-    "fminf", "fmaxf", "printf", "dim3", "static_cast", "const_cast", "reinterpret_cast"})
-KEYWORDS = frozenset("""if for while switch return case else do sizeof alignof decltype noexcept typeid
-catch throw new delete defined __launch_bounds__ __attribute__ alignas static_assert template typename
-operator""".split())
-TYPE_WORDS = frozenset("""int float double char short long unsigned signed bool void const volatile auto
-size_t half __half __nv_bfloat16 dim3 float2 float4 int2 int4 uint2 uint4""".split())
 ATTRIBUTES = frozenset({"aligned", "__aligned__", "unused", "__unused__", "always_inline", "__always_inline__",
                         "noinline", "__noinline__", "packed", "__packed__", "maybe_unused", "likely", "unlikely",
                         "nodiscard", "fallthrough", "noreturn"})
@@ -68,22 +58,6 @@ LOW_PRECISION = re.compile(r"^(?:__)?(?:half2?|nv_bfloat162?|bfloat162?|nv_fp8\w
                            r"float2half\w*|float2bfloat16\w*|hadd2?|hmul2?|hfma2?|hsub2?|hdiv|h2?exp|h2?log|"
                            r"h2?sqrt|h2?rsqrt|wmma|mma|Half|BFloat16)$")
 ASM = frozenset({"asm", "__asm__", "__asm"})
-# The runtime calls that take the address of a host variable (an out-parameter, or a kernel's address).
-QUERY_CALLS = frozenset({"cudaGetDevice", "cudaDeviceGetAttribute", "cudaGetDeviceProperties", "cudaFuncGetAttributes",
-                         "cudaFuncSetAttribute", "cudaFuncSetCacheConfig", "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
-                         "cudaOccupancyMaxPotentialBlockSize", "cudaOccupancyAvailableDynamicSMemPerBlock"})
-_TENSOR_NEIGHBOURS = frozenset({".", ",", "(", ")", ";", "=", "{", "}", "&", "return", "const"})
-_ONCE = {"0", "false"}  # `do { ... } while (0)`: the macro idiom runs its body once
-
-
-def _is_type(name: str, extra: set[str]) -> bool:
-    return name in TYPE_WORDS or name.endswith("_t") or name in extra
-
-
-def _template_params(head: list[cxx.Token]) -> set[str]:
-    return {head[k + 1].text for k, t in enumerate(head[:-1]) if t.text in ("typename", "class")}
-
-
 class _Rules:
     def __init__(self, unit: cxx.Unit, first_line: int, inline: bool, float32: bool, defined: set[str]):
         self.unit, self.first_line, self.inline, self.float32 = unit, first_line, inline, float32
@@ -102,7 +76,8 @@ class _Rules:
             self._token(tokens, k, tok)
         for function in self.unit.functions:
             if function.kind == "host":
-                _HostBody(self, function).run()
+                HostBody(function, lambda detail, tok: self.add("cuda-host-compute", detail, tok.line),
+                         defined=self.defined, inline=self.inline, reported=FORBIDDEN_NAMES).run()
         return self.found
 
     # -- directives ---------------------------------------------------------------------------------
@@ -212,186 +187,6 @@ class _Rules:
         if tok.text not in TENSOR_METHODS and tok.text not in self.defined:
             self.add("cuda-host-compute", f".{tok.text}() in host code: tensors are only sized, allocated and "
                      "passed to kernels there", tok.line)
-
-
-class _HostBody:
-    """A host function's body: launch configuration from scalars and kernel launches, nothing that
-    reads memory or computes over data (see static.py)."""
-
-    def __init__(self, rules: _Rules, function: cxx.Function):
-        # a constructor's initialiser list runs on the host too: read with the body
-        self.rules, self.f = rules, function
-        self.body = [*function.tail, cxx.Token("punct", ";", function.line), *function.body]
-        self.types = _template_params(function.head)
-        self.tensors = self._tensor_names() if rules.inline else set()
-
-    def add(self, detail: str, tok: cxx.Token) -> None:
-        self.rules.add("cuda-host-compute", f"{self.f.name}: {detail}", tok.line)
-
-    def run(self) -> None:
-        for k, tok in enumerate(self.body):
-            if tok.text in self.tensors and tok.kind == "id":
-                self._tensor_use(k, tok)
-            if tok.kind == "punct":
-                self._punct(k, tok)
-            elif tok.text in ("for", "while", "do"):
-                self._loop(k, tok)
-            elif tok.text == "goto":
-                self.add("goto in host code", tok)
-            elif k + 1 < len(self.body) and self.body[k + 1].text == "(":
-                self._call(k, tok)
-
-    def _prev(self, k: int) -> cxx.Token | None:
-        return self.body[k - 1] if k else None
-
-    def _punct(self, k: int, tok: cxx.Token) -> None:
-        body = self.body
-        if tok.text == "[" and not self._lambda_or_attribute(k):
-            self.add(f"indexes memory in host code ({self._prev(k).text if k else ''}[...])", tok)
-        elif tok.text == "->":
-            self.add("reads a member through a pointer in host code (->)", tok)
-        elif tok.text == "*" and self._unary(k):
-            self.add("dereferences a pointer in host code (unary *)", tok)
-        elif tok.text == "&" and self._unary(k) and not self._address_ok(k):
-            self.add("takes the address of host memory (unary &): only CUDA's query calls take one", tok)
-        elif tok.text == "(" and k and body[k - 1].text == ">" and body[k - 1].kind == "punct":
-            callee = self._template_callee(k - 1)
-            if callee is not None:
-                self._call(callee, body[callee])
-
-    def _opener(self, k: int) -> int | None:
-        """Index of the innermost bracket still open at `k`."""
-        depth = 0
-        for j in range(k - 1, -1, -1):
-            t = self.body[j]
-            if t.kind == "punct" and t.text in ")]}":
-                depth += 1
-            elif t.kind == "punct" and t.text in "([{":
-                if depth == 0:
-                    return j
-                depth -= 1
-        return None
-
-    def _address_ok(self, k: int) -> bool:
-        """`[&]` captures, `&kernel`, and out-parameters of the query calls."""
-        body, opener = self.body, self._opener(k)
-        if opener is not None and body[opener].text == "[":
-            return True
-        if k + 1 < len(body) and body[k + 1].text in self.rules.defined:
-            return True
-        return opener is not None and opener > 0 and body[opener].text == "(" and body[opener - 1].text in QUERY_CALLS
-
-    def _tensor_names(self) -> set[str]:
-        """load_inline: the host function's tensors, parameters or locals (`torch::Tensor t`,
-        `auto t = torch::empty(...)`)."""
-        names, tokens = set(), [*(t for p in self.f.params for t in p), cxx.Token("punct", ";", 0), *self.body]
-        for k, t in enumerate(tokens[:-1]):
-            after = [x for x in tokens[k + 1:k + 4] if x.text not in ("&", "const")]
-            if t.text.split("::")[-1] == "Tensor" and after and after[0].kind == "id":
-                names.add(after[0].text)
-            elif t.text == "auto" and [x.text for x in tokens[k + 2:k + 3]] == ["="] and len(tokens) > k + 4:
-                value, end = tokens[k + 3].text, tokens[k + 4].text
-                if value.split("::")[0] in TORCH_ROOTS or value in names and end == ";":  # not a.numel()
-                    names.add(tokens[k + 1].text)
-        return names
-
-    def _tensor_use(self, k: int, tok: cxx.Token) -> None:
-        body = self.body
-        prev, nxt = (body[k - 1] if k else None), (body[k + 1] if k + 1 < len(body) else None)
-        for side in (prev, nxt):
-            if side is not None and side.kind == "punct" and side.text not in _TENSOR_NEIGHBOURS:
-                self.add(f"tensor arithmetic in host code ({side.text} next to {tok.text}): PyTorch computes there",
-                         tok)
-                return
-
-    def _lambda_or_attribute(self, k: int) -> bool:
-        body = self.body
-        if k + 1 < len(body) and body[k + 1].text == "[" or k and body[k - 1].text == "[":
-            return True  # [[attribute]], checked by _Rules
-        close = cxx._match(body, k)
-        inside = body[k + 1:close]
-        captures = all(t.text in ("&", "=", ",", "this") or t.kind == "id" for t in inside)
-        after = body[close + 1].text if close + 1 < len(body) else ""
-        before = body[k - 1] if k else None
-        starts_expr = before is None or before.kind == "punct" and before.text not in (")", "]") or \
-            before.text in ("return",)
-        return captures and after in ("(", "{") and starts_expr
-
-    def _unary(self, k: int) -> bool:
-        prev = self._prev(k)
-        if prev is None:
-            return True
-        if prev.kind == "punct":
-            return prev.text not in (")", "]") or prev.text == ")" and self._is_cast(k - 1)
-        return prev.kind == "id" and prev.text in ("return", "case", "throw", "else", "do")
-
-    def _is_cast(self, close: int) -> bool:
-        """Whether the `)` at `close` ends a C-style cast `(float)` / `(const T*)`."""
-        depth, k = 0, close
-        while k >= 0:
-            depth += {")": 1, "(": -1}.get(self.body[k].text, 0) if self.body[k].kind == "punct" else 0
-            if depth == 0:
-                break
-            k -= 1
-        inside = self.body[k + 1:close]
-        before = self.body[k - 1] if k > 0 else None
-        if not inside or before is not None and (before.kind in ("id", "num") and before.text not in KEYWORDS
-                                                 or before.text in (")", "]")):
-            return False  # a call's argument list, or a parenthesised operand
-        return all(t.text in ("*", "&", "const", "volatile", "unsigned", "signed") or t.kind == "id"
-                   and _is_type(t.text, self.types) for t in inside)
-
-    def _template_callee(self, close: int) -> int | None:
-        depth, k = 0, close
-        while k >= 0:
-            text = self.body[k].text if self.body[k].kind == "punct" else ""
-            depth += {">": 1, ">>": 2, "<": -1}.get(text, 0)
-            if depth <= 0:
-                return k - 1 if k and self.body[k - 1].kind == "id" else None
-            k -= 1
-        return None
-
-    def _loop(self, k: int, tok: cxx.Token) -> None:
-        body = self.body
-        if tok.text == "do":
-            if k + 1 < len(body) and body[k + 1].text == "{":
-                end = cxx._match(body, k + 1)
-                tail = [t.text for t in body[end + 1:end + 5]]
-                if tail[:2] == ["while", "("] and tail[3:4] == [")"] and tail[2] in _ONCE:
-                    return
-                self._launches(body[k + 1:end], tok)
-            return
-        if k + 1 >= len(body) or body[k + 1].text != "(":
-            return
-        close = cxx._match(body, k + 1)
-        cond = [t.text for t in body[k + 2:close]]
-        if tok.text == "while" and (cond and len(cond) == 1 and cond[0] in _ONCE):
-            return  # the tail of do { } while (0)
-        if close + 1 < len(body) and body[close + 1].text == "{":
-            block = body[close + 2:cxx._match(body, close + 1)]
-        else:
-            block = body[close + 1:next((j for j in range(close + 1, len(body)) if body[j].text == ";"), len(body))]
-        self._launches(block, tok)
-
-    def _launches(self, block: list[cxx.Token], tok: cxx.Token) -> None:
-        if not any(t.text in ("<<<", "cudaLaunchKernel") for t in block):
-            self.add(f"a {tok.text} loop in host code that launches no kernel (loops over data belong in a "
-                     "kernel)", tok)
-
-    def _call(self, k: int, tok: cxx.Token) -> None:
-        name, prev = tok.text, self._prev(k)
-        if tok.kind != "id" or name in KEYWORDS or _is_type(name, self.types) or name in FORBIDDEN_NAMES:
-            return  # a forbidden name is reported once, as cuda-forbidden-call
-        if prev is not None and prev.kind == "id" and prev.text not in ("return", "case", "else", "do", "throw"):
-            return  # `dim3 grid(n)`: a declaration
-        if prev is not None and prev.text in (".", "->"):
-            return  # a method: _Rules._method
-        rules = self.rules
-        if name in rules.defined or name in HOST_CALLS or name.startswith(("cuda", "make_")) \
-                or rules.inline and (TORCH_MACROS.match(name) or name.strip(":").split("::")[0] in TORCH_ROOTS):
-            return
-        self.add(f"calls {name}() in host code: a launcher computes grid sizes from scalars and launches "
-                 "kernels", tok)
 
 
 def check_cxx(sources, out, *, float32: bool, inline: bool, functions: list[str]) -> None:
