@@ -86,10 +86,10 @@ __global__ void __launch_bounds__(256) ce_mean_kernel(const float* __restrict__ 
     if (threadIdx.x == 0) out[0] = sum / count;   // no counted row: 0 / 0 = NaN, like torch
 }
 
-// A multiple of 32 (full-mask shuffles), one warp for short rows, at most 256; a conditional, not a
-// loop: opforge's static check allows no loops in host code.
+// A multiple of 32 (full-mask shuffles): one warp up to 1024 classes, at most 256 (16+ elements a
+// thread); a conditional, not a loop: opforge's static check allows no loops in host code.
 static int row_threads(int cols) {
-    return cols > 512 ? 256 : cols > 256 ? 128 : cols > 128 ? 64 : 32;
+    return cols > 4096 ? 256 : cols > 2048 ? 128 : cols > 1024 ? 64 : 32;
 }
 
 extern "C" void cross_entropy_launch(const float* logits, const int64_t* target, float* loss, float* out,
