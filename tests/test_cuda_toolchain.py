@@ -6,6 +6,7 @@ reason; in CI (OPFORGE_CI=1) they fail instead, so a missing compiler cannot pas
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import shutil
 import stat
@@ -187,8 +188,8 @@ def test_build_shared_error_is_one_line(tc, tmp_path):
 
 def test_wheels_alone_give_a_working_nvcc(tmp_path):
     """The pinned wheels `make setup` installs where no toolkit exists, in a folder of their own: found
-    with CUDA_HOME unset, PATH without nvcc and no system roots, and they compile (about 10 s here,
-    pip's cache warm)."""
+    with CUDA_HOME unset, PATH without nvcc and no system roots, and they build a cubin and a loadable
+    shared library (about 10 s here, pip's cache warm)."""
     if not shutil.which("g++"):
         unavailable("no g++: nvcc needs a host compiler")
     target = tmp_path / "site"
@@ -201,10 +202,12 @@ def test_wheels_alone_give_a_working_nvcc(tmp_path):
         from opforge.harness.backends.cuda import nvcc, toolchain
         found = toolchain.find_nvcc(system_roots=())
         result = nvcc.compile_cubin({SOFTMAX!r}, 90, {str(tmp_path / "cache")!r}, toolchain=found)
-        print(json.dumps([found.nvcc, found.version, result["kernels"][0]["registers"]]))
+        shared = toolchain.build_shared({SOFTMAX!r}, 90, {str(tmp_path / "cache")!r}, toolchain=found)
+        print(json.dumps([found.nvcc, found.version, result["kernels"][0]["registers"], shared]))
         """)
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": f"{target}{os.pathsep}{ROOT}"}
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
-    nvcc_path, version, registers = __import__("json").loads(run.stdout.strip().splitlines()[-1])
+    nvcc_path, version, registers, shared = json.loads(run.stdout.strip().splitlines()[-1])
     assert nvcc_path == str(target / "nvidia" / "cu13" / "bin" / "nvcc") and version == "13.0" and registers > 0
+    assert ctypes.CDLL(shared).opforge_cuda_last_error is not None  # linked against the wheel's static cudart

@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import time
 
 from opforge.harness.backends.cuda.toolchain import (PRELUDE, BuildError, Toolchain, ToolchainError, arch_flag,
@@ -140,8 +141,8 @@ def compile_cubin(source: str, arch: int = 90, cache_dir: str | None = None, *, 
     except (OSError, ValueError):
         pass  # not built yet (or a torn file from a killed writer: rebuilt)
     result = _compile(source, arch, flag, toolchain, os.path.join(folder, key), first_line)
-    tmp = f"{record}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(result, handle)
+    handle, tmp = tempfile.mkstemp(suffix=".tmp", dir=folder)  # own name per writer, renamed into place
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        json.dump(result, out)
     os.replace(tmp, record)
     return {**result, "cached": False}
