@@ -13,12 +13,14 @@ from functools import lru_cache
 from pathlib import Path
 
 from opforge.codegen.candidate import Kernel
+from opforge.codegen.emit.cuda import EMITTERS as CUDA_EMITTERS
 from opforge.codegen.emit.triton import EMITTERS as TRITON_EMITTERS
 from opforge.codegen.lower import Lowered, Unsupported, lower, state_shapes
 
 __all__ = ["BACKENDS", "Kernel", "Unsupported", "generate"]
 
-BACKENDS = {"triton": ("opforge.codegen.emit.triton", TRITON_EMITTERS)}
+BACKENDS = {"triton": ("opforge.codegen.emit.triton", TRITON_EMITTERS),
+            "cuda": ("opforge.codegen.emit.cuda", CUDA_EMITTERS)}
 
 
 @lru_cache(maxsize=32)

@@ -22,8 +22,9 @@ class ExpertDrafter:
             kernel = generate(request.spec_source, request.op, request.sizes, backend=request.backend)
         except Unsupported as exc:
             return [Draft(source=None, drafter=self.name, problem=f"unsupported: {exc}", meta={"exhausted": True})]
-        # Without a GPU there are no timings to rank configurations by: one per round is enough.
-        n = 1 if "interpreter" in request.hardware else request.n
+        # Without a GPU (Triton's interpreter, the CUDA emulator) there are no timings to rank
+        # configurations by: one per round is enough.
+        n = 1 if request.hardware.startswith("cpu/") else request.n
         configs = kernel.space[request.round * n:(request.round + 1) * n]
         return [Draft(source=kernel.render(config), drafter=self.name,
                       meta={"family": kernel.family, "config": config}) for config in configs]

@@ -1,0 +1,146 @@
+"""The CUDA emitter of a pointwise Plan (families/pointwise): a grid-stride loop over the flattened
+output, each thread taking VEC elements a tile (THREADS apart, so a warp's loads stay coalesced).
+Inputs are passed contiguous; one that broadcasts is read through its strides (0 along the dims it
+repeats), from the output's coordinates, unless every input already has the output's shape (CONTIG).
+The fused chain runs in fp32; half types convert on load and store."""
+from __future__ import annotations
+
+from opforge.codegen.candidate import Kernel, model_new
+from opforge.codegen.emit.cuda.common import BROADCAST_PY, c_name, check_inputs, ctype_of, cuda_module, header
+from opforge.codegen.emit.cuda.exprs import EXPR, LOADS, STORES, prelude
+from opforge.codegen.families.pointwise.plan import MAX_RANK, Plan
+from opforge.codegen.lower import Lowered, Unsupported, val
+
+# Best guess first: 256 threads x 4 elements per tile; the rest for tuning on a GPU.
+SPACE = ({"THREADS": 256, "VEC": 4}, {"THREADS": 256, "VEC": 1}, {"THREADS": 512, "VEC": 4},
+         {"THREADS": 128, "VEC": 8}, {"THREADS": 1024, "VEC": 2})
+MAX_BLOCKS = 65535  # the grid-stride loop covers the rest
+
+
+def generate(lowered: Lowered, title: str, shapes: dict) -> Kernel:
+    check_inputs(lowered)
+    plan = Plan(lowered)
+    exprs = [(op.var, EXPR[op.target](op.args, op.kwargs)) for op in plan.ops]
+    for leaf in plan.used:
+        ctype_of(plan.dtype(leaf))
+    for out in plan.outputs:
+        ctype_of(val(out).dtype)
+    if not plan.used:
+        raise Unsupported("a pointwise graph that loads no input")
+    name = c_name(title, "pointwise")
+
+    def render(config: dict) -> str:
+        code = _kernel(name, plan, exprs, config) + _c_launcher(name, plan, config)
+        source = prelude(code) + code
+        return (header(f"Pointwise CUDA kernel for {title}", "pointwise", lowered) + cuda_module(source)
+                + BROADCAST_PY + _launcher(name, plan, config) + model_new(lowered, "launch", shapes))
+
+    return Kernel("pointwise", SPACE, render)
+
+
+def _params(plan: Plan) -> list[str]:
+    """The kernel's parameters after the pointers: sizes, per-input strides, the fast-path flag."""
+    sizes = [f"long long S{d}" for d in range(1, MAX_RANK)]
+    strides = [f"long long st{i}_{d}" for i in range(len(plan.used)) for d in range(MAX_RANK)]
+    return ["long long n"] + sizes + strides + ["int contig"]
+
+
+def _pointers(plan: Plan, restrict: str) -> list[str]:
+    ins = [f"const {ctype_of(plan.dtype(leaf))}* {restrict}in{i}" for i, leaf in enumerate(plan.used)]
+    outs = [f"{ctype_of(val(o).dtype)}* {restrict}out{i}" for i, o in enumerate(plan.outputs)]
+    return ins + outs
+
+
+def _offsets(plan: Plan) -> list[str]:
+    """Per-input element offsets of output index `idx`: the index itself, or through coordinates."""
+    lines = [f"long long off{i} = idx;" for i in range(len(plan.used))]
+    if not plan.used:
+        return lines
+    lines += ["if (!contig) {  // linear index -> coordinates -> offsets (stride 0 along broadcast dims)",
+              "    long long rest = idx;"]
+    for d in range(MAX_RANK - 1, 0, -1):
+        lines += [f"    const long long c{d} = rest % S{d};", f"    rest /= S{d};"]
+    lines.append("    const long long c0 = rest;")
+    for i in range(len(plan.used)):
+        lines.append(f"    off{i} = " + " + ".join(f"c{d} * st{i}_{d}" for d in range(MAX_RANK)) + ";")
+    return lines + ["}"]
+
+
+def _body(plan: Plan, exprs: list) -> list[str]:
+    lines = _offsets(plan)
+    for i, leaf in enumerate(plan.used):
+        load = LOADS.get(plan.dtype(leaf), "{0}").format(f"in{i}[off{i}]")
+        lines.append(f"const auto {plan.names[leaf]} = {load};")
+    lines.append("// the fused chain, in graph order")
+    lines += [f"const auto {var} = {expr};" for var, expr in exprs]
+    for i, out in enumerate(plan.outputs):
+        dtype = val(out).dtype
+        store = STORES.get(dtype, f"({ctype_of(dtype)})({{0}})").format(plan.names[out.name])
+        lines.append(f"out{i}[idx] = {store};")
+    return lines
+
+
+def _kernel(name: str, plan: Plan, exprs: list, config: dict) -> str:
+    threads, vec = config["THREADS"], config["VEC"]
+    params = ", ".join(_pointers(plan, "__restrict__ ") + _params(plan))
+    body = "\n".join(" " * 12 + line for line in _body(plan, exprs))
+    return f'''
+// THREADS={threads}, VEC={vec}: one of the expert's tuning configurations (recorded with the version).
+__global__ void __launch_bounds__({threads}) {name}_kernel({params}) {{
+    const long long tile = (long long){threads} * {vec};
+    for (long long start = (long long)blockIdx.x * tile; start < n; start += (long long)gridDim.x * tile) {{
+#pragma unroll
+        for (int k = 0; k < {vec}; ++k) {{
+            const long long idx = start + (long long)k * {threads} + threadIdx.x;
+            if (idx >= n) break;
+{body}
+        }}
+    }}
+}}
+'''
+
+
+def _c_launcher(name: str, plan: Plan, config: dict) -> str:
+    threads, vec = config["THREADS"], config["VEC"]
+    params = ", ".join(_pointers(plan, "") + _params(plan) + ["cudaStream_t stream"])
+    args = [f"in{i}" for i in range(len(plan.used))] + [f"out{i}" for i in range(len(plan.outputs))]
+    args += ["n"] + [f"S{d}" for d in range(1, MAX_RANK)]
+    args += [f"st{i}_{d}" for i in range(len(plan.used)) for d in range(MAX_RANK)] + ["contig"]
+    return f'''
+extern "C" void {name}_launch({params}) {{
+    long long blocks = (n + {threads * vec} - 1) / {threads * vec};
+    if (blocks <= 0) return;
+    if (blocks > {MAX_BLOCKS}) blocks = {MAX_BLOCKS};
+    {name}_kernel<<<(unsigned)blocks, {threads}, 0, stream>>>({", ".join(args)});
+}}
+'''
+
+
+def _launcher(name: str, plan: Plan, config: dict) -> str:
+    args = [p.name for p in plan.lowered.placeholders]
+    leaves = plan.used
+    views = "\n".join(f"    x{i} = {plan.leaves[leaf][1]}" for i, leaf in enumerate(leaves))
+    xs = ", ".join(f"x{i}" for i in range(len(leaves)))
+    outs = [f"out{i}" for i in range(len(plan.outputs))]
+    allocs = "\n".join(f"    out{i} = torch.empty(shape, dtype={val(o).dtype}, device=x0.device)"
+                       for i, o in enumerate(plan.outputs))
+    result = ", ".join(outs)
+    return f'''
+
+def launch({", ".join(args)}):
+{views}
+    leaves = [{xs}]
+    shape = torch.broadcast_shapes(*(x.shape for x in leaves))
+    if len(shape) > {MAX_RANK}:
+        raise ValueError("pointwise kernel supports up to {MAX_RANK} dims")
+{allocs}
+    n = math.prod(shape)
+    if n == 0:
+        return {result}
+    dims = [1] * ({MAX_RANK} - len(shape)) + list(shape)
+    leaves = [x.contiguous() for x in leaves]
+    strides = [s for x in leaves for s in _broadcast_strides(x.shape, dims)]
+    contig = int(all(tuple(x.shape) == tuple(shape) for x in leaves))
+    _lib.{name}_launch(*leaves, {", ".join(outs)}, n, *dims[1:], *strides, contig)
+    return {result}
+'''
