@@ -232,6 +232,15 @@ class Model(torch.nn.Module):
 '''
 
 
+def test_history_in_another_language_is_left_out():
+    cuda = (ROOT / "opforge" / "knowledge" / "cuda" / "rms_norm.py").read_text() + "\n# variant recorded by a run\n"
+    history = [("rms_norm", spec("rms_norm"), registry_kernel("rms_norm"), 1.5),
+               ("rms_norm", spec("rms_norm"), cuda, 2.0)]  # each the faster one for the other run
+    for backend, wanted in (("triton", "@triton.jit"), ("cuda", "load_cuda(CUDA_SRC)")):
+        found = kinds(retrieve(spec("rms_norm"), backend=backend, k=6, history=history), "history")
+        assert len(found) == 1 and wanted in found[0].text, (backend, [f.title for f in found])
+
+
 def test_history_of_the_same_op_outranks_unrelated_history():
     history = [("layer_norm", spec("layer_norm"), registry_kernel("layer_norm"), 3.0),
                ("rms_norm", RMS_NORM_KERNELBENCH, registry_kernel("rms_norm"), 1.2)]

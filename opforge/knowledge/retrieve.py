@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -102,10 +103,22 @@ def _speedup(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
-def _history_docs(history: Iterable[History], corpus: _Corpus) -> list[_Doc]:
-    """One doc per op, its fastest kernel (unmeasured last); copies of suite kernels dropped."""
+# A CUDA candidate names its C++ through one of these (the CUDA static checks require one); a Triton
+# or Triton-Ascend one never does. The registry's history spans backends, and a kernel in the wrong
+# language is no example: a CUDA run reads only CUDA kernels, every other run none of them.
+_CUDA_MARKERS = re.compile(r"\b(?:load_cuda|load_inline)\s*\(")
+
+
+def _same_language(kernel: str, backend: str) -> bool:
+    return bool(_CUDA_MARKERS.search(kernel)) == (backend == "cuda")
+
+
+def _history_docs(history: Iterable[History], corpus: _Corpus, backend: str) -> list[_Doc]:
+    """One doc per op, its fastest kernel in the backend's language (unmeasured last); copies of
+    suite kernels dropped."""
     suite = {d.text.strip() for d in corpus.examples}
-    entries = [(op.strip().lower(), spec, kernel, _speedup(s)) for op, spec, kernel, s in history]
+    entries = [(op.strip().lower(), spec, kernel, _speedup(s)) for op, spec, kernel, s in history
+               if _same_language(kernel or "", backend)]
     entries.sort(key=lambda e: (e[0], -e[3] if e[3] is not None else math.inf, e[2]))
     docs, seen = [], set()
     for op, spec, kernel, speedup in entries:
@@ -155,7 +168,8 @@ def _select(notes: list[Scored], code: list[Scored], k: int, pinned: str | None)
 def retrieve(spec_source: str, backend: str = "triton", k: int = 6,
              history: Iterable[History] = ()) -> list[KnowledgeItem]:
     """The k most useful items for writing `backend` kernels for this spec, best first
-    (ties by title); only notes of `backend`; history tuples are (op, spec, kernel, speedup)."""
+    (ties by title); only notes, examples and history kernels of `backend`'s language; history
+    tuples are (op, spec, kernel, speedup)."""
     if k <= 0:
         return []
     corpus = _corpus(backend)
@@ -167,6 +181,6 @@ def retrieve(spec_source: str, backend: str = "triton", k: int = 6,
         return sorted(((_score(d, tags, vector, spec_source, op), d) for d in docs), key=_order)
 
     notes = ranked(corpus.notes)
-    code = ranked([*corpus.examples, *_history_docs(history, corpus)])
+    code = ranked([*corpus.examples, *_history_docs(history, corpus, backend)])
     return [KnowledgeItem(kind=d.kind, title=d.title, text=d.text, score=s, source=d.source)
             for s, d in _select(notes, code, k, PINNED.get(backend))]
