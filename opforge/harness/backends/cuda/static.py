@@ -22,8 +22,13 @@ candidate file's lines (the tables are in static_cxx.py and host_code.py):
   tensor methods in TENSOR_METHODS (sizes, strides, data_ptr, options...), never compute.
 - cuda-host-compute: host functions (launchers, helpers, `__host__ __device__` ones) compute launch
   configurations from scalars and launch kernels: no subscripts, `->` or unary `*` (no reading
-  memory), no loop that launches no kernel, no goto, and calls only to this source's functions,
-  CUDA_CALLS, HOST_CALLS (scalar math, casts) and, in load_inline, the allocation API above.
+  memory), no unary `&` but for CUDA's query calls (no copy into a host variable), no loop that
+  launches no kernel, no goto, and calls only to this source's functions, CUDA_CALLS, HOST_CALLS
+  (scalar math, casts) and, in load_inline, the allocation API above, with no operator applied
+  to a tensor. A constructor's initialiser list counts as its body.
+- cuda-format for load_inline's build options: no libraries, include paths or macros (extra_ldflags,
+  extra_include_paths empty; extra_cflags/extra_cuda_cflags from an optimisation-flag list), no
+  build_directory; `--use_fast_math` is a warning.
 - cuda-format: the sources are found and readable, and define a `__global__` kernel (and, in
   opforge's format, an `extern "C"` launcher).
 - low-precision (float32 ops): no half, bfloat16 or fp8 types or intrinsics, no mma in the C++.
