@@ -151,6 +151,8 @@ def test_an_nvcc_error_is_fed_back_with_its_line_and_code_and_a_cuda_hint():
     (DEADLOCK, "a full mask 0xffffffff needs all 32 lanes"),
     (OOB, "bounds-check every index"),
     ("cpu_run: unsupported: inline asm (line 12) cannot be emulated", "write it in plain CUDA C++"),
+    ("const-write: launcher softmax_launch changed argument x, which it takes as const (a write through a "
+     "cast-away const pointer)", "never cast const away"),
 ])
 def test_each_emulator_finding_gets_its_own_hint(reason, hint):
     text = feedback_text({"correct": False, "stage": "run", "reasons": [reason]}, "cuda")

@@ -46,6 +46,10 @@ REASON_HINTS = {
     "step-limit": "A kernel never finished in the emulator: check loop bounds and strides (an index that never "
                   "reaches its bound, a grid-stride loop with stride 0).",
     "emu-build": "g++ could not build CUDA_SRC for the emulator: fix the line it names.",
+    "const-write": "A kernel wrote into a buffer its launcher takes as const: write outputs only through "
+                   "non-const pointers and never cast const away.",
+    "arguments": "forward called a launcher with the wrong arguments: pass exactly its parameters but the "
+                 "stream, tensors of the pointee's dtype for pointers and Python numbers for scalars.",
 }
 _REASON_CODE = re.compile(r"(?:^|: )(" + "|".join(map(re.escape, REASON_HINTS)) + r"): ")
 
