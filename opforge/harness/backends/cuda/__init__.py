@@ -94,10 +94,12 @@ class CudaPlugin(BackendPlugin):
                 continue
             seen.add(lib.sha256)
             try:
-                report = nvcc.compile_cubin(lib.source, job.get("arch", 90), first_line=starts.get(lib.sha256, 1))
-            except nvcc.NvccError as exc:
+                report = nvcc.compile_cubin(lib.source, job.get("arch", 90), first_line=starts.get(lib.sha256))
+            except nvcc.NvccError as exc:  # the candidate's fault: nvcc's words go back to the drafter
                 reasons.append(str(exc))
                 continue
+            except toolchain.ToolchainError as exc:  # the machine's: the stage could not run here
+                return [], [], [], stage("skipped", "nvcc", None, reason=f"nvcc could not run here: {exc}")
             kernels += report["kernels"]
         notes = [] if runtime.LOADED else ["the candidate loaded no CUDA source (load_cuda was never called)"]
         return kernels, reasons, notes, None

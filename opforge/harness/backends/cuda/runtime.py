@@ -81,7 +81,10 @@ class CudaLibrary:
             lib = self._device_libs.get(index)
             if lib is None:
                 major, minor = torch.cuda.get_device_capability(index)
-                lib = ctypes.CDLL(toolchain.build_shared(self.source, major * 10 + minor))
+                try:
+                    lib = ctypes.CDLL(toolchain.build_shared(self.source, major * 10 + minor))
+                except toolchain.ToolchainError as exc:
+                    raise CudaError(f"{self.name}: cannot build for sm_{major}{minor}: {exc}") from None
                 lib.opforge_cuda_last_error.argtypes = [ctypes.c_char_p, ctypes.c_int]
                 lib.opforge_cuda_last_error.restype = ctypes.c_int
                 self._device_libs[index] = lib
