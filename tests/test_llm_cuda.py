@@ -148,6 +148,7 @@ def test_an_nvcc_error_is_fed_back_with_its_line_and_code_and_a_cuda_hint():
 
 @pytest.mark.parametrize("reason, hint", [
     (RACE, "put __syncthreads() between shared-memory writes"),
+    (f"runtime-error: variant 0: forward raised RaceError: {RACE}", "put __syncthreads() between"),  # as verify words it
     (DEADLOCK, "a full mask 0xffffffff needs all 32 lanes"),
     (OOB, "bounds-check every index"),
     ("cpu_run: unsupported: inline asm (line 12) cannot be emulated", "write it in plain CUDA C++"),
