@@ -3,6 +3,7 @@
 One library (tests/data/cuda/emulator_cases.cu) holds most kernels, built once per module."""
 from __future__ import annotations
 
+import re
 import struct
 import time
 from pathlib import Path
@@ -195,7 +196,7 @@ def test_a_syntax_error_reports_the_cuda_line(tmp_path):
 
 def test_translation_keeps_every_line_in_place():
     source = "k<<<dim3(2,\n 3), 64>>>(a,\n b);\nint after;\n"
-    unit = translate(source)[len(PREAMBLE):]
+    unit = translate(source)[len(PREAMBLE):].split('\n#line 1 "opforge-invokers"')[0]
     assert unit.count("\n") == source.count("\n")
     assert unit.splitlines()[3] == "int after;"
     assert '::opforge_emu::launch(__LINE__, "k", ::opforge_emu::cfg(dim3(2,\n 3), 64), k, a,\n b);' in unit
@@ -261,3 +262,28 @@ def test_syncwarp_warp_reduce_and_syncthreads_count(lib):
     for t, (mirrored, total, odd) in enumerate(rows):
         base = t & ~31
         assert (mirrored, total, odd) == (base + 31 - (t & 31), sum(range(base, base + 32)), 32)
+
+
+def test_inline_asm_made_by_the_preprocessor_is_unsupported(tmp_path):
+    source = ("#include <cuda_runtime.h>\n#define PASTE(a, b) a##b\n"
+              "__global__ void k(float* y) { PASTE(__as, m__) volatile(\"\"); y[0] = 1; }\n"
+              "extern \"C\" void go(float* y, cudaStream_t s) { k<<<1, 1, 0, s>>>(y); }\n")
+    assert unsupported_features(source) == []  # no asm token before preprocessing
+    with pytest.raises(UnsupportedFeature, match=r"^unsupported: inline asm \(line 3, after macro expansion\)"):
+        EmulatedLibrary.build(source, cache_dir=str(tmp_path))
+    assert not list(tmp_path.glob("*.so"))
+
+
+def test_a_launcher_that_loops_forever_meets_the_call_limit(lib):
+    started = time.monotonic()
+    with pytest.raises(StepLimitError, match=r"^step-limit: .*CPU-time limit of a launcher call"):
+        lib.call("endless_launcher_launch", [torch.ones(1)], time_limit_s=0.5)
+    assert time.monotonic() - started < 10
+
+
+def test_threads_at_two_different_syncthreads_deadlock(lib):
+    with pytest.raises(DeadlockError, match=r"divergent __syncthreads") as err:
+        lib.call("divergent_launch", [torch.zeros(64)])
+    m = re.search(r"threads (\S+) wait at __syncthreads \(line (\d+)\) while (\S+) wait at __syncthreads "
+                  r"\(line (\d+)\)", str(err.value))
+    assert m and {m.group(1), m.group(3)} == {"0", "1-63"} and m.group(2) != m.group(4), err.value

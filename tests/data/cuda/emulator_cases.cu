@@ -221,3 +221,19 @@ __global__ void warp_sync_ops(int* out) {  // __syncwarp() orders shared memory 
 }
 
 extern "C" void warp_sync_launch(int* out, cudaStream_t stream) { warp_sync_ops<<<1, 64, 0, stream>>>(out); }
+
+extern "C" void endless_launcher_launch(float* y, cudaStream_t stream) {
+    for (;;) scale<<<1, 1, 0, stream>>>(y, 1.0f, 1);  // the host loop never ends
+}
+
+__global__ void divergent_barriers(float* y) {
+    if (threadIdx.x == 0) {
+        y[0] = 1.0f;
+        __syncthreads();
+    } else {
+        __syncthreads();
+    }
+    y[threadIdx.x] += 1.0f;
+}
+
+extern "C" void divergent_launch(float* y, cudaStream_t stream) { divergent_barriers<<<1, 64, 0, stream>>>(y); }

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from opforge.harness.backends.cuda.emulator.errors import EmuBuildError, UnsupportedFeature
-from opforge.harness.backends.cuda.emulator.features import unsupported_features
+from opforge.harness.backends.cuda.emulator.features import asm_after_preprocessing, unsupported_features
 from opforge.harness.backends.cuda.emulator.translate import FILE_NAME, TranslateError, translate
 
 INCLUDE_DIR = Path(__file__).resolve().parent / "include"
@@ -81,11 +81,18 @@ def _compile(gxx: str, unit: str, source: str, target: Path) -> None:
         cpp = Path(scratch) / "candidate.cpp"
         cpp.write_text(unit)
         out = Path(scratch) / target.name
-        proc = subprocess.run([gxx, *FLAGS, "-I", str(INCLUDE_DIR), str(cpp), "-o", str(out)],
+        # -save-temps: the preprocessed unit is checked for asm that only macros reveal, before the
+        # library may be loaded (asm in host C++ would run on this CPU).
+        proc = subprocess.run([gxx, *FLAGS, "-save-temps=obj", "-I", str(INCLUDE_DIR), str(cpp), "-o", str(out)],
                               capture_output=True, text=True, cwd=scratch,
                               env={**os.environ, "LC_ALL": "C"})  # ASCII quotes in messages
         if proc.returncode != 0:
             raise EmuBuildError(build_error_message(proc.stderr, source))
+        for ii in Path(scratch).glob("*.ii"):
+            line = asm_after_preprocessing(ii.read_text(errors="replace"), FILE_NAME)
+            if line is not None:
+                raise UnsupportedFeature(f"unsupported: inline asm (line {line}, after macro expansion) "
+                                         "cannot be emulated")
         os.replace(out, target)
 
 

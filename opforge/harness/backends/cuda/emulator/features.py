@@ -9,7 +9,7 @@ import re
 from opforge.harness.backends.cuda.signature import blank_comments, line_of
 
 _FEATURES = [
-    ("inline asm", r"\b(?:asm|__asm__|__asm)\b\s*(?:volatile\b|__volatile__\b)?\s*\("),
+    ("inline asm", r"\b(?:asm|__asm__|__asm)\b"),
     ("tensor-core mma/wmma", r"\bwmma::|\bmma_sync\b|<\s*mma\.h\s*>|\bnvcuda::|\bmma\.sync\b"),
     ("wgmma", r"\bwgmma\b"),
     ("cp.async", r"\bcp\.async\b|\b__pipeline_memcpy_async\b|\bmemcpy_async\b|<\s*cuda/pipeline\s*>|"
@@ -63,4 +63,23 @@ def _device_side_launch(code: str) -> int | None:
         elif token == "}" and stack:
             stack.pop()
         last = m.end()
+    return None
+
+
+_LINEMARKER = re.compile(r'^#\s*(\d+)\s+"([^"]*)"')
+_ASM = re.compile(r"\b(?:asm|__asm__|__asm)\b")
+
+
+def asm_after_preprocessing(preprocessed: str, file_name: str) -> int | None:
+    """The first line of `file_name` whose preprocessed text holds inline asm (a macro, a pasted
+    token), or None: g++'s .ii output, read by its line markers."""
+    current, line = None, 0
+    for text in preprocessed.splitlines():
+        marker = _LINEMARKER.match(text)
+        if marker:
+            line, current = int(marker.group(1)), marker.group(2)
+            continue
+        if current == file_name and _ASM.search(blank_comments(text, strings=True)):
+            return line
+        line += 1
     return None

@@ -10,6 +10,7 @@ import threading
 
 from opforge.harness.backends.cuda.emulator.buffers import ITEMSIZE, GuardedBuffer
 from opforge.harness.backends.cuda.emulator.build import build_library
+from opforge.harness.backends.cuda.emulator.translate import INVOKE_PREFIX
 from opforge.harness.backends.cuda.emulator.errors import BY_CODE, EmulatorError, OutOfBoundsError, RaceError
 from opforge.harness.backends.cuda.signature import Launcher, parse_launchers
 
@@ -48,9 +49,9 @@ class EmulatedLibrary:
         return library if not built.cached or library.cached else _cached_view(library)
 
     def _function(self, launcher: Launcher):
-        fn = getattr(self._lib, launcher.name)
-        fn.argtypes = [ctypes.c_void_p if p.kind != "scalar" else _SCALAR_CTYPES[p.ctype] for p in launcher.params]
-        fn.restype = None
+        fn = getattr(self._lib, INVOKE_PREFIX + launcher.name)
+        fn.argtypes = [ctypes.c_void_p]
+        fn.restype = ctypes.c_int
         return fn
 
     def call(self, name: str, args: list, *, schedules: int = 3, seed: int = 0,
@@ -73,7 +74,10 @@ class EmulatedLibrary:
 
     def _run_once(self, launcher: Launcher, values: list, schedule: int, seed: int, time_limit_s: float) -> None:
         self._lib.opforge_emu_configure(schedule, seed, time_limit_s)
-        self._functions[launcher.name](*values, None)
+        cells = [ctypes.c_void_p(v) if p.kind != "scalar" else _SCALAR_CTYPES[p.ctype](v)
+                 for p, v in zip(launcher.params, values + [None])]
+        pointers = (ctypes.c_void_p * len(cells))(*[ctypes.addressof(c) for c in cells])
+        self._functions[launcher.name](pointers)
         message = ctypes.create_string_buffer(1024)
         code = self._lib.opforge_emu_error(message, len(message))
         if code:

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import re
 
-from opforge.harness.backends.cuda.signature import blank_comments, line_of, matching
+from opforge.harness.backends.cuda.signature import SignatureError, blank_comments, line_of, matching, parse_launchers
 
 PREAMBLE = '#include "opforge_cuda_emu.h"\n#line 1 "CUDA_SRC"\n'
 FILE_NAME = "CUDA_SRC"
+INVOKE_PREFIX = "opforge_emu_invoke_"
 
 
 class TranslateError(ValueError):
@@ -47,7 +48,18 @@ def translate(source: str) -> str:
         out += [source[pos:start], text, "\n" * max(newlines, 0)]
         pos = end
     out.append(source[pos:])
-    return PREAMBLE + "".join(out)
+    return PREAMBLE + "".join(out) + _invokers(source)
+
+
+def _invokers(source: str) -> str:
+    """`opforge_emu_invoke_NAME(void** args)` for every launcher: the call under the watchdog."""
+    try:
+        names = list(parse_launchers(source))
+    except SignatureError as e:
+        raise TranslateError(str(e)) from None
+    lines = [f'extern "C" __attribute__((visibility("default"))) int {INVOKE_PREFIX}{name}(void** args) '
+             f"{{ return ::opforge_emu::invoke(&{name}, args); }}" for name in names]
+    return '\n#line 1 "opforge-invokers"\n' + "\n".join(lines) + "\n"
 
 
 def _extern_shared(source: str, m: re.Match) -> tuple[int, int, str]:

@@ -111,14 +111,40 @@ static void run_launch(const LaunchConfig& c, int line, const char* name, const 
     if (E.fibers_dirty) reset_fibers();
     static size_t smem;
     smem = c.smem;
-    if (sigsetjmp(W.jmp, 1) == 0) {
-        arm_watchdog();
+    E.in_launch = true;
+    if (W.armed) {  // inside invoke(): its watchdog covers the whole launcher call
         run_blocks(smem);
+    } else {        // a launch from elsewhere (a static initialiser) gets its own
+        if (sigsetjmp(W.jmp, 1) == 0) {
+            arm_watchdog();
+            run_blocks(smem);
+        }
+        disarm_watchdog();
     }
-    disarm_watchdog();
+    E.in_launch = false;
     E.cur = nullptr;
     E.cur_fiber = nullptr;
     if (E.err_code) E.fibers_dirty = true;
+}
+
+// A launcher called from Python: args[i] points at the value of parameter i. The CPU-time limit
+// and fault capture cover the whole call, host code included (a launcher looping forever).
+template <class... P, size_t... I>
+static void call_unpacked(void (*fn)(P...), void** args, std::index_sequence<I...>) {
+    fn(*static_cast<std::decay_t<P>*>(args[I])...);
+}
+template <class... P> static int invoke(void (*fn)(P...), void** args) {
+    E.in_launch = false;
+    if (sigsetjmp(W.jmp, 1) == 0) {
+        arm_watchdog();
+        call_unpacked(fn, args, std::index_sequence_for<P...>{});
+    }
+    disarm_watchdog();
+    E.in_launch = false;
+    E.cur = nullptr;
+    E.cur_fiber = nullptr;
+    if (E.err_code) E.fibers_dirty = true;
+    return E.err_code;
 }
 
 template <class Packed> static void run_packed(void* q) {

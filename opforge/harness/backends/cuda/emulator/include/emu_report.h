@@ -56,6 +56,13 @@ static void add_missing_lanes(Text& out) {
     }
 }
 
+static void report_deadlock();
+static void report_divergent_barrier() {
+    report_deadlock();
+    int n = (int)strlen(E.err);
+    snprintf(E.err + n, sizeof E.err - n, " (divergent __syncthreads: every thread of a block must reach the same one)");
+}
+
 static void report_deadlock() {
     static char labels[64][96];
     static int ids[64][kMaxThreads];

@@ -45,6 +45,7 @@ struct Emu {
     void (*body)(void*);
     void* arg;
     int err_code, last_error, schedule;
+    bool in_launch;
     char err[1024];
     unsigned long long seed;
     double time_limit;
@@ -121,7 +122,27 @@ static void resume(Fiber* f) {
 
 static void yield_thread() { switch_to(&E.cur_fiber->ctx, &E.sched); }
 
+static void report_divergent_barrier();
+
+// Every waiting thread must be at the same __syncthreads: in CUDA, barriers at different call
+// sites in divergent code are undefined (they hang or pass at random on a GPU).
+static bool barrier_sites_agree() {
+    long long site = -1;
+    for (int i = 0; i < E.n; ++i) {
+        const Thread& t = E.threads[i];
+        if (t.state != T_SYNC) continue;
+        if (site >= 0 && t.arg != site) return false;
+        site = t.arg;
+    }
+    return true;
+}
+
 static void release_barrier() {
+    if (!barrier_sites_agree()) {
+        report_divergent_barrier();
+        if (E.cur_fiber) abort_thread();
+        return;
+    }
     E.sync_result = E.pred_count;
     E.sync_arrivals = E.arrived;
     E.pred_count = E.arrived = 0;
@@ -130,11 +151,12 @@ static void release_barrier() {
 }
 
 // __syncthreads and its _count/_and/_or forms; threads that exited count as arrived.
-static int barrier(int line, int pred, int op) {
+static int barrier(int line, int site, int pred, int op) {
     Thread* t = E.cur;
     if (!t) { format_error(E_UNDEFINED, "undefined: __syncthreads (line %d) called outside a kernel", line); return 0; }
     t->state = T_SYNC;
     t->line = line;
+    t->arg = site;
     E.arrived++;
     E.pred_count += pred != 0;
     if (E.arrived == E.live) release_barrier();

@@ -19,6 +19,11 @@
 #define __CUDACC__ 1
 #define __CUDA_ARCH__ 900
 #define __NVCC__ 1
+#define __CUDACC_VER_MAJOR__ 13  // as the nvcc opforge builds with (toolchain.py)
+#define __CUDACC_VER_MINOR__ 0
+#define __CUDACC_VER_BUILD__ 0
+#define CUDART_VERSION 13000
+#define __CUDART_API_VERSION 13000
 
 #define OPFORGE_VEC2(T, N, A) struct __attribute__((aligned(A))) N##2 { T x, y; }; \
     static inline N##2 make_##N##2(T x, T y) { return N##2{x, y}; }

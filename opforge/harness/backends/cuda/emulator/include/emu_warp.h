@@ -184,10 +184,11 @@ template <class T> static inline T reduce(int line, int op, unsigned mask, T val
 }
 }  // namespace opforge_emu
 
-#define __syncthreads() ::opforge_emu::barrier(__LINE__, 1, 0)
-#define __syncthreads_count(p) ::opforge_emu::barrier(__LINE__, (p), 1)
-#define __syncthreads_and(p) ::opforge_emu::barrier(__LINE__, (p), 2)
-#define __syncthreads_or(p) ::opforge_emu::barrier(__LINE__, (p), 3)
+// __COUNTER__ names each __syncthreads call site: threads meeting at two different ones diverged.
+#define __syncthreads() ::opforge_emu::barrier(__LINE__, __COUNTER__, 1, 0)
+#define __syncthreads_count(p) ::opforge_emu::barrier(__LINE__, __COUNTER__, (p), 1)
+#define __syncthreads_and(p) ::opforge_emu::barrier(__LINE__, __COUNTER__, (p), 2)
+#define __syncthreads_or(p) ::opforge_emu::barrier(__LINE__, __COUNTER__, (p), 3)
 #define __syncwarp(...) ::opforge_emu::SyncWarp{__LINE__}(__VA_ARGS__)
 #define __shfl_sync(...) ::opforge_emu::shfl(__LINE__, ::opforge_emu::K_SHFL, __VA_ARGS__)
 #define __shfl_up_sync(...) ::opforge_emu::shfl(__LINE__, ::opforge_emu::K_SHFL_UP, __VA_ARGS__)

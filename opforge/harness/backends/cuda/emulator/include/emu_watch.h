@@ -1,4 +1,4 @@
-// opforge CUDA emulator: the per-launch watchdog. A CPU-time timer of the launching thread
+// opforge CUDA emulator: the per-call watchdog. A CPU-time timer of the launching thread
 // (SIGVTALRM, sent to that thread only) stops an endless kernel, and a fault in kernel code
 // (SIGSEGV, SIGBUS, SIGFPE: a wild pointer, a fiber stack overflow, an integer division by zero)
 // becomes an error; both jump back to the launch. The handlers are installed for the launch only
@@ -44,9 +44,12 @@ static void on_signal(int sig, siginfo_t* info, void*) {
         return;
     }
     W.armed = 0;
-    if (sig == SIGVTALRM)
-        format_error(E_STEP_LIMIT, "step-limit: %s ran past the %.3g s CPU-time limit of a launch (an endless loop, "
-                     "or a wait for another block: blocks run one at a time)", where(), E.time_limit);
+    if (sig == SIGVTALRM && !E.in_launch)
+        format_error(E_STEP_LIMIT, "step-limit: the launcher's host code ran past the %.3g s CPU-time limit of a "
+                     "launcher call (an endless loop around the launches?)", E.time_limit);
+    else if (sig == SIGVTALRM)
+        format_error(E_STEP_LIMIT, "step-limit: %s ran past the %.3g s CPU-time limit of a launcher call (an endless "
+                     "loop, or a wait for another block: blocks run one at a time)", where(), E.time_limit);
     else
         format_error(E_CRASH, "crash: %s in %s at address %p (a wild pointer, or a stack overflow)",
                      sig == SIGFPE ? "arithmetic fault (integer division by zero?)" : "memory fault",
