@@ -287,3 +287,9 @@ def test_threads_at_two_different_syncthreads_deadlock(lib):
     m = re.search(r"threads (\S+) wait at __syncthreads \(line (\d+)\) while (\S+) wait at __syncthreads "
                   r"\(line (\d+)\)", str(err.value))
     assert m and {m.group(1), m.group(3)} == {"0", "1-63"} and m.group(2) != m.group(4), err.value
+
+
+def test_a_read_past_the_end_is_out_of_bounds(lib):
+    with pytest.raises(OutOfBoundsError, match=r"^out-of-bounds: a read or write just past the end of argument x "
+                                               r"in kernel shift_left .* thread \(255,0,0\)"):
+        lib.call("oob_read_launch", [torch.ones(1024), torch.empty(1024), 1024])

@@ -237,3 +237,12 @@ __global__ void divergent_barriers(float* y) {
 }
 
 extern "C" void divergent_launch(float* y, cudaStream_t stream) { divergent_barriers<<<1, 64, 0, stream>>>(y); }
+
+__global__ void shift_left(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i + 1];  // the last thread reads x[n]
+}
+
+extern "C" void oob_read_launch(const float* x, float* y, int n, cudaStream_t stream) {
+    shift_left<<<(n + 255) / 256, 256, 0, stream>>>(x, y, n);
+}

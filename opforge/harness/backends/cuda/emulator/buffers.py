@@ -1,13 +1,16 @@
 """Guarded host copies of a launcher's tensors, outside torch: every copy, fill and comparison is a
 C memmove/memcmp on data_ptr()s, so the candidate's kernels never meet torch's dispatcher.
 
-Each buffer sits between two guard zones of canary bytes (A5 FF C3 7F repeated: a NaN in float32,
-float16, bfloat16 and float64 alike); a write into one is an out-of-bounds write."""
+Each buffer sits between two zones of canary bytes (A5 FF C3 7F repeated: a NaN in float32,
+float16, bfloat16 and float64 alike; a write into one is an out-of-bounds write), and those between
+unmapped fences, so an access further out faults (a read too)."""
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import mmap
 import struct
+import weakref
 
 ALIGN = 256
 CANARY = bytes([0xA5, 0xFF, 0xC3, 0x7F])
@@ -16,7 +19,15 @@ ITEMSIZE = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2, "int8": 1, 
 _STRUCT = {"float32": "f", "float64": "d", "float16": "e", "int8": "b", "uint8": "B", "int16": "h",
            "int32": "i", "int64": "q", "bool": "?"}
 
+PAGE = mmap.PAGESIZE
+FENCE_BEFORE = 64 << 10  # unmapped, before the leading canary zone
+FENCE_AFTER = 1 << 20    # unmapped, after the data: an access up to 1 MiB past the end faults
+
 _libc = ctypes.CDLL(ctypes.util.find_library("c") or None)
+_libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+_libc.mmap.restype = ctypes.c_void_p
+_libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+_libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
 _libc.memcmp.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
 _libc.memcmp.restype = ctypes.c_int
 
@@ -27,32 +38,52 @@ def guard_bytes(nbytes: int) -> int:
 
 
 class GuardedBuffer:
-    """`nbytes` of data at an ALIGN-aligned address, with a guard zone on each side."""
+    """`nbytes` of data at an ALIGN-aligned address in its own mapping: canary bytes right before
+    and after it, and beyond those unmapped fences (PROT_NONE), so a read or write further out
+    faults in the kernel and is reported with the argument's name (fence_hit)."""
 
     def __init__(self, nbytes: int) -> None:
-        self.nbytes, self.guard = nbytes, guard_bytes(nbytes)
-        self._raw = ctypes.create_string_buffer(self.guard * 2 + nbytes + ALIGN)
-        base = ctypes.addressof(self._raw)
-        self.address = base + self.guard + (-(base + self.guard)) % ALIGN
-        self._canary = (CANARY * (self.guard // 4 + 1))[:self.guard]
+        self.nbytes = nbytes
+        padded = -(-max(nbytes, 1) // ALIGN) * ALIGN
+        body = -(-(guard_bytes(nbytes) + padded) // PAGE) * PAGE
+        total = FENCE_BEFORE + body + FENCE_AFTER
+        base = _libc.mmap(None, total, 3, 0x22 | 0x4000, -1, 0)  # RW, PRIVATE|ANONYMOUS|NORESERVE
+        if base in (None, ctypes.c_void_p(-1).value):
+            raise MemoryError(f"mmap of {total} bytes for a guarded buffer failed")
+        _libc.mprotect(base, FENCE_BEFORE, 0)
+        _libc.mprotect(base + FENCE_BEFORE + body, FENCE_AFTER, 0)
+        weakref.finalize(self, _libc.munmap, base, total)
+        self._base, self._fence_end = base, base + FENCE_BEFORE + body
+        self.address = self._fence_end - padded
+        self.lead, self.slack = self.address - base - FENCE_BEFORE, padded - nbytes
+        self._canary = (CANARY * (self.lead // 4 + 1))[:self.lead]
 
     def load(self, source_address: int) -> None:
-        """Fill both guards with the canary and copy `nbytes` from `source_address` in."""
-        ctypes.memmove(self.address - self.guard, self._canary, self.guard)
-        ctypes.memmove(self.address + self.nbytes, self._canary, self.guard)
+        """Fill both canary zones and copy `nbytes` from `source_address` in."""
+        ctypes.memmove(self.address - self.lead, self._canary, self.lead)
+        ctypes.memmove(self.address + self.nbytes, self._canary, self.slack)
         if self.nbytes:
             ctypes.memmove(self.address, source_address, self.nbytes)
 
     def overrun(self) -> str | None:
-        """'N bytes past the end' / 'N bytes before the start' for a damaged guard, else None."""
-        after = ctypes.string_at(self.address + self.nbytes, self.guard)
-        if after != self._canary:
-            last = max(i for i in range(self.guard) if after[i] != self._canary[i])
+        """'N bytes past the end' / 'N bytes before the start' for a damaged canary, else None."""
+        after = ctypes.string_at(self.address + self.nbytes, self.slack)
+        if after != self._canary[:self.slack]:
+            last = max(i for i in range(self.slack) if after[i] != self._canary[i])
             return f"{last + 1} bytes past the end"
-        before = ctypes.string_at(self.address - self.guard, self.guard)
+        before = ctypes.string_at(self.address - self.lead, self.lead)
         if before != self._canary:
-            first = min(i for i in range(self.guard) if before[i] != self._canary[i])
-            return f"{self.guard - first} bytes before the start"
+            first = min(i for i in range(self.lead) if before[i] != self._canary[i])
+            return f"{self.lead - first} bytes before the start"
+        return None
+
+    def fence_hit(self, address: int) -> str | None:
+        """Where a faulting `address` lies relative to this buffer, if in one of its fences."""
+        if self._fence_end <= address < self._fence_end + FENCE_AFTER:
+            past = address - self.address - self.nbytes
+            return f"{past} bytes past the end" if past else "just past the end"
+        if self._base <= address < self._base + FENCE_BEFORE:
+            return f"{self.address - address} bytes before the start"
         return None
 
     def same_as(self, other: "GuardedBuffer") -> bool:

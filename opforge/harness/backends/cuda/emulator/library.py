@@ -6,6 +6,7 @@ may be touched (else OutOfBoundsError), and schedule 0's buffers are written bac
 from __future__ import annotations
 
 import ctypes
+import re
 import threading
 
 from opforge.harness.backends.cuda.emulator.buffers import ITEMSIZE, GuardedBuffer
@@ -20,6 +21,7 @@ _SCALAR_CTYPES = {"int32": ctypes.c_int32, "uint32": ctypes.c_uint32, "int64": c
 _LOADED: dict[str, "EmulatedLibrary"] = {}  # one object (and one lock) per loaded .so
 _LOADED_LOCK = threading.Lock()
 DEFAULT_TIME_LIMIT_S = 10.0
+_FAULT = re.compile(r"^crash: memory fault in (.*) at address (0x[0-9a-f]+) \(a wild pointer, or a stack overflow\)(.*)$")
 
 
 def schedule_name(schedule: int, seed: int) -> str:
@@ -129,13 +131,26 @@ class _Bound:
         for buffer, (tensor, *_) in zip(buffers, self.tensors):
             buffer.load(tensor.data_ptr())
         values = [buffers[slot].address if p.kind == "pointer" else slot for p, slot in zip(self.params, self.slots)]
-        library._run_once(self.launcher, values, schedule, seed, limit)
+        try:
+            library._run_once(self.launcher, values, schedule, seed, limit)
+        except EmulatorError as e:
+            raise self._located(e, buffers) from None
         for buffer, (_, name, _, _) in zip(buffers, self.tensors):
             where = buffer.overrun()
             if where:
                 raise OutOfBoundsError(f"out-of-bounds: a write {where} of argument {name} "
                                        f"(launcher {self.launcher.name}, {schedule_name(schedule, seed)} schedule)")
         return buffers
+
+    def _located(self, error: EmulatorError, buffers: list) -> EmulatorError:
+        """A memory fault in a buffer's fence is an out-of-bounds access of that argument."""
+        m = _FAULT.match(str(error))
+        for buffer, (_, name, _, _) in zip(buffers, self.tensors):
+            where = buffer.fence_hit(int(m.group(2), 16)) if m else None
+            if where:
+                return OutOfBoundsError(f"out-of-bounds: a read or write {where} of argument {name} in {m.group(1)}"
+                                        f"{m.group(3)}")
+        return error
 
     def compare(self, reference: list, work: list, label: str, float_atomics: bool) -> None:
         for ref, got, (_, name, ctype, _) in zip(reference, work, self.tensors):
