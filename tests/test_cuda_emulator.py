@@ -293,3 +293,11 @@ def test_a_read_past_the_end_is_out_of_bounds(lib):
     with pytest.raises(OutOfBoundsError, match=r"^out-of-bounds: a read or write just past the end of argument x "
                                                r"in kernel shift_left .* thread \(255,0,0\)"):
         lib.call("oob_read_launch", [torch.ones(1024), torch.empty(1024), 1024])
+
+
+def test_a_kernel_given_host_memory_is_refused_and_cuda_malloc_is_device_memory(lib):
+    with pytest.raises(EmulatorError, match=r"^bad-pointer: kernel scale \(line \d+\) did not run: argument 1 points"):
+        lib.call("host_pointer_launch", [torch.empty(64)])
+    y = torch.arange(5.0)
+    lib.call("workspace_launch", [y, 5])
+    assert y.tolist() == [0.0, 3.0, 6.0, 9.0, 12.0]

@@ -246,3 +246,19 @@ __global__ void shift_left(const float* x, float* y, int n) {
 extern "C" void oob_read_launch(const float* x, float* y, int n, cudaStream_t stream) {
     shift_left<<<(n + 255) / 256, 256, 0, stream>>>(x, y, n);
 }
+
+static float host_array[64];  // host memory: a GPU kernel cannot use it
+
+extern "C" void host_pointer_launch(float* y, cudaStream_t stream) {
+    scale<<<1, 64, 0, stream>>>(host_array, 2.0f, 64);
+    cudaMemcpyAsync(y, host_array, 64 * sizeof(float), cudaMemcpyDeviceToDevice, stream);
+}
+
+extern "C" void workspace_launch(float* y, int n, cudaStream_t stream) {
+    float* tmp = nullptr;
+    cudaMalloc(&tmp, n * sizeof(float));
+    cudaMemcpyAsync(tmp, y, n * sizeof(float), cudaMemcpyDeviceToDevice, stream);
+    scale<<<(n + 63) / 64, 64, 0, stream>>>(tmp + 0, 3.0f, n);
+    cudaMemcpyAsync(y, tmp, n * sizeof(float), cudaMemcpyDeviceToDevice, stream);
+    cudaFree(tmp);
+}

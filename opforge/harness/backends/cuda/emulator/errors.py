@@ -32,4 +32,4 @@ class StepLimitError(EmulatorError):
 
 # The runtime's error codes (emu_sched.h: enum Code) to the exception raised for them.
 BY_CODE = {1: DeadlockError, 2: StepLimitError, 3: EmulatorError, 4: EmulatorError, 5: EmulatorError,
-           6: EmulatorError, 7: OutOfBoundsError}
+           6: EmulatorError, 7: OutOfBoundsError, 8: EmulatorError}

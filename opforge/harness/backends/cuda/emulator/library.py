@@ -131,6 +131,8 @@ class _Bound:
         for buffer, (tensor, *_) in zip(buffers, self.tensors):
             buffer.load(tensor.data_ptr())
         values = [buffers[slot].address if p.kind == "pointer" else slot for p, slot in zip(self.params, self.slots)]
+        ranges = [v for b in buffers for v in (b.address, b.nbytes)]
+        library._lib.opforge_emu_set_buffers((ctypes.c_ulonglong * len(ranges))(*ranges), len(buffers))
         try:
             library._run_once(self.launcher, values, schedule, seed, limit)
         except EmulatorError as e:

@@ -147,6 +147,38 @@ template <class... P> static int invoke(void (*fn)(P...), void** args) {
     return E.err_code;
 }
 
+// Device memory: the launcher's buffers (set by the caller) and what cudaMalloc returned. A kernel
+// given a pointer anywhere else (a host array) would fault on a GPU.
+struct Range { uintptr_t lo, hi; };
+static Range g_ranges[512];
+static int g_nranges = 0;
+static void add_range(const void* p, size_t n) {
+    if (g_nranges < 512) g_ranges[g_nranges++] = Range{(uintptr_t)p, (uintptr_t)p + n};
+}
+static void remove_range(const void* p) {
+    for (int i = 0; i < g_nranges; ++i)
+        if (g_ranges[i].lo == (uintptr_t)p) { g_ranges[i] = g_ranges[--g_nranges]; return; }
+}
+static bool device_pointer(const void* p) {
+    for (int i = 0; i < g_nranges; ++i)
+        if ((uintptr_t)p >= g_ranges[i].lo && (uintptr_t)p <= g_ranges[i].hi) return true;
+    return p == nullptr;
+}
+template <class T> static bool check_pointer(const T& v, int index) {
+    if constexpr (std::is_pointer<T>::value) {
+        if (!device_pointer((const void*)v)) {
+            format_error(E_POINTER, "bad-pointer: kernel %s (line %d) did not run: argument %d points at %p, outside "
+                         "every buffer of the launcher and every cudaMalloc (host memory is not device memory on a GPU)",
+                         E.kernel, E.launch_line, index + 1, (const void*)v);
+            return false;
+        }
+    }
+    return true;
+}
+template <class Tuple, size_t... I> static bool pointers_ok(const Tuple& t, std::index_sequence<I...>) {
+    return (check_pointer(std::get<I>(t), (int)I) && ...);
+}
+
 template <class Packed> static void run_packed(void* q) {
     Packed* p = (Packed*)q;
     std::apply(p->k, p->args);
@@ -160,6 +192,10 @@ static void launch(int line, const char* name, LaunchConfig c, void (*k)(P...), 
         std::tuple<std::decay_t<P>...> args;
     };
     Packed p{k, std::tuple<std::decay_t<P>...>(std::forward<A>(a)...)};
+    if (E.err_code) return;
+    E.kernel = name;
+    E.launch_line = line;
+    if (!pointers_ok(p.args, std::index_sequence_for<P...>{})) return;
     run_launch(c, line, name, (const void*)k, &run_packed<Packed>, &p);
 }
 
@@ -190,6 +226,12 @@ extern "C" __attribute__((visibility("default"))) int opforge_emu_configure(int 
     opforge_emu::E.err_code = opforge_emu::E.last_error = 0;
     opforge_emu::E.err[0] = 0;
     opforge_emu::g_float_atomics = false;
+    return 0;
+}
+// The launcher's buffers for the next call: n (address, bytes) pairs; cudaMalloc'd blocks are kept.
+extern "C" __attribute__((visibility("default"))) int opforge_emu_set_buffers(const unsigned long long* pairs, int n) {
+    opforge_emu::g_nranges = 0;
+    for (int i = 0; i < n; ++i) opforge_emu::add_range((const void*)(uintptr_t)pairs[2 * i], (size_t)pairs[2 * i + 1]);
     return 0;
 }
 extern "C" __attribute__((visibility("default"))) int opforge_emu_error(char* buf, int n) {

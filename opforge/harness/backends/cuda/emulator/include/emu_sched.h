@@ -13,7 +13,7 @@ static dim3 blockDim, gridDim;
 
 namespace opforge_emu {
 enum State { T_NEW, T_READY, T_RUN, T_SYNC, T_WARP, T_EXITED };
-enum Code { E_OK, E_DEADLOCK, E_STEP_LIMIT, E_TRAP, E_LAUNCH, E_UNDEFINED, E_CRASH, E_OOB };
+enum Code { E_OK, E_DEADLOCK, E_STEP_LIMIT, E_TRAP, E_LAUNCH, E_UNDEFINED, E_CRASH, E_OOB, E_POINTER };
 enum Kind { K_SYNCWARP, K_SHFL, K_SHFL_UP, K_SHFL_DOWN, K_SHFL_XOR, K_BALLOT, K_ANY, K_ALL,
             K_ACTIVEMASK, K_REDUCE };
 static const char* const kKindNames[] = {"__syncwarp", "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync",
