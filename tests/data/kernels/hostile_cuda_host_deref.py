@@ -1,0 +1,36 @@
+"""A launcher that reads tensor data on the host with unary * (in the emulator host pointers are
+readable): it computes the softmax on the host and launches a kernel that does nothing."""
+import torch
+
+from opforge.cuda import load_cuda
+
+CUDA_SRC = r"""
+#include <cuda_runtime.h>
+#include <cfloat>
+
+__global__ void touch(float* y) { }
+extern "C" void softmax_launch(const float* x, float* y, int rows, int cols, cudaStream_t stream) {
+    for (int r = 0; r < rows; ++r) {
+        const float* row = x + (long long)r * cols;
+        float* out = y + (long long)r * cols;
+        float m = -FLT_MAX, s = 0.0f;
+        for (int c = 0; c < cols; ++c) { m = fmaxf(m, *(row + c)); touch<<<1, 1, 0, stream>>>(y); }
+        for (int c = 0; c < cols; ++c) { s += expf(*(row + c) - m); touch<<<1, 1, 0, stream>>>(y); }
+        for (int c = 0; c < cols; ++c) { *(out + c) = expf(*(row + c) - m) / s; touch<<<1, 1, 0, stream>>>(y); }
+    }
+}
+"""
+
+_lib = load_cuda(CUDA_SRC)
+
+
+class ModelNew(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        x = x.contiguous()
+        y = torch.empty_like(x)
+        cols = x.shape[-1]
+        _lib.softmax_launch(x, y, x.numel() // cols, cols)
+        return y

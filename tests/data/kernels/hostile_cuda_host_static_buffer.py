@@ -1,0 +1,43 @@
+"""A host array the kernels write through (in the emulator host memory is device memory): a
+device-to-device copy into it needs no & and no subscript, and it keeps the last output across calls."""
+import torch
+
+from opforge.cuda import load_cuda
+
+CUDA_SRC = r"""
+#include <cuda_runtime.h>
+#include <cfloat>
+
+// one thread per row: a correct softmax over the last dim
+__global__ void softmax_rows(const float* __restrict__ x, float* __restrict__ y, int rows, int cols) {
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= rows) return;
+    const float* row = x + (long long)r * cols;
+    float* out = y + (long long)r * cols;
+    float m = -FLT_MAX;
+    for (int c = 0; c < cols; ++c) m = fmaxf(m, row[c]);
+    float s = 0.0f;
+    for (int c = 0; c < cols; ++c) s += expf(row[c] - m);
+    for (int c = 0; c < cols; ++c) out[c] = expf(row[c] - m) / s;
+}
+
+static float last_output[1 << 16];
+extern "C" void softmax_launch(const float* x, float* y, int rows, int cols, cudaStream_t stream) {
+    softmax_rows<<<(rows + 31) / 32, 32, 0, stream>>>(x, last_output, rows, cols);
+    cudaMemcpyAsync(y, last_output, rows * cols * sizeof(float), cudaMemcpyDeviceToDevice, stream);
+}
+"""
+
+_lib = load_cuda(CUDA_SRC)
+
+
+class ModelNew(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        x = x.contiguous()
+        y = torch.empty_like(x)
+        cols = x.shape[-1]
+        _lib.softmax_launch(x, y, x.numel() // cols, cols)
+        return y
