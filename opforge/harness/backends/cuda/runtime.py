@@ -7,7 +7,7 @@ pointee's dtype) and Python numbers for the scalars; the stream is supplied here
 live decides where the kernels run:
 
 - CUDA tensors: the source is built once per architecture with nvcc into a shared library
-  (toolchain.build_shared, cached by source hash), loaded with ctypes and called on the current
+  (toolchain.build_shared, cached by source hash; an exported wheel may carry it prebuilt), loaded with ctypes and called on the current
   stream; each call checks the launch error the CUDA runtime reports.
 - CPU tensors: opforge's CUDA emulator runs the same source on the CPU under several thread
   schedules (harness/backends/cuda/emulator). An exported op library does not carry the emulator:
@@ -22,12 +22,15 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import os
 import threading
 
 import torch
 
 from opforge.harness.backends.cuda import signature, toolchain
 
+# Libraries an exported wheel was built with (`<sha256 of the source>-sm_<arch>.so`); none in opforge.
+PREBUILT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "prebuilt")
 OBSERVERS: list = []  # objects with .cuda_launch(name, args, call) -> result; the innermost is last
 LOADED: list["CudaLibrary"] = []  # every library this process loaded (the build job compiles them)
 
@@ -81,8 +84,10 @@ class CudaLibrary:
             lib = self._device_libs.get(index)
             if lib is None:
                 major, minor = torch.cuda.get_device_capability(index)
+                prebuilt = os.path.join(PREBUILT_DIR, f"{self.sha256}-sm_{major}{minor}.so")
                 try:
-                    lib = ctypes.CDLL(toolchain.build_shared(self.source, major * 10 + minor))
+                    lib = ctypes.CDLL(prebuilt if os.path.isfile(prebuilt)
+                                      else toolchain.build_shared(self.source, major * 10 + minor))
                 except toolchain.ToolchainError as exc:
                     raise CudaError(f"{self.name}: cannot build for sm_{major}{minor}: {exc}") from None
                 lib.opforge_cuda_last_error.argtypes = [ctypes.c_char_p, ctypes.c_int]
