@@ -262,3 +262,17 @@ extern "C" void workspace_launch(float* y, int n, cudaStream_t stream) {
     cudaMemcpyAsync(y, tmp, n * sizeof(float), cudaMemcpyDeviceToDevice, stream);
     cudaFree(tmp);
 }
+
+__device__ const float* cached_input = nullptr;  // a result cache keyed by the input pointer: a cheat
+
+__global__ void copy_or_cached(const float* x, float* y, int n) {
+    int i = threadIdx.x;
+    if (i < n && cached_input != x) y[i] = x[i];
+}
+
+__global__ void remember(const float* x) { cached_input = x; }
+
+extern "C" void cached_launch(const float* x, float* y, int n, cudaStream_t stream) {
+    copy_or_cached<<<1, 64, 0, stream>>>(x, y, n);
+    remember<<<1, 1, 0, stream>>>(x);
+}

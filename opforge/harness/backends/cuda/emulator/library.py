@@ -1,13 +1,15 @@
 """An emulated CUDA library: call a launcher under several thread schedules on guarded copies.
 
 Schedule 0 runs threads and blocks forward, 1 in reverse, 2 and up in seeded shuffles. Each runs
-on fresh guarded copies of every tensor; the results must agree bitwise (else RaceError), no guard
+on fresh guarded copies of every tensor (refilled from the tensor; each tensor's copy keeps its
+address across calls, see BufferPool); the results must agree bitwise (else RaceError), no guard
 may be touched (else OutOfBoundsError), and schedule 0's buffers are written back to the tensors."""
 from __future__ import annotations
 
 import ctypes
 import re
 import threading
+from collections import OrderedDict
 
 from opforge.harness.backends.cuda.emulator.buffers import ITEMSIZE, GuardedBuffer
 from opforge.harness.backends.cuda.emulator.build import build_library
@@ -39,6 +41,7 @@ class EmulatedLibrary:
         self._lib.opforge_emu_configure.argtypes = [ctypes.c_int, ctypes.c_ulonglong, ctypes.c_double]
         self._lib.opforge_emu_error.argtypes = [ctypes.c_char_p, ctypes.c_int]
         self._lock = threading.Lock()
+        self._pool = BufferPool()
         self._functions = {name: self._function(launcher) for name, launcher in self.launchers.items()}
 
     @classmethod
@@ -66,9 +69,9 @@ class EmulatedLibrary:
             raise EmulatorError("arguments: schedules must be at least 1 and time_limit_s positive")
         bound = _Bound(launcher, args)
         with self._lock:
-            reference = bound.run(self, 0, seed, time_limit_s, bound.fresh())
+            reference = bound.run(self, 0, seed, time_limit_s, bound.buffers(self._pool, "reference"))
             bound.check_const(reference)
-            work = bound.fresh() if schedules > 1 else None
+            work = bound.buffers(self._pool, "work") if schedules > 1 else None
             for schedule in range(1, schedules):
                 bound.run(self, schedule, seed, time_limit_s, work)
                 bound.compare(reference, work, schedule_name(schedule, seed), self._float_atomics())
@@ -88,6 +91,26 @@ class EmulatedLibrary:
 
     def _float_atomics(self) -> bool:
         return bool(self._lib.opforge_emu_float_atomics())
+
+
+class BufferPool:
+    """Guarded buffers kept per tensor (address, size) and role across calls, so a tensor's copy
+    keeps its address from call to call as the tensor does on a GPU: a kernel that caches results
+    in __device__ memory keyed by an input pointer then hits its cache here too, and the harness's
+    replay with new data sees the stale output. Bounded: 64 buffers or 1 GiB, oldest dropped."""
+
+    def __init__(self, max_buffers: int = 64, max_bytes: int = 1 << 30) -> None:
+        self._buffers: OrderedDict = OrderedDict()
+        self.max_buffers, self.max_bytes = max_buffers, max_bytes
+
+    def take(self, address: int, nbytes: int, role: str) -> GuardedBuffer:
+        key = (address, nbytes, role)
+        buffer = self._buffers.pop(key, None) or GuardedBuffer(nbytes)
+        self._buffers[key] = buffer
+        while len(self._buffers) > self.max_buffers or (
+                len(self._buffers) > 1 and sum(b.nbytes for b in self._buffers.values()) > self.max_bytes):
+            self._buffers.popitem(last=False)
+        return buffer
 
 
 def _cached_view(library: EmulatedLibrary) -> EmulatedLibrary:
@@ -124,8 +147,8 @@ class _Bound:
         self.tensors.append((tensor, param.name, param.ctype, not param.const))
         return len(self.tensors) - 1
 
-    def fresh(self) -> list[GuardedBuffer]:
-        return [GuardedBuffer(t.numel() * t.element_size()) for t, *_ in self.tensors]
+    def buffers(self, pool: "BufferPool", role: str) -> list[GuardedBuffer]:
+        return [pool.take(t.data_ptr(), t.numel() * t.element_size(), role) for t, *_ in self.tensors]
 
     def run(self, library: EmulatedLibrary, schedule: int, seed: int, limit: float, buffers: list) -> list:
         for buffer, (tensor, *_) in zip(buffers, self.tensors):
