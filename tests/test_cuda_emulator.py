@@ -309,3 +309,16 @@ def test_a_tensor_keeps_its_address_across_runs_so_a_pointer_keyed_cache_hits(li
     differs (with fresh addresses every run the cache would never hit on the CPU)."""
     with pytest.raises(RaceError, match=r"^race: .*shuffle 1 \(seed 0\) differs from forward in argument y"):
         lib.call("cached_launch", [torch.arange(8.0), torch.zeros(8), 8])
+
+
+def test_a_library_whose_initialiser_never_returns_is_stopped_at_build(tmp_path, monkeypatch):
+    from opforge.harness.backends.cuda.emulator import build
+
+    monkeypatch.setattr(build, "LOAD_TIMEOUT_S", 2.0)
+    source = ("#include <cuda_runtime.h>\n__global__ void k(float* y) { y[0] = 1; }\n"
+              "static int loaded = [] { volatile int spin = 1; while (spin) { } return 0; }();\n"
+              "extern \"C\" void go(float* y, cudaStream_t s) { k<<<1, 1, 0, s>>>(y); }\n")
+    started = time.monotonic()
+    with pytest.raises(StepLimitError, match=r"^step-limit: loading the library ran past 2 s"):
+        EmulatedLibrary.build(source, cache_dir=str(tmp_path))
+    assert time.monotonic() - started < 15 and not list(tmp_path.glob("*.so"))

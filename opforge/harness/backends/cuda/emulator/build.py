@@ -11,12 +11,14 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from opforge.harness.backends.cuda.emulator.errors import EmuBuildError, UnsupportedFeature
+from opforge.harness.backends.cuda.emulator.errors import (EmuBuildError, EmulatorError, StepLimitError,
+                                                          UnsupportedFeature)
 from opforge.harness.backends.cuda.emulator.features import asm_after_preprocessing, unsupported_features
 from opforge.harness.backends.cuda.emulator.translate import FILE_NAME, TranslateError, translate
 
@@ -27,6 +29,7 @@ INCLUDE_DIR = Path(__file__).resolve().parent / "include"
 # never bind to each other's runtime.
 FLAGS = ["-std=c++17", "-O2", "-fPIC", "-shared", "-w", "-pthread", "-fno-strict-aliasing",
          "-ffp-contract=off", "-fno-finite-loops", "-Wl,-Bsymbolic"]
+LOAD_TIMEOUT_S = 20.0  # wall seconds for the load probe (a Python start and a dlopen: about 0.05 s)
 _ERROR = re.compile(rf"^(?P<file>[^:\n]+):(?P<line>\d+):(?:\d+:)? (?:fatal )?error: (?P<msg>.*)$", re.M)
 _SOURCE_LINE = re.compile(rf"^{FILE_NAME}:(\d+):", re.M)
 
@@ -93,7 +96,22 @@ def _compile(gxx: str, unit: str, source: str, target: Path) -> None:
             if line is not None:
                 raise UnsupportedFeature(f"unsupported: inline asm (line {line}, after macro expansion) "
                                          "cannot be emulated")
+        _probe_load(out)
         os.replace(out, target)
+
+
+def _probe_load(library: Path) -> None:
+    """Load the library once in a child process: its namespace-scope initialisers run at load,
+    before any watchdog could be armed, so one that never returns (or crashes) is found here."""
+    probe = "import ctypes, sys; ctypes.CDLL(sys.argv[1])"
+    try:
+        done = subprocess.run([sys.executable, "-c", probe, str(library)], capture_output=True, timeout=LOAD_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise StepLimitError(f"step-limit: loading the library ran past {LOAD_TIMEOUT_S:g} s (a namespace-scope "
+                             "initialiser that never returns)") from None
+    if done.returncode != 0:
+        tail = " ".join(done.stderr.decode(errors="replace").split())[-300:]
+        raise EmulatorError(f"crash: loading the library failed (exit {done.returncode}): {tail or 'no message'}")
 
 
 def build_error_message(stderr: str, source: str) -> str:
