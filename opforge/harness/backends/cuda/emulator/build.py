@@ -29,7 +29,7 @@ INCLUDE_DIR = Path(__file__).resolve().parent / "include"
 # never bind to each other's runtime.
 FLAGS = ["-std=c++17", "-O2", "-fPIC", "-shared", "-w", "-pthread", "-fno-strict-aliasing",
          "-ffp-contract=off", "-fno-finite-loops", "-Wl,-Bsymbolic"]
-LOAD_TIMEOUT_S = 10.0  # wall seconds for the load probe (a Python start and a dlopen: about 0.05 s)
+LOAD_TIMEOUT_S = 5.0  # wall seconds for the load probe (a Python start and a dlopen: about 0.05 s)
 _ERROR = re.compile(rf"^(?P<file>[^:\n]+):(?P<line>\d+):(?:\d+:)? (?:fatal )?error: (?P<msg>.*)$", re.M)
 _SOURCE_LINE = re.compile(rf"^{FILE_NAME}:(\d+):", re.M)
 
