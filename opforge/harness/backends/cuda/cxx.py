@@ -377,4 +377,35 @@ def _read(source: str) -> Unit:
     macros, bodies = _macros(directives)
     unit = Unit(expand(code, macros), directives, bodies)
     _outline(unit.tokens, 0, len(unit.tokens), False, unit.functions)
+    unit.functions += _lambdas(unit.tokens, unit.functions)
     return unit
+
+
+_LAMBDA_AFTER = frozenset({"=", "(", ",", "{", "return", "?", ":"})
+
+
+def _lambdas(tokens: list[Token], functions: list[Function]) -> list[Function]:
+    """Lambdas outside every function body (`static auto f = [](...) {...};`, `= [] {...}()`): code
+    no function head announces, outlined as functions named after their variable (else "lambda")."""
+    covered, found, k = {id(t) for f in functions for t in f.body}, [], 0
+    while k < len(tokens):
+        t, prev = tokens[k], tokens[k - 1] if k else None
+        if t.text != "[" or t.kind != "punct" or id(t) in covered or prev is None or prev.text not in _LAMBDA_AFTER \
+                or k + 1 < len(tokens) and tokens[k + 1].text == "[":
+            k += 1
+            continue
+        close = _match(tokens, k)
+        j, params = close + 1, []
+        if j < len(tokens) and tokens[j].text == "(":
+            end = _match(tokens, j)
+            params, j = [tokens[j + 1:end]] if end > j + 1 else [], end + 1
+        start = j
+        while j < len(tokens) and j - start < 40 and tokens[j].text not in ("{", ";", ")", ",", "}"):
+            j += 1  # mutable, constexpr, noexcept, __device__, -> type
+        if j < len(tokens) and tokens[j].text == "{":
+            end, head = _match(tokens, j), tokens[k:j]
+            name = tokens[k - 2].text if prev.text == "=" and k >= 2 and tokens[k - 2].kind == "id" else "lambda"
+            found.append(Function(name, _kind(head), False, head, params, tokens[j + 1:end], t.line))
+            close = end
+        k = close + 1
+    return found

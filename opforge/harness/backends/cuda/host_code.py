@@ -30,6 +30,8 @@ QUERY_CALLS = frozenset({"cudaGetDevice", "cudaDeviceGetAttribute", "cudaGetDevi
                          "cudaOccupancyMaxPotentialBlockSize", "cudaOccupancyAvailableDynamicSMemPerBlock"})
 _TENSOR_NEIGHBOURS = frozenset({".", ",", "(", ")", ";", "=", "{", "}", "&", "return", "const"})
 _ONCE = {"0", "false"}  # `do { ... } while (0)`: the macro idiom runs its body once
+_OPERAND_OF = ("sizeof", "alignof", "__alignof__", "decltype", "alignas", "noexcept")  # `(T)` there is no cast
+_CONTROL = frozenset({"if", "while", "for", "switch", "catch", *_OPERAND_OF})  # `if (c) (void)f();`: no call
 
 
 def is_type(name: str, extra: set[str]) -> bool:
@@ -52,6 +54,7 @@ class HostBody:
         self.body = [*function.tail, cxx.Token("punct", ";", function.line), *function.body]
         self.types = _template_params(function.head)
         self.tensors = self._tensor_names() if inline else set()
+        self.locals = self._local_names()
 
     def add(self, detail: str, tok: cxx.Token) -> None:
         self.report(f"{self.f.name}: {detail}", tok)
@@ -82,10 +85,22 @@ class HostBody:
             self.add("dereferences a pointer in host code (unary *)", tok)
         elif tok.text == "&" and self._unary(k) and not self._address_ok(k):
             self.add("takes the address of host memory (unary &): only CUDA's query calls take one", tok)
+        elif tok.text == "(" and k and body[k - 1].text == ")" and not self._is_cast(k - 1):
+            self._parenthesised_callee(k - 1)
         elif tok.text == "(" and k and body[k - 1].text == ">" and body[k - 1].kind == "punct":
             callee = self._template_callee(k - 1)
             if callee is not None:
                 self._call(callee, body[callee])
+
+    def _parenthesised_callee(self, close: int) -> None:
+        """`(memcpy)(...)`, `(cond ? f : g)(...)`: every name in the parentheses may be the callee."""
+        opener = self._opener(close)
+        if opener is None or opener and self.body[opener - 1].text in _CONTROL:
+            return
+        for j in range(opener + 1, close):
+            t = self.body[j]
+            if t.kind == "id" and self.body[j - 1].text not in (".", "->"):
+                self._call(j, t, callee=True)
 
     def _opener(self, k: int) -> int | None:
         """Index of the innermost bracket still open at `k`."""
@@ -105,9 +120,22 @@ class HostBody:
         body, opener = self.body, self._opener(k)
         if opener is not None and body[opener].text == "[":
             return True
-        if k + 1 < len(body) and body[k + 1].text in self.defined:
+        if k + 1 < len(body) and body[k + 1].text in self.defined and body[k + 1].text not in self.locals:
             return True
         return opener is not None and opener > 0 and body[opener].text == "(" and body[opener - 1].text in QUERY_CALLS
+
+    def _local_names(self) -> set[str]:
+        """Names this function declares (parameters, `float v = 0, m;`): `&v` is then a variable's
+        address even where a kernel is also called v."""
+        names = {p[-1].text for p in self.f.params if p and p[-1].kind == "id"}
+        body = self.body
+        for k, t in enumerate(body[1:], 1):
+            after = body[k + 1].text if k + 1 < len(body) else ""
+            if t.kind == "id" and after in ("=", ";", ",", "[", "{") and (
+                    body[k - 1].kind == "id" and is_type(body[k - 1].text, self.types)
+                    or body[k - 1].text in ("*", "&", ",") or after == "="):
+                names.add(t.text)
+        return names
 
     def _tensor_names(self) -> set[str]:
         """load_inline: the host function's tensors, parameters or locals (`torch::Tensor t`,
@@ -164,8 +192,8 @@ class HostBody:
         inside = self.body[k + 1:close]
         before = self.body[k - 1] if k > 0 else None
         if not inside or before is not None and (before.kind in ("id", "num") and before.text not in KEYWORDS
-                                                 or before.text in (")", "]")):
-            return False  # a call's argument list, or a parenthesised operand
+                                                 or before.text in (")", "]", *_OPERAND_OF)):
+            return False  # a call's argument list, a parenthesised operand, sizeof(float) * n
         return all(t.text in ("*", "&", "const", "volatile", "unsigned", "signed") or t.kind == "id"
                    and is_type(t.text, self.types) for t in inside)
 
@@ -206,11 +234,15 @@ class HostBody:
             self.add(f"a {tok.text} loop in host code that launches no kernel (loops over data belong in a "
                      "kernel)", tok)
 
-    def _call(self, k: int, tok: cxx.Token) -> None:
+    def _call(self, k: int, tok: cxx.Token, callee: bool = False) -> None:
+        """`callee`: the name stands in parentheses before an argument list, `(name)(...)`."""
         name, prev = tok.text, self._prev(k)
         if tok.kind != "id" or name in KEYWORDS or is_type(name, self.types) or name in self.reported:
             return  # a forbidden name is reported once, as cuda-forbidden-call
-        if prev is not None and prev.kind == "id" and prev.text not in ("return", "case", "else", "do", "throw"):
+        if callee and name in self.locals:
+            self.add(f"calls {name}, a local, in host code: a launcher calls this source's functions by name", tok)
+            return
+        if not callee and prev is not None and prev.kind == "id" and prev.text not in ("return", "case", "else", "do", "throw"):
             return  # `dim3 grid(n)`: a declaration
         if prev is not None and prev.text in (".", "->"):
             return  # a method: static_cxx judges it

@@ -13,17 +13,21 @@ candidate file's lines (the tables are in static_cxx.py and host_code.py):
   sources); no quoted or computed includes.
 - cuda-pragma: `#pragma unroll`, `nounroll` and `once` only; no `_Pragma`.
 - cuda-preprocessor: the directives in DIRECTIVES only (no #embed, #line, #include_next); no token
-  pasting (`##` builds names a reader cannot see).
+  pasting (`##` builds names a reader cannot see); conditionals test the source's own macros, and
+  `__CUDA_ARCH__` only inside a __device__ or __global__ body (nvcc and the emulator predefine
+  different macros, and nvcc defines __CUDA_ARCH__ only in its device pass: code that asks could
+  differ between the emulated kernel and the GPU's; no `__has_include` either).
 - cuda-forbidden-call: no file, network, process, thread or environment calls (FORBIDDEN_NAMES, named
   anywhere, called or not); no CUDA library (cuBLAS, cuDNN, cuFFT, cuRAND, Thrust, CUB, CUTLASS...),
   driver API (`cu*`) or runtime calls beyond CUDA_CALLS (memcpy only async device-to-device); no
   inline assembly or attributes beyond ATTRIBUTES in host code. PyTorch (`torch::`, `at::`, `c10::`)
   only in load_inline host code, and there only to allocate and launch: TORCH_NAMES and the
   tensor methods in TENSOR_METHODS (sizes, strides, data_ptr, options...), never compute.
-- cuda-host-compute: host functions (launchers, helpers, `__host__ __device__` ones) compute launch
-  configurations from scalars and launch kernels: no subscripts, `->` or unary `*` (no reading
-  memory), no unary `&` but for CUDA's query calls (no copy into a host variable), no loop that
-  launches no kernel, no goto, and calls only to this source's functions, CUDA_CALLS, HOST_CALLS
+- cuda-host-compute: host functions (launchers, helpers, `__host__ __device__` ones, lambdas outside
+  any function) compute launch configurations from scalars and launch kernels: no subscripts, `->`
+  or unary `*` (no reading memory), no unary `&` but for CUDA's query calls (no copy into a host
+  variable), no loop that launches no kernel, no goto, no callee in parentheses (`(memcpy)(...)`
+  calls memcpy), and calls only to this source's functions, CUDA_CALLS, HOST_CALLS
   (scalar math, casts) and, in load_inline, the allocation API above, with no operator applied
   to a tensor. A constructor's initialiser list counts as its body.
 - cuda-format for load_inline's build options: no libraries, include paths or macros (extra_ldflags,

@@ -58,11 +58,13 @@ LOW_PRECISION = re.compile(r"^(?:__)?(?:half2?|nv_bfloat162?|bfloat162?|nv_fp8\w
                            r"float2half\w*|float2bfloat16\w*|hadd2?|hmul2?|hfma2?|hsub2?|hdiv|h2?exp|h2?log|"
                            r"h2?sqrt|h2?rsqrt|wmma|mma|Half|BFloat16)$")
 ASM = frozenset({"asm", "__asm__", "__asm"})
+CONDITIONALS = frozenset({"if", "ifdef", "ifndef", "elif", "elifdef", "elifndef"})
 class _Rules:
     def __init__(self, unit: cxx.Unit, first_line: int, inline: bool, float32: bool, defined: set[str]):
         self.unit, self.first_line, self.inline, self.float32 = unit, first_line, inline, float32
         self.defined = defined
         self.device = {id(t) for f in unit.functions if f.kind != "host" for t in [*f.head, *f.body]}
+        self.device_lines = [(f.line, f.body[-1].line) for f in unit.functions if f.kind != "host" and f.body]
         self.found: list[str] = []
 
     def add(self, code: str, detail: str, line: int) -> None:
@@ -92,10 +94,27 @@ class _Rules:
             self.add("cuda-pragma", f"#pragma {' '.join(words)[:40]}: only unroll, nounroll and once", line)
         if "##" in words:
             self.add("cuda-preprocessor", "token pasting (##) builds names this check cannot read", line)
+        if name in CONDITIONALS:
+            self._condition(name, rest, line)
         if name == "define":  # a macro never used is still read: it may be the one the compiler uses
             for tok in rest:
                 if tok.kind == "id":
                     self._name(tok, host=True, calls=False)
+
+    def _condition(self, name: str, rest: list[cxx.Token], line: int) -> None:
+        """A conditional may test the source's own macros, and __CUDA_ARCH__ inside device code;
+        any other macro is the compiler's, and nvcc and the emulator define different ones (nvcc
+        sets __CUDA_ARCH__ only in its device pass): code that asks could differ between them."""
+        own = {r[0].text for n, r, _ in self.unit.directives if n == "define" and r}
+        for tok in rest:
+            if tok.kind != "id" or tok.text in own or tok.text == "defined":
+                continue
+            if tok.text == "__CUDA_ARCH__" and any(a <= line <= b for a, b in self.device_lines):
+                continue
+            where = "outside device code" if tok.text == "__CUDA_ARCH__" else "a macro this source does not define"
+            self.add("cuda-preprocessor", f"#{name} tests {tok.text}, {where}: the emulator and nvcc could "
+                     "compile different code (only __CUDA_ARCH__ in a __device__ or __global__ body)", line)
+            return
 
     def _include(self, rest: list[cxx.Token], line: int) -> None:
         words = [t.text for t in rest]
