@@ -322,3 +322,40 @@ def test_a_library_whose_initialiser_never_returns_is_stopped_at_build(tmp_path,
     with pytest.raises(StepLimitError, match=r"^step-limit: loading the library ran past 2 s"):
         EmulatedLibrary.build(source, cache_dir=str(tmp_path))
     assert time.monotonic() - started < 15 and not list(tmp_path.glob("*.so"))
+
+
+FLOAT_ATOMIC_SUM = r"""
+#include <cuda_runtime.h>
+__global__ void sum_kernel(const float* x, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) atomicAdd(out, x[i]);
+}
+__global__ void stale_kernel(const float* x, float* out, int n) {
+    __shared__ float s[64];
+    int t = threadIdx.x;
+    s[t] = 0.0f;
+    __syncthreads();
+    s[t] = x[blockIdx.x * 64 + t];
+    // no barrier: thread t reads its neighbour's slot, overwritten or still 0
+    if (t < 64) atomicAdd(out, s[(t + 1) % 64]);
+}
+extern "C" void sum_launch(const float* x, float* out, int n, cudaStream_t stream) {
+    sum_kernel<<<(n + 127) / 128, 128, 0, stream>>>(x, out, n);
+}
+extern "C" void stale_launch(const float* x, float* out, int n, cudaStream_t stream) {
+    stale_kernel<<<n / 64, 64, 0, stream>>>(x, out, n);
+}
+"""
+
+
+def test_float_atomics_may_round_differently_per_schedule_but_not_race(cache):
+    """A float atomicAdd sum commits in schedule order, so its last bits differ between schedules,
+    as between runs on a GPU: that is rounding, not a race. Stale shared memory read beside the
+    atomics is still a race."""
+    lib = EmulatedLibrary.build(FLOAT_ATOMIC_SUM, cache_dir=cache)
+    x = torch.randn(4096) * torch.logspace(-3, 3, 4096)
+    out = torch.zeros(1)
+    lib.call("sum_launch", [x, out, 4096])
+    assert out.item() == pytest.approx(x.double().sum().item(), rel=1e-4, abs=1e-2)
+    with pytest.raises(RaceError, match="race: result depends on the thread schedule"):
+        lib.call("stale_launch", [x, torch.zeros(1), 4096])

@@ -93,6 +93,29 @@ class EmulatedLibrary:
         return bool(self._lib.opforge_emu_float_atomics())
 
 
+# Float atomics commit in schedule order, as on a GPU, so sums may differ in their last bits from
+# schedule to schedule: such a buffer may differ by rounding (relative to its largest magnitude),
+# never by more. The judge still compares the result with the reference at the spec's tolerance.
+ATOMIC_ROUNDING = 1e-5
+
+
+def _rounding_only(ref: GuardedBuffer, got: GuardedBuffer, ctype: str) -> bool:
+    import torch
+
+    dtype = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
+             "bfloat16": torch.bfloat16}.get(ctype)
+    if dtype is None:
+        return False
+    a, b = (torch.frombuffer((ctypes.c_char * x.nbytes).from_address(x.address), dtype=dtype).double()
+            for x in (ref, got))
+    if not torch.equal(torch.isnan(a), torch.isnan(b)):
+        return False
+    a, b = torch.nan_to_num(a), torch.nan_to_num(b)
+    scale = max(float(a.abs().max()), float(b.abs().max()), 1e-30)
+    bits = {torch.float16: 1e-3, torch.bfloat16: 8e-3}.get(dtype, ATOMIC_ROUNDING)
+    return float((a - b).abs().max()) <= bits * scale
+
+
 class BufferPool:
     """Guarded buffers kept per tensor (address, size) and role across calls, so a tensor's copy
     keeps its address from call to call as the tensor does on a GPU: a kernel that caches results
@@ -179,7 +202,7 @@ class _Bound:
 
     def compare(self, reference: list, work: list, label: str, float_atomics: bool) -> None:
         for ref, got, (_, name, ctype, _) in zip(reference, work, self.tensors):
-            if ref.same_as(got):
+            if ref.same_as(got) or float_atomics and _rounding_only(ref, got, ctype):
                 continue
             index = got.first_difference(ref) // ITEMSIZE[ctype]
             note = ("; the kernel uses floating-point atomics, whose order changes the rounding"
