@@ -68,7 +68,31 @@ STATIC = [
     ("emulator_detect", "cuda-preprocessor", "#ifdef tests __CUDA_API_VER_MAJOR__"),
     ("emulator_arch_host", "cuda-preprocessor", "__CUDA_ARCH__, outside device code"),
     ("include_tricks", "cuda-preprocessor", "__has_include"),
+    # `_lib.emulator().call(...)` runs the real launcher where the harness's launch log cannot see it
+    ("bypass_observer", "cuda-format", "_lib.emulator: a CUDA library is used only by calling its launchers"),
 ]
+
+
+@pytest.mark.parametrize("kernel, code, text", STATIC, ids=[f"{k}-{c}" for k, c, _ in STATIC])
+def test_static_check_rejects(kernel, code, text):
+    reasons = static_reasons(kernel)
+    assert has(reasons, code, text), reasons
+
+
+def test_inline_asm_spelled_dunder_asm_volatile_is_unsupported():
+    """`__asm__ volatile` passes the static check (device asm is legal CUDA) but the emulator
+    refuses to guess: the CPU run is unsupported (exit 3), never a pass."""
+    assert not static_reasons("asm_spellings")
+    features = emulator.unsupported_features(cuda_src("asm_spellings"))
+    assert any("asm" in f for f in features), features
+
+
+def test_inline_asm_behind_a_macro_is_unsupported_too():
+    """`#define OP_ASM __asm__` hides the keyword from a reader of the raw text: the emulator must
+    see it after preprocessing, else g++ compiles it (as x86 asm) or fails on PTX constraints."""
+    assert not static_reasons("asm_macro")
+    features = emulator.unsupported_features(cuda_src("asm_macro"))
+    assert any("asm" in f for f in features), features
 
 
 def test_the_static_rules_leave_the_idioms_of_correct_kernels_alone():
@@ -162,9 +186,6 @@ VERIFIED = [
     ("cached_tensor", "cached-output", "earlier call"),  # the first call's tensor, returned again
     ("huge_shared", "build-error", "too much shared data"),  # 1 GiB of __shared__: ptxas refuses
     ("template_bomb", "build-error", "excessive recursion"),  # nvcc gives up, in seconds
-    # `_lib.emulator().call(...)` runs the real launcher unseen by the launch log: the no-op replay
-    # of the launches it did record (an empty kernel) leaves the output unchanged
-    ("bypass_observer", "kernel-independent", "no-op"),
 ]
 FAST = VerifyOptions(seed=11, trials=1, device="cpu", backend="cuda", timeout_s=120)
 
@@ -214,3 +235,11 @@ def test_a_library_that_never_finishes_loading_meets_the_time_limit(tmp_path):
     [] { while (spin) {} return 0; }();`): the emulator loads each new library in a child first."""
     stderr = emulate_apart("static_init_hang", tmp_path, timeout=40)
     assert "step-limit" in stderr and "loading the library" in stderr, stderr[-500:] or "ran past 40 s"
+
+
+def test_a_launch_log_bypass_is_caught_by_the_no_op_replay_too():
+    """Past the static check, the launches the log did record (an empty kernel) are replayed as
+    no-ops and the output does not change: the kernel that computed it was never shown."""
+    v = verify(TINY, KERNELS / "hostile_cuda_bypass_observer.py",
+               VerifyOptions(seed=11, trials=1, device="cpu", backend="cuda", timeout_s=120, skip_static=True))
+    assert not v["correct"] and has(v["reasons"], "kernel-independent", "no-op"), v["reasons"]

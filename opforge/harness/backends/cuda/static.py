@@ -34,7 +34,8 @@ candidate file's lines (the tables are in static_cxx.py and host_code.py):
   extra_include_paths empty; extra_cflags/extra_cuda_cflags from an optimisation-flag list), no
   build_directory; `--use_fast_math` is a warning.
 - cuda-format: the sources are found and readable, and define a `__global__` kernel (and, in
-  opforge's format, an `extern "C"` launcher).
+  opforge's format, an `extern "C"` launcher); `_lib.<name>` on a load_cuda library names one of
+  its launchers (`_lib.emulator().call(...)` would run kernels the launch log never sees).
 - low-precision (float32 ops): no half, bfloat16 or fp8 types or intrinsics, no mma in the C++.
 """
 from __future__ import annotations
@@ -104,6 +105,7 @@ class _Finder:
         self.formats: set[str] = set()
         self.functions: list[str] = []
         self.warnings: list[str] = []
+        self.library_calls: set[int] = set()  # id() of each load_cuda / load_inline call
 
     def bad(self, detail: str, node: ast.AST) -> None:
         self.reasons.append(f"cuda-format: {detail} (line {getattr(node, 'lineno', '?')})")
@@ -117,6 +119,8 @@ class _Finder:
                            if r.path.rpartition(".")[2] in ("load_cuda", "load_inline")), None)
             if helper is None:
                 continue
+            if id(node) in calls:
+                self.library_calls.add(id(calls[id(node)]))
             if id(node) not in calls:
                 self.bad(f"{helper} used other than in a direct call", node)
             elif helper == "load_cuda":
@@ -204,5 +208,19 @@ def check_cuda_candidate(py_source: str, *, float32_spec: bool) -> CudaStatic:
     out.cuda_sources = [(s.text, s.first_line) for s in finder.sources if s.role == "cuda"]
     check_cxx(finder.sources, out, float32=float32_spec, inline=out.format == "load_inline",
               functions=finder.functions)
+    if out.format == "opforge":
+        out.reasons += _library_uses(tree, finder.library_calls, set(out.launchers))
     out.reasons = list(dict.fromkeys(out.reasons))
     return out
+
+
+def _library_uses(tree: ast.Module, library_calls: set[int], launchers: set[str]) -> list[str]:
+    """`_lib.<attribute>` on a library bound by `_lib = load_cuda(...)` names one of its launchers:
+    the others (`_lib.emulator().call(...)`, `_lib.device_function`) run kernels the harness's launch
+    log never sees. (An alias, `self.lib = _lib`, is allowed: the no-op replay still judges it.)"""
+    names = {node.targets[0].id for node in tree.body if isinstance(node, ast.Assign) and len(node.targets) == 1
+             and isinstance(node.targets[0], ast.Name) and id(node.value) in library_calls}
+    return [f"cuda-format: {node.value.id}.{node.attr}: a CUDA library is used only by calling its launchers "
+            f"({', '.join(sorted(launchers)) or 'none'}) (line {node.lineno})"
+            for node in ast.walk(tree) if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+            and node.value.id in names and node.attr not in launchers]
