@@ -359,3 +359,43 @@ def test_float_atomics_may_round_differently_per_schedule_but_not_race(cache):
     assert out.item() == pytest.approx(x.double().sum().item(), rel=1e-4, abs=1e-2)
     with pytest.raises(RaceError, match="race: result depends on the thread schedule"):
         lib.call("stale_launch", [x, torch.zeros(1), 4096])
+
+
+TWO_BLOCK_SUMS = r"""
+#include <cuda_runtime.h>
+__device__ float warp_sum(float v) { for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffff, v, o); return v; }
+__device__ float block_sum(float v, float* part) {
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    v = warp_sum(v);
+    if (lane == 0) part[warp] = v;
+    __syncthreads();
+    float r = lane < (blockDim.x >> 5) ? part[lane] : 0.0f;
+    r = warp_sum(r);
+    BARRIER
+    return r;
+}
+__global__ void two_sums(const float* x, float* out, int cols) {
+    __shared__ float part[32];
+    const float* row = x + blockIdx.x * cols;
+    float a = 0.0f, b = 0.0f;
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) { a += row[c]; b += row[c] * row[c]; }
+    a = block_sum(a, part);
+    b = block_sum(b, part);
+    if (threadIdx.x == 0) { out[2 * blockIdx.x] = a; out[2 * blockIdx.x + 1] = b; }
+}
+extern "C" void launch(const float* x, float* out, int rows, int cols, cudaStream_t s) { two_sums<<<rows, 128, 0, s>>>(x, out, cols); }
+"""
+
+
+def test_a_missing_barrier_before_a_shared_buffer_is_reused_is_a_race(cache):
+    """Two block sums share one `part[]`: without the barrier after the first one's reads, a warp
+    that runs ahead overwrites `part` before the others read it. No thread-order sweep lets a warp
+    run a phase ahead; the warps-ahead schedule does."""
+    x = torch.randn(4, 300)
+    good = EmulatedLibrary.build(TWO_BLOCK_SUMS.replace("BARRIER", "__syncthreads();"), cache_dir=cache)
+    out = torch.zeros(8)
+    good.call("launch", [x, out, 4, 300])
+    assert out[0::2].tolist() == pytest.approx(x.sum(1).tolist(), rel=1e-5, abs=1e-4)
+    racy = EmulatedLibrary.build(TWO_BLOCK_SUMS.replace("BARRIER", ""), cache_dir=cache)
+    with pytest.raises(RaceError, match="warps-ahead differs from forward"):
+        racy.call("launch", [x, torch.zeros(8), 4, 300])

@@ -26,8 +26,15 @@ DEFAULT_TIME_LIMIT_S = 10.0
 _FAULT = re.compile(r"^crash: memory fault in (.*) at address (0x[0-9a-f]+) \(a wild pointer, or a stack overflow\)(.*)$")
 
 
+WARPS_AHEAD = 3  # emu_sched.h's kWarpsAhead: each warp runs as far as it can before the next starts
+SCHEDULES = 4  # forward, reverse, a seeded shuffle, warps ahead
+
+
 def schedule_name(schedule: int, seed: int) -> str:
-    return ("forward", "reverse")[schedule] if schedule < 2 else f"shuffle {schedule - 1} (seed {seed})"
+    if schedule == WARPS_AHEAD:
+        return "warps-ahead"
+    shuffle = schedule - 1 if schedule < WARPS_AHEAD else schedule - 2
+    return ("forward", "reverse")[schedule] if schedule < 2 else f"shuffle {shuffle} (seed {seed})"
 
 
 class EmulatedLibrary:
@@ -59,7 +66,7 @@ class EmulatedLibrary:
         fn.restype = ctypes.c_int
         return fn
 
-    def call(self, name: str, args: list, *, schedules: int = 3, seed: int = 0,
+    def call(self, name: str, args: list, *, schedules: int = SCHEDULES, seed: int = 0,
              time_limit_s: float = DEFAULT_TIME_LIMIT_S) -> None:
         """Run launcher `name` on `args` (tensors for pointers, numbers for scalars, no stream)."""
         launcher = self.launchers.get(name)

@@ -1,6 +1,6 @@
 // opforge CUDA emulator: the block scheduler. A block's threads run one at a time in the
-// schedule's order (forward, reverse or a seeded shuffle), each until it waits at a barrier or a
-// warp collective or exits; sweeps repeat until every thread has exited. A sweep in which no
+// schedule's order (forward, reverse, a seeded shuffle, or warps ahead: one warp at a time), each
+// until it waits at a barrier or a warp collective or exits; sweeps repeat until every thread has exited. A sweep in which no
 // thread can run is a deadlock, reported with who waits where.
 #pragma once
 #include <cstdarg>
@@ -20,6 +20,7 @@ static const char* const kKindNames[] = {"__syncwarp", "__shfl_sync", "__shfl_up
                                          "__shfl_xor_sync", "__ballot_sync", "__any_sync", "__all_sync",
                                          "__activemask", "__reduce_*_sync"};
 static const int kMaxThreads = 1024;
+static const int kWarpsAhead = 3;  // the schedule number of sweep_warps_ahead (0 forward, 1 reverse, else shuffles)
 
 struct Thread {
     uint3 idx;
@@ -46,6 +47,7 @@ struct Emu {
     void* arg;
     int err_code, last_error, schedule;
     bool in_launch;
+    bool released;  // a __syncthreads barrier opened since the warps-ahead sweep last looked
     char err[1024];
     unsigned long long seed;
     double time_limit;
@@ -148,6 +150,7 @@ static void release_barrier() {
     E.pred_count = E.arrived = 0;
     for (int i = 0; i < E.n; ++i)
         if (E.threads[i].state == T_SYNC) E.threads[i].state = T_READY;
+    E.released = true;
 }
 
 // __syncthreads and its _count/_and/_or forms; threads that exited count as arrived.
@@ -160,7 +163,8 @@ static int barrier(int line, int site, int pred, int op) {
     E.arrived++;
     E.pred_count += pred != 0;
     if (E.arrived == E.live) release_barrier();
-    else yield_thread();
+    // Warps ahead: the releasing thread waits too, so the sweep restarts from the last warp.
+    if (E.arrived || E.schedule == kWarpsAhead) yield_thread();
     t->state = T_RUN;
     if (op == 1) return E.sync_result;
     if (op == 2) return E.sync_result == E.sync_arrivals;
@@ -205,7 +209,7 @@ static unsigned long long splitmix(unsigned long long& s) {
 
 static void build_order(unsigned long long block) {
     for (int i = 0; i < E.n; ++i) E.order[i] = E.schedule == 1 ? E.n - 1 - i : i;
-    if (E.schedule < 2) return;
+    if (E.schedule < 2 || E.schedule == kWarpsAhead) return;
     unsigned long long s = E.seed * 1000003ull + E.schedule * 7919ull + block;
     for (int i = E.n - 1; i > 0; --i) {
         int j = (int)(splitmix(s) % (unsigned long long)(i + 1));
@@ -224,6 +228,7 @@ static void init_block(unsigned long long block) {
     }
     E.live = E.n;
     E.arrived = E.pred_count = E.activemask_waiters = 0;
+    E.released = false;
     std::memset(E.warp_waiting, 0, sizeof E.warp_waiting);
     build_order(block);
 }
@@ -231,20 +236,58 @@ static void init_block(unsigned long long block) {
 static bool resolve_activemask();
 static void report_deadlock();
 
+// Run the thread at order position E.pos (starting it if new); false when it cannot run now.
+static bool step_thread() {
+    Thread* t = &E.threads[E.order[E.pos]];
+    if (t->state == T_NEW) {
+        Fiber* f = take_fiber();
+        f->thread = t;
+        t->fiber = f;
+    } else if (t->state != T_READY) {
+        return false;
+    }
+    resume(t->fiber);
+    return true;
+}
+
+// The warps-ahead schedule: one warp at a time, last warp first, each run for as long as any of
+// its lanes can (through its own shuffles and votes) before the next warp starts. A warp then
+// races a whole phase ahead of the others, which is what exposes a missing barrier before a
+// shared buffer is reused (no thread-order sweep lets one warp write it again before the others read).
+static int sweep_warps_ahead() {
+    int progress = 0, warps = (E.n + 31) / 32;
+    for (int w = warps - 1; w >= 0; --w) {
+        int end = w * 32 + 32 < E.n ? w * 32 + 32 : E.n;
+        for (bool ran = true; ran;) {
+            ran = false;
+            for (E.pos = w * 32; E.pos < end; ++E.pos) {
+                if (!step_thread()) continue;
+                ran = true;
+                progress = 1;
+                if (E.err_code) return -1;
+                if (E.released) {  // a barrier opened: the last warp runs ahead again
+                    E.released = false;
+                    return progress;
+                }
+            }
+        }
+    }
+    return progress;
+}
+
 static bool run_block(unsigned long long block) {
     init_block(block);
+    while (E.schedule == kWarpsAhead) {
+        int progress = sweep_warps_ahead();
+        if (progress < 0) return false;
+        if (E.live == 0) return true;
+        if (E.activemask_waiters && resolve_activemask()) continue;
+        if (!progress) { report_deadlock(); return false; }
+    }
     for (;;) {
         bool progress = false;
         for (E.pos = 0; E.pos < E.n; ++E.pos) {
-            Thread* t = &E.threads[E.order[E.pos]];
-            if (t->state == T_NEW) {
-                Fiber* f = take_fiber();
-                f->thread = t;
-                t->fiber = f;
-            } else if (t->state != T_READY) {
-                continue;
-            }
-            resume(t->fiber);
+            if (!step_thread()) continue;
             progress = true;
             if (E.err_code) return false;
         }
