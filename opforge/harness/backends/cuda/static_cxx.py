@@ -6,6 +6,7 @@ host function bodies token by token. Reasons are `code: detail (line N)` in the 
 """
 from __future__ import annotations
 
+import ast
 import re
 
 from opforge.harness.backends.cuda import cxx
@@ -137,6 +138,8 @@ class _Rules:
             self.add("cuda-preprocessor", f"a stray {tok.text!r} outside a directive", tok.line)
         elif tok.kind == "punct" and tok.text == "[" and nxt == "[":
             self._attributes(tokens, k + 1, tok, "[[...]]")
+        elif tok.kind == "punct" and tok.text == "[" and k and tokens[k - 1].kind == "id":
+            self._extent(tokens, k, tok)
         elif tok.kind == "id":
             host = id(tok) not in self.device
             if tok.text == "__attribute__":
@@ -151,6 +154,16 @@ class _Rules:
             self._name(tok, host=host, calls=nxt == "(", call=(tokens, k + 1))
             if host and k and tokens[k - 1].text == "." and nxt in ("(", "<"):
                 self._method(tok)
+
+    def _extent(self, tokens: list[cxx.Token], k: int, at: cxx.Token) -> None:
+        """`name[<constant>]` past MAX_EXTENT elements: an array that size (initialised, it is
+        written out byte by byte) keeps nvcc busy for minutes and g++ writing gigabytes."""
+        inside = tokens[k + 1:next((j for j in range(k + 1, min(len(tokens), k + 40)) if tokens[j].text == "]"), k + 1)]
+        if inside and all(t.kind == "num" or t.text in _EXTENT_OPS for t in inside):
+            value = _constant([re.sub(r"[uUlL]+$", "", t.text) if t.kind == "num" else t.text for t in inside])
+            if value is not None and value > MAX_EXTENT:
+                self.add("cuda-format", f"an array of {value} elements: allocate large buffers in forward "
+                         f"(at most {MAX_EXTENT} elements in the source)", at.line)
 
     def _attributes(self, tokens: list[cxx.Token], start: int, at: cxx.Token, what: str) -> None:
         if start >= len(tokens) or tokens[start].text not in "([":
@@ -206,6 +219,35 @@ class _Rules:
         if tok.text not in TENSOR_METHODS and tok.text not in self.defined:
             self.add("cuda-host-compute", f".{tok.text}() in host code: tensors are only sized, allocated and "
                      "passed to kernels there", tok.line)
+
+
+MAX_EXTENT = 1 << 24
+_EXTENT_OPS = frozenset({"<<", "*", "+", "-", "(", ")"})
+
+
+def _constant(words: list[str]) -> int | None:
+    """The value of an integer expression of literals, `<<`, `*`, `+`, `-` and parentheses (capped
+    at 2**64, so `1 << (1 << 40)` costs nothing), or None where it is not one."""
+    try:
+        tree = ast.parse(" ".join(words), mode="eval").body
+    except (SyntaxError, ValueError):
+        return None
+
+    def value(node) -> int | None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, int):
+            return min(node.value, 1 << 64)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            inner = value(node.operand)
+            return None if inner is None else -inner
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.LShift, ast.Mult, ast.Add, ast.Sub)):
+            a, b = value(node.left), value(node.right)
+            if a is None or b is None:
+                return None
+            if isinstance(node.op, ast.LShift):
+                return min(a << min(max(b, 0), 64), 1 << 64)
+            return min({ast.Mult: a * b, ast.Add: a + b, ast.Sub: a - b}[type(node.op)], 1 << 64)
+        return None
+    return value(tree)
 
 
 def check_cxx(sources, out, *, float32: bool, inline: bool, functions: list[str]) -> None:
