@@ -3,10 +3,11 @@ author tries against the CUDA backend, each rejected by the mechanism meant for 
 
 Three tables, cheapest first: the static check (no compiler), opforge's CPU emulator called
 directly (a g++ build of the candidate's CUDA_SRC each), and a few end-to-end verdicts through the
-sandboxed worker. Nothing is cached across tests: every emulator build gets its own directory.
+sandboxed worker. The emulator builds these tests make themselves get a directory each, so no test
+reuses another's library.
 
-Known gaps are in GAPS, marked xfail(strict=True): each says what a correct verdict needs, and
-passes (so fails as XPASS) once that defence exists; remove its mark then.
+Known gaps are in EMULATED_GAPS, marked xfail(strict=True): each says what a correct verdict
+needs, and passes (so fails as XPASS) once that defence exists; remove its mark then.
 """
 from __future__ import annotations
 
