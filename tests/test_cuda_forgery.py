@@ -65,6 +65,9 @@ STATIC = [
     # `(memcpy)(&v, row + c, 4)`: a parenthesised callee, into a local shadowing a kernel named v
     ("host_paren_call", "cuda-host-compute", "calls memcpy() in host code"),
     ("host_paren_call", "cuda-host-compute", "takes the address of host memory"),
+    # default arguments run in the caller: `float v = gx[gi]` read x through a global (verified before)
+    ("host_default_args", "cuda-host-compute", "rd: indexes memory in host code (gx[...])"),
+    ("host_default_args", "cuda-host-compute", "wr: indexes memory in host code (gy[...])"),
     # the preprocessor telling the emulator from nvcc
     ("emulator_detect", "cuda-preprocessor", "#ifdef tests __CUDA_API_VER_MAJOR__"),
     ("emulator_arch_host", "cuda-preprocessor", "__CUDA_ARCH__, outside device code"),

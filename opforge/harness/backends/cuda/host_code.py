@@ -38,6 +38,16 @@ def is_type(name: str, extra: set[str]) -> bool:
     return name in TYPE_WORDS or name.endswith("_t") or name in extra
 
 
+def _default(param: list[cxx.Token]) -> list[cxx.Token]:
+    """The default value of a parameter (the tokens after its top-level `=`), else nothing."""
+    depth = 0
+    for k, t in enumerate(param):
+        depth += (t.text in "([{<") - (t.text in ")]}>") if t.kind == "punct" else 0
+        if t.text == "=" and t.kind == "punct" and depth == 0:
+            return param[k + 1:]
+    return []
+
+
 def _template_params(head: list[cxx.Token]) -> set[str]:
     return {head[k + 1].text for k, t in enumerate(head[:-1]) if t.text in ("typename", "class")}
 
@@ -50,8 +60,10 @@ class HostBody:
         """`report(detail, token)` records a finding; `defined`: the source's functions; `reported`:
         names already refused elsewhere (not reported again as calls)."""
         self.f, self.report, self.defined, self.inline, self.reported = function, report, defined, inline, reported
-        # a constructor's initialiser list runs on the host too: read with the body
-        self.body = [*function.tail, cxx.Token("punct", ";", function.line), *function.body]
+        # a constructor's initialiser list and the default arguments run on the host too (the
+        # defaults in every caller, `float v = gx[gi]`): read with the body
+        defaults = [t for p in function.params for t in [*_default(p), cxx.Token("punct", ";", function.line)]]
+        self.body = [*defaults, *function.tail, cxx.Token("punct", ";", function.line), *function.body]
         self.types = _template_params(function.head)
         self.tensors = self._tensor_names() if inline else set()
         self.locals = self._local_names()

@@ -24,7 +24,8 @@ candidate file's lines (the tables are in static_cxx.py and host_code.py):
   only in load_inline host code, and there only to allocate and launch: TORCH_NAMES and the
   tensor methods in TENSOR_METHODS (sizes, strides, data_ptr, options...), never compute.
 - cuda-host-compute: host functions (launchers, helpers, `__host__ __device__` ones, lambdas outside
-  any function) compute launch configurations from scalars and launch kernels: no subscripts, `->`
+  any function; their default arguments too) compute launch configurations from scalars and launch
+  kernels: no subscripts, `->`
   or unary `*` (no reading memory), no unary `&` but for CUDA's query calls (no copy into a host
   variable), no loop that launches no kernel, no goto, no callee in parentheses (`(memcpy)(...)`
   calls memcpy), and calls only to this source's functions, CUDA_CALLS, HOST_CALLS
