@@ -25,10 +25,10 @@ candidate file's lines (the tables are in static_cxx.py and host_code.py):
   tensor methods in TENSOR_METHODS (sizes, strides, data_ptr, options...), never compute.
 - cuda-host-compute: host functions (launchers, helpers, `__host__ __device__` ones, lambdas outside
   any function; their default arguments too) compute launch configurations from scalars and launch
-  kernels: no subscripts, `->`
-  or unary `*` (no reading memory), no unary `&` but for CUDA's query calls (no copy into a host
-  variable), no loop that launches no kernel, no goto, no callee in parentheses (`(memcpy)(...)`
-  calls memcpy), and calls only to this source's functions, CUDA_CALLS, HOST_CALLS
+  kernels: no subscripts, `->` or unary `*` (no reading memory), no unary `&` but for CUDA's query
+  calls (no copy into a host variable), no loop that launches no kernel, no goto, no callee in
+  parentheses (`(memcpy)(...)` calls memcpy), and calls only to this source's functions,
+  CUDA_CALLS, HOST_CALLS
   (scalar math, casts) and, in load_inline, the allocation API above, with no operator applied
   to a tensor. A constructor's initialiser list counts as its body.
 - cuda-format for load_inline's build options: no libraries, include paths or macros (extra_ldflags,
