@@ -200,6 +200,9 @@ VERIFIED = [
     ("printf_spam", None, ""),             # 32 000 lines of output: the verdict still comes back
     ("alias_output", "aliasing", "shares memory"),      # an in-place launcher; forward returns x
     ("cached_tensor", "cached-output", "earlier call"),  # the first call's tensor, returned again
+    # a __device__ cache keyed by the input pointer: the emulator keeps an argument's device address
+    # from call to call (as a GPU's caching allocator does), so a repeated call with new data hits it
+    ("device_cache", "cached-output", "earlier call"),
     ("huge_shared", "build-error", "too much shared data"),  # 4 MiB of __shared__: ptxas refuses
     ("template_bomb", "build-error", "excessive recursion"),  # nvcc gives up, in seconds
 ]
@@ -215,24 +218,7 @@ def test_verdict(kernel, code, text):
         assert not v["correct"] and has(v["reasons"], code, text), v["reasons"]
 
 
-# -- 4. known gaps: each xfail says what a correct verdict needs ---------------------------------------
-def gap(why: str):
-    return pytest.mark.xfail(strict=True, reason=why)
-
-
-EMULATED_GAPS = [
-    pytest.param("device_cache", emulator.EmulatorError, marks=gap(
-        "__device__ variables keep state across launcher calls (a cache keyed by the input pointer); "
-        "the emulator's fresh copies hide it on the CPU, a GPU's repeated calls hit it")),
-]
-
-
-@pytest.mark.parametrize("kernel, error", EMULATED_GAPS)
-def test_emulator_gap(kernel, error, tmp_path):
-    with pytest.raises(error):
-        emulate(kernel, tmp_path)
-
-
+# -- 4. what only a time limit stops -----------------------------------------------------------------
 def test_a_library_that_never_finishes_loading_meets_the_time_limit(tmp_path):
     """A namespace-scope initialiser runs at dlopen, before any launch (`static int loaded =
     [] { while (spin) {} return 0; }();`): the emulator loads each new library in a child first."""

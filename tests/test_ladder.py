@@ -73,3 +73,22 @@ def test_a_failed_stage_leaves_the_later_ones_not_reached():
     assert v["stages"]["compile"]["status"] == "failed" and "sm_90" in v["stages"]["compile"]["reason"]
     assert v["stages"]["cpu_run"] == stage("skipped", reason="not reached: the compile stage failed")
     assert ladder.exit_code(v) == 1
+
+
+def test_a_run_job_that_dies_keeps_the_compile_stage_it_passed(tmp_path):
+    """The build job passed; the run job's process dies on the second call: the verdict keeps the
+    compile stage (level compiled), and the numerics stage failed with the job's reason."""
+    from conftest import KERNELS, TINY
+    from opforge.harness.verify import VerifyOptions, verify
+
+    source = (KERNELS / "good.py").read_text().replace(
+        "    def forward(self, x):\n",
+        "    def forward(self, x):\n        import os\n        self.calls = getattr(self, 'calls', 0) + 1\n"
+        "        if self.calls > 1:\n            os._exit(7)\n", 1)
+    assert "os._exit" in source
+    kernel = tmp_path / "dies.py"
+    kernel.write_text(source)
+    v = verify(TINY, kernel, VerifyOptions(seed=7, trials=2, device="cpu", skip_static=True))
+    assert not v["correct"] and v["stages"]["compile"]["status"] == "passed", v["stages"]
+    assert v["stages"]["cpu_run"]["status"] == "failed" and v["level"] == "compiled", v["stages"]
+    assert v["timings_note"] == "not profiled: the kernel was not verified"

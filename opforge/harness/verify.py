@@ -152,6 +152,8 @@ def _verify_in(spec: OpSpec, hardware: Hardware, source: str, options: VerifyOpt
                 return _finish(verdict, stage_name, [problem], started)
             results.update({k: v for k, v in result.payload.items() if k in results and isinstance(v, dict)})
             results["outputs"] = _outputs(result) if mode != "build" else None
+            if results["build"] and "compile" not in static.skip:  # kept if a later job dies
+                stages["compile"] = _compile_stage(backend, results["build"])
             if results["build"] and results["build"].get("reasons"):
                 break
     finally:
@@ -333,14 +335,14 @@ def _finish(verdict: dict, stage_name: str, reasons: list[str], started: float) 
     stages = verdict["stages"]
     numerics = ladder.numerics_passed(stages)
     verdict.update(stage=stage_name, reasons=list(reasons), correct=not reasons and numerics)
-    if not reasons and verdict["timings"] is None and verdict["timings_note"] is None:
-        verdict["timings_note"] = "not profiled"
+    if verdict["timings"] is None and verdict["timings_note"] is None:
+        verdict["timings_note"] = "not profiled" if not reasons else "not profiled: the kernel was not verified"
     for name in STAGE_ORDER:
         if name not in stages:
             stages[name] = _unreached(verdict, name, reasons)
     verdict["stages"] = {name: stages[name] for name in (*STAGE_ORDER, *sorted(set(stages) - set(STAGE_ORDER)))}
     verdict["level"] = ladder.level_of(verdict["stages"])
-    if not reasons and verdict["timings"] is None and verdict["timings_note"] is None:
-        verdict["timings_note"] = "not profiled"
+    if verdict["timings"] is None and verdict["timings_note"] is None:
+        verdict["timings_note"] = "not profiled" if not reasons else "not profiled: the kernel was not verified"
     verdict["elapsed_s"] = round(time.perf_counter() - started, 3)
     return verdict

@@ -112,6 +112,10 @@ class GuardedBuffer:
             return struct.unpack("<f", b"\0\0" + raw)[0]
         return struct.unpack("<" + _STRUCT[ctype], raw)[0]
 
+    def copy_from(self, other: "GuardedBuffer") -> None:
+        if self.nbytes:
+            ctypes.memmove(self.address, other.address, self.nbytes)
+
     def store(self, destination_address: int) -> None:
         if self.nbytes:
             ctypes.memmove(destination_address, self.address, self.nbytes)

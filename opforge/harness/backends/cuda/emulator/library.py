@@ -76,13 +76,19 @@ class EmulatedLibrary:
             raise EmulatorError("arguments: schedules must be at least 1 and time_limit_s positive")
         bound = _Bound(launcher, args)
         with self._lock:
-            reference = bound.run(self, 0, seed, time_limit_s, bound.buffers(self._pool, "reference"))
-            bound.check_const(reference)
-            work = bound.buffers(self._pool, "work") if schedules > 1 else None
+            # Every schedule runs in the same place (a GPU's memory: the addresses a pointer-keyed
+            # __device__ cache would see); the first schedule's results are kept aside to compare.
+            device = bound.run(self, 0, seed, time_limit_s, bound.buffers(self._pool, "device"))
+            bound.check_const(device)
+            first = device
+            if schedules > 1:
+                first = bound.buffers(self._pool, "first")
+                for kept, buffer in zip(first, device):
+                    kept.copy_from(buffer)
             for schedule in range(1, schedules):
-                bound.run(self, schedule, seed, time_limit_s, work)
-                bound.compare(reference, work, schedule_name(schedule, seed), self._float_atomics())
-            bound.write_back(reference)
+                bound.run(self, schedule, seed, time_limit_s, device)
+                bound.compare(first, device, schedule_name(schedule, seed), self._float_atomics())
+            bound.write_back(first)
 
     def _run_once(self, launcher: Launcher, values: list, schedule: int, seed: int, time_limit_s: float) -> None:
         self._lib.opforge_emu_configure(schedule, seed, time_limit_s)
@@ -124,17 +130,18 @@ def _rounding_only(ref: GuardedBuffer, got: GuardedBuffer, ctype: str) -> bool:
 
 
 class BufferPool:
-    """Guarded buffers kept per tensor (address, size) and role across calls, so a tensor's copy
-    keeps its address from call to call as the tensor does on a GPU: a kernel that caches results
-    in __device__ memory keyed by an input pointer then hits its cache here too, and the harness's
-    replay with new data sees the stale output. Bounded: 64 buffers or 1 GiB, oldest dropped."""
+    """Guarded buffers kept per (launcher, argument place), size and role across calls, so an
+    argument keeps its device address from call to call as it does on a GPU, where the caching
+    allocator hands a loop's same-sized tensors the same memory: a kernel that caches results in
+    __device__ memory keyed by an input pointer then hits its cache here too, and the harness's
+    repeated calls with new data see the stale output. Bounded: 64 buffers or 1 GiB, oldest dropped."""
 
     def __init__(self, max_buffers: int = 64, max_bytes: int = 1 << 30) -> None:
         self._buffers: OrderedDict = OrderedDict()
         self.max_buffers, self.max_bytes = max_buffers, max_bytes
 
-    def take(self, address: int, nbytes: int, role: str) -> GuardedBuffer:
-        key = (address, nbytes, role)
+    def take(self, place: tuple, nbytes: int, role: str) -> GuardedBuffer:
+        key = (place, nbytes, role)
         buffer = self._buffers.pop(key, None) or GuardedBuffer(nbytes)
         self._buffers[key] = buffer
         while len(self._buffers) > self.max_buffers or (
@@ -178,7 +185,10 @@ class _Bound:
         return len(self.tensors) - 1
 
     def buffers(self, pool: "BufferPool", role: str) -> list[GuardedBuffer]:
-        return [pool.take(t.data_ptr(), t.numel() * t.element_size(), role) for t, *_ in self.tensors]
+        # Keyed by the launcher and the argument's place, not the host tensor's address: a GPU's
+        # caching allocator hands a loop's same-sized allocations the same address call after call.
+        return [pool.take((self.launcher.name, i), t.numel() * t.element_size(), role)
+                for i, (t, *_) in enumerate(self.tensors)]
 
     def run(self, library: EmulatedLibrary, schedule: int, seed: int, limit: float, buffers: list) -> list:
         for buffer, (tensor, *_) in zip(buffers, self.tensors):
