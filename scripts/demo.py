@@ -2,7 +2,8 @@
 
 With no LLM endpoint configured, `opforge batch` runs the agent loop on a few suite ops: the offline
 expert drafts, the sandboxed harness verifies, the best kernels are promoted (./.opforge/opforge.db);
-a cheating kernel is shown being rejected by `opforge verify`; the registry is listed; and the
+`opforge run --backend cuda` does the same for a CUDA C++ softmax (nvcc, then the CPU emulator), and a
+CUDA kernel the emulator cannot run exits 3; a cheating kernel is shown being rejected by `opforge verify`; the registry is listed; and the
 promoted kernels are exported as a library (./.opforge/kernels_generated, with its wheel) whose
 self-check runs every op against its reference."""
 from __future__ import annotations
@@ -28,6 +29,12 @@ def main() -> int:
         os.environ.pop(key, None)
     # The agent loop over four ops, two at a time (a second `make demo` skips what is verified).
     failures = opforge("batch", *(f"ops/{op}.py" for op in OPS), "--jobs", "2") != 0
+    # The same loop in CUDA C++: the expert's CUDA emitter drafts, nvcc builds the sm_90 cubin, and
+    # opforge's CUDA emulator checks the numerics on this CPU (level `emulated`).
+    failures += opforge("run", "ops/softmax.py", "--backend", "cuda") != 0
+    # A CUDA kernel with inline PTX compiles, but the emulator cannot run asm: exit 3, not verifiable here.
+    failures += opforge("verify", "ops/softmax.py", "tests/data/kernels/cuda_asm.py", "--backend", "cuda",
+                        "--trials", "1") != 3
     # A kernel that launches Triton for show and returns PyTorch's answer: rejected, exit code 1.
     failures += opforge("verify", "tests/data/specs/tiny_softmax.py", "tests/data/kernels/cheat_torch_compute.py") != 1
     opforge("kernels")
