@@ -57,8 +57,8 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     assert_one_line_error(opforge("verify", str(bad), str(KERNELS / "good.py")), "no `class Model")
     assert_one_line_error(opforge("verify", str(TINY), str(KERNELS / "good.py"), "--backend", "metal"),
                           "unknown backend 'metal'")
-    assert_one_line_error(opforge("verify", str(TINY), str(KERNELS / "good.py"), "--backend", "cuda"),
-                          "backend 'cuda' is unavailable")
+    assert_one_line_error(opforge("verify", str(TINY), str(KERNELS / "good.py"), "--backend", "ascendc"),
+                          "backend 'ascendc' is unavailable")
     assert_one_line_error(opforge("verify", str(TINY), str(KERNELS / "good.py"), "--sandbox", "vm"),
                           "unknown sandbox runtime 'vm' (known: auto, docker, jail, none)")
     assert_one_line_error(opforge("show", "42"), "no candidate with id 42")

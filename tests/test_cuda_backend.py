@@ -42,14 +42,14 @@ def test_suite_softmax_in_cuda_verifies_emulated_with_ptxas_stats(softmax_verdic
 
 
 def test_a_missing_syncthreads_fails_as_a_race():
-    v = verify(SOFTMAX, KERNELS / "cuda_race.py", FAST)
+    v = verify(TINY, KERNELS / "cuda_race.py", FAST)
     assert not v["correct"] and v["stages"]["cpu_run"]["status"] == "failed"
     assert "race" in v["reasons"][0] and "schedule" in v["reasons"][0], v["reasons"]
     assert ladder.exit_code(v) == 1
 
 
 def test_a_half_warp_full_mask_shuffle_fails_as_a_deadlock():
-    v = verify(SOFTMAX, KERNELS / "cuda_deadlock.py", FAST)
+    v = verify(TINY, KERNELS / "cuda_deadlock.py", FAST)
     assert not v["correct"] and "deadlock" in v["reasons"][0], v["reasons"]
     assert v["stages"]["cpu_run"]["status"] == "failed"
 
@@ -65,16 +65,16 @@ def test_a_syntax_error_fails_the_build_with_nvccs_message_and_the_candidate_lin
 
 
 def test_an_out_of_bounds_write_is_caught():
-    v = verify(SOFTMAX, KERNELS / "cuda_oob.py", FAST)
+    v = verify(TINY, KERNELS / "cuda_oob.py", FAST)
     assert not v["correct"] and "out-of-bounds" in v["reasons"][0], v["reasons"]
 
 
 def test_inline_asm_cannot_be_emulated_so_the_verdict_is_compiled_and_exit_3(tmp_path):
-    v = verify(SOFTMAX, KERNELS / "cuda_asm.py", FAST)
+    v = verify(TINY, KERNELS / "cuda_asm.py", FAST)
     assert not v["correct"] and v["level"] == "compiled", (v["reasons"], v["stages"])
     assert v["stages"]["cpu_run"]["status"] == "unsupported" and "asm" in v["stages"]["cpu_run"]["reason"]
     assert ladder.exit_code(v) == 3
-    cli = subprocess.run([sys.executable, "-m", "opforge", "--db", str(tmp_path / "r.db"), "verify", str(SOFTMAX),
+    cli = subprocess.run([sys.executable, "-m", "opforge", "--db", str(tmp_path / "r.db"), "verify", str(TINY),
                           str(KERNELS / "cuda_asm.py"), "--backend", "cuda", "--device", "cpu", "--trials", "1",
                           "--json"], capture_output=True, text=True, timeout=600)
     assert cli.returncode == 3, cli.stderr[-2000:]
@@ -82,7 +82,7 @@ def test_inline_asm_cannot_be_emulated_so_the_verdict_is_compiled_and_exit_3(tmp
 
 
 def test_torch_compute_in_forward_is_rejected():
-    v = verify(SOFTMAX, KERNELS / "cuda_torch_compute.py", FAST)
+    v = verify(TINY, KERNELS / "cuda_torch_compute.py", FAST)
     assert not v["correct"] and any(r.startswith("torch-compute") for r in v["reasons"]), v["reasons"]
 
 
@@ -91,7 +91,7 @@ def test_a_load_inline_candidate_on_a_cpu_build_of_torch_is_static_and_exit_3():
 
     if torch.version.cuda is not None:
         pytest.skip("this PyTorch is a CUDA build: load_inline can build here")
-    v = verify(SOFTMAX, KERNELS / "cuda_load_inline.py", FAST)
+    v = verify(TINY, KERNELS / "cuda_load_inline.py", FAST)
     assert not v["correct"] and v["level"] == "static", (v["reasons"], v["stages"])
     assert v["stages"]["compile"]["status"] == "skipped" and "CUDA build of PyTorch" in v["stages"]["compile"]["reason"]
     assert ladder.exit_code(v) == 3
@@ -118,7 +118,7 @@ def test_the_emulated_kernel_runs_inside_the_docker_sandbox():
     from opforge.sandbox import docker_runtime
 
     require_runtime("docker", docker_runtime.unavailable())
-    v = verify(SOFTMAX, KERNELS / "cuda_softmax.py", VerifyOptions(seed=3, trials=1, device="cpu", backend="cuda",
-                                                                    sandbox="docker"))
+    v = verify(TINY, KERNELS / "cuda_softmax.py", VerifyOptions(seed=3, trials=1, device="cpu", backend="cuda",
+                                                                 sandbox="docker"))
     assert v["correct"] and v["sandbox"] == "docker" and v["level"] == "emulated", v["reasons"]
     assert v["jobs"]["run"]["runtime"] == "docker"

@@ -122,9 +122,10 @@ def _verify_in(spec: OpSpec, hardware: Hardware, source: str, options: VerifyOpt
     static = backend.static(source, float32_spec=spec.is_float32)
     stages = verdict["stages"]
     stages["static"] = stage("passed", "opforge-static", _opforge_version(), time.perf_counter() - started)
-    verdict.setdefault("warnings", []).extend(static.warnings)
+    if static.warnings:
+        verdict.setdefault("warnings", []).extend(static.warnings)
     if options.skip_static:
-        verdict["warnings"].append(f"static checks skipped ({len(static.reasons)} findings)")
+        verdict.setdefault("warnings", []).append(f"static checks skipped ({len(static.reasons)} findings)")
         static.skip = {}
     elif static.reasons:
         stages["static"] = stage("failed", "opforge-static", _opforge_version(), stages["static"]["seconds"],
