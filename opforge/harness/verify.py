@@ -17,6 +17,7 @@ from pathlib import Path
 
 from opforge.harness import evidence, judge, ladder, worker
 from opforge.harness.backends import BACKENDS, get_backend
+from opforge.harness.backends.base import dist_version
 from opforge.harness.ladder import hardware_slug, stage
 from opforge.harness.errors import BackendUnavailable, CandidateError, OpforgeError
 from opforge.harness.hardware import Hardware, detect
@@ -121,14 +122,14 @@ def _verify_in(spec: OpSpec, hardware: Hardware, source: str, options: VerifyOpt
     backend = get_backend(options.backend).plugin()
     static = backend.static(source, float32_spec=spec.is_float32)
     stages = verdict["stages"]
-    stages["static"] = stage("passed", "opforge-static", _opforge_version(), time.perf_counter() - started)
+    stages["static"] = stage("passed", "opforge-static", dist_version("opforge"), time.perf_counter() - started)
     if static.warnings:
         verdict.setdefault("warnings", []).extend(static.warnings)
     if options.skip_static:
         verdict.setdefault("warnings", []).append(f"static checks skipped ({len(static.reasons)} findings)")
         static.skip = {}
     elif static.reasons:
-        stages["static"] = stage("failed", "opforge-static", _opforge_version(), stages["static"]["seconds"],
+        stages["static"] = stage("failed", "opforge-static", dist_version("opforge"), stages["static"]["seconds"],
                                  static.reasons[0])
         return _finish(verdict, "load" if static.reasons[0].startswith("syntax-error") else "static",
                        static.reasons, started)
@@ -199,7 +200,7 @@ def _judge_jobs(verdict: dict, spec: OpSpec, material: judge.Material, results: 
     if verdict["timings"] is None:
         verdict["timings_note"] = _no_timings_reason(hardware, run, tool)
     else:
-        stages["profile"] = stage("passed", "triton.testing.do_bench", _version("triton"), None)
+        stages["profile"] = stage("passed", "triton.testing.do_bench", dist_version("triton"), None)
     return _finish(verdict, run["stage"], run["reasons"], started)
 
 
@@ -280,19 +281,6 @@ def _base_verdict(spec: OpSpec, hw: Hardware, source: str, options: VerifyOption
     if runtime == "none":
         verdict["warnings"] = ["sandbox 'none': the candidate ran in a plain child process, not isolated"]
     return verdict
-
-
-def _version(dist: str) -> str | None:
-    import importlib.metadata
-
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
-def _opforge_version() -> str | None:
-    return _version("opforge")
 
 
 def _job_problem(result: JobResult) -> str | None:

@@ -9,7 +9,16 @@ recording — is shared and never copied per backend: a candidate's kernels all 
 """
 from __future__ import annotations
 
+import importlib.metadata
 from dataclasses import dataclass, field
+
+
+def dist_version(dist: str) -> str | None:
+    """An installed distribution's version, for stage records (None when it is not installed)."""
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 @dataclass

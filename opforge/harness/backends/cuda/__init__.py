@@ -11,9 +11,18 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+from functools import lru_cache
 
 from opforge.harness.backends.base import BackendPlugin, StaticOutcome, Tool
 from opforge.harness.ladder import stage
+
+
+@lru_cache(maxsize=1)
+def _nvcc():
+    """The nvcc this process uses (finding it runs nvcc): looked up once, not per stage."""
+    from opforge.harness.backends.cuda import toolchain
+
+    return toolchain.find_nvcc()
 
 
 def _torch_has_cuda() -> bool:
@@ -40,7 +49,6 @@ class CudaPlugin(BackendPlugin):
         return out
 
     def _skips(self, found) -> dict:
-        from opforge.harness.backends.cuda import toolchain
         from opforge.harness.backends.cuda.emulator import unsupported_features
 
         skip = {}
@@ -49,7 +57,7 @@ class CudaPlugin(BackendPlugin):
                    "and this PyTorch is CPU-only")
             return {"compile": stage("skipped", "torch.utils.cpp_extension", None, reason=why),
                     "cpu_run": stage("skipped", "torch.utils.cpp_extension", None, reason=why)}
-        if toolchain.find_nvcc() is None:
+        if _nvcc() is None:
             skip["compile"] = stage("skipped", "nvcc", None, reason="nvcc not found (CUDA_HOME, PATH, /usr/local/cuda*, "
                                     "or NVIDIA's nvidia-cuda-nvcc wheels: make setup installs them)")
         runner = self.cpu_runner()
@@ -63,9 +71,7 @@ class CudaPlugin(BackendPlugin):
         return skip
 
     def compiler(self) -> Tool:
-        from opforge.harness.backends.cuda import toolchain
-
-        found = toolchain.find_nvcc()
+        found = _nvcc()
         return Tool("nvcc", found.version if found else None)
 
     def cpu_runner(self) -> Tool:
@@ -85,7 +91,7 @@ class CudaPlugin(BackendPlugin):
     def build(self, launches: list, job: dict):
         from opforge.harness.backends.cuda import nvcc, runtime, toolchain
 
-        if toolchain.find_nvcc() is None:
+        if _nvcc() is None:
             return [], [], [], stage("skipped", "nvcc", None, reason="nvcc not found on this machine")
         starts = {sha: line for sha, line in job.get("cuda_sources", [])}
         kernels, reasons, seen = [], [], set()

@@ -3,18 +3,10 @@ compiled ahead of time for a GPU target (harness/aot.py), run under Triton's int
 and natively on a GPU."""
 from __future__ import annotations
 
-import importlib.metadata
 import importlib.util
 import os
 
-from opforge.harness.backends.base import BackendPlugin, StaticOutcome, Tool
-
-
-def _version(dist: str) -> str | None:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return None
+from opforge.harness.backends.base import BackendPlugin, StaticOutcome, Tool, dist_version
 
 
 class TritonPlugin(BackendPlugin):
@@ -29,10 +21,10 @@ class TritonPlugin(BackendPlugin):
         return StaticOutcome(reasons=check_source(source, float32_spec=float32_spec).reasons)
 
     def compiler(self) -> Tool:
-        return Tool("triton", _version("triton"))
+        return Tool("triton", dist_version("triton"))
 
     def cpu_runner(self) -> Tool:
-        return Tool("triton-interpreter", _version("triton"))
+        return Tool("triton-interpreter", dist_version("triton"))
 
     def prepare_worker(self, mode: str, device: str) -> None:
         # Triton reads TRITON_INTERPRET when it is first imported, for its own library functions
