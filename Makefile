@@ -10,18 +10,25 @@ STAMP := $(VENV)/.opforge-setup
 # 271 MB installed, 4 s from pip's cache. Should that fail too (offline), the nvcc tests skip, or fail under
 # OPFORGE_CI=1.
 NVCC_WHEELS := opforge/harness/backends/cuda/nvcc-wheels.txt
+# Huawei's Triton-Ascend front end (triton-ascend + ascendnpu-ir, pinned in ASCEND_WHEELS) for the
+# triton_ascend backend: its package is named `triton` too, so it goes into a prefix of its own that
+# only that backend's worker puts on sys.path. 216 MB to download, 700 MB installed, 6 s from pip's cache.
+ASCEND_WHEELS := opforge/harness/backends/triton_ascend/ascend-wheels.txt
+ASCEND_PREFIX := $(VENV)/ascend
 
 .PHONY: setup sandboxes browser demo test kernels mutation clean
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml Makefile $(NVCC_WHEELS)
+$(STAMP): pyproject.toml Makefile $(NVCC_WHEELS) $(ASCEND_WHEELS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q "$(TORCH_SPEC)"
 	$(BIN)/pip install -q -e ".[dev]"
 	$(BIN)/python opforge/harness/backends/cuda/toolchain.py || $(BIN)/pip install -q -r $(NVCC_WHEELS) \
 		|| echo "make: continuing without nvcc: the CUDA backend stops at its static checks"
+	rm -rf $(ASCEND_PREFIX) && $(BIN)/pip install -q --no-deps --target $(ASCEND_PREFIX) -r $(ASCEND_WHEELS) \
+		|| echo "make: continuing without triton-ascend: the triton_ascend backend is unavailable"
 	touch $(STAMP)
 
 # Docker engine and bubblewrap for the isolating runtimes (installs them when root; else says what is missing).

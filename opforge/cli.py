@@ -145,6 +145,11 @@ def render_verdict(v: dict) -> None:
                           f"{var['rtol']:g}", "✓" if var["passed"] else "✗")
         out.print(table)
     for kern in (v.get("build") or {}).get("kernels", []):
+        if "target" in kern:  # an Ascend front-end record: no registers or shared memory to report
+            ub = f", {kern['required_ub_bits'] // 8} B of unified buffer" if kern.get("required_ub_bits") else ""
+            out.print(f"  {kern['kernel']} for {kern['target']}: {kern.get('mix_mode') or '?'} kernel, "
+                      f"bishengir-compile: {kern.get('pipeline')}{ub}", markup=False)
+            continue
         warps = f", {kern['num_warps']} warps" if "num_warps" in kern else ""
         barriers = f", {kern['barriers']} barriers" if kern.get("barriers") is not None else ""
         out.print(f"  {kern['kernel']} on {kern['arch']}: {kern.get('registers')} registers, "

@@ -126,10 +126,11 @@ def build_job(job: dict) -> dict:
     from opforge.harness.backends import plugin
 
     began = time.perf_counter()
-    kernels, reasons, notes, skipped = plugin(job.get("backend", "triton")).build(log.launches, job)
+    kernels, reasons, notes, extra = plugin(job.get("backend", "triton")).build(log.launches, job)
     notes = ([note] if note else []) + notes
     return {"kernels": kernels, "reasons": reasons, "launches": log.counts(), "note": "; ".join(notes) or None,
-            "skipped": skipped, "seconds": round(time.perf_counter() - began, 3)}
+            "stages": (extra or {}).get("stages") or {}, "warnings": (extra or {}).get("warnings") or [],
+            "seconds": round(time.perf_counter() - began, 3)}
 
 
 def _equal_nan(a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -111,7 +111,7 @@ class LaunchLog:
         self._cuda: ModuleType | None = None
 
     def __enter__(self) -> "LaunchLog":
-        self._saved = KernelInterface.__getitem__
+        self._saved = {cls: cls.__getitem__ for cls in _launch_classes()}
         log = self
 
         def getitem(kernel, grid):
@@ -128,14 +128,16 @@ class LaunchLog:
                     ACCUSED.launch_frames.pop()
             return launch
 
-        KernelInterface.__getitem__ = getitem
+        for cls in self._saved:
+            cls.__getitem__ = getitem
         self._cuda = cuda_runtime()
         if self._cuda is not None:
             self._cuda.OBSERVERS.append(self)
         return self
 
     def __exit__(self, *exc) -> None:
-        KernelInterface.__getitem__ = self._saved
+        for cls, saved in self._saved.items():
+            cls.__getitem__ = saved
         if self._cuda is not None and self in self._cuda.OBSERVERS:
             self._cuda.OBSERVERS.remove(self)
 
@@ -153,6 +155,17 @@ class LaunchLog:
 
     def counts(self) -> dict[str, int]:
         return dict(Counter(launch.name for launch in self.launches))
+
+
+def _launch_classes() -> list[type]:
+    """Where `kernel[grid]` is looked up: Triton's KernelInterface, and the interpreter's function
+    class where it is not one (triton-ascend 3.2's InterpretedFunction defines its own)."""
+    classes: list[type] = [KernelInterface]
+    interpreter = sys.modules.get("triton.runtime.interpreter")
+    interpreted = getattr(interpreter, "InterpretedFunction", None)
+    if isinstance(interpreted, type) and not issubclass(interpreted, KernelInterface):
+        classes.append(interpreted)
+    return classes
 
 
 def cuda_runtime() -> ModuleType | None:
@@ -320,6 +333,10 @@ def _resolve(path: str) -> Any:
 
 
 LAZY_ATTRS = {"__slotnames__"}  # copyreg caches this on a class the first time one is pickled
+# "module.attr" names the backend's own runtime rebinds at every launch (triton-ascend 3.2's
+# interpreter), measured by the backend's worker setup: a candidate's change to one would be undone
+# by the next launch, so it is not evidence either way.
+REBOUND_EACH_LAUNCH: set[str] = set()
 
 
 class ModuleSnapshot:
@@ -345,7 +362,8 @@ class ModuleSnapshot:
         changed = []
         for path, before in self.saved.items():
             after = self._ids(_resolve(path))
-            changed += [f"{path}.{k}" for k, v in before.items() if after.get(k, (None,))[0] != v[0]]
+            changed += [f"{path}.{k}" for k, v in before.items() if after.get(k, (None,))[0] != v[0]
+                        and f"{path}.{k}" not in REBOUND_EACH_LAUNCH]
             changed += [f"{path}.{k} (added)" for k, v in after.items()
                         if k not in before and not v[1] and k not in LAZY_ATTRS]
         return changed

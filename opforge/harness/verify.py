@@ -146,7 +146,7 @@ def _verify_in(spec: OpSpec, hardware: Hardware, source: str, options: VerifyOpt
         for mode in modes:
             result = sandbox.run(Job({**payload, "mode": mode}, files, options.timeout_s,
                                      outputs={"outputs.pt": material.output_cap()} if mode != "build" else {},
-                                     worker=worker.MODULE, mounts=worker.mounts()))
+                                     worker=worker.MODULE, mounts=(*worker.mounts(), *backend.mounts())))
             if problem := _record_job(verdict, mode, result):
                 # the build job runs forward once to record launches: a hang there is the forward's
                 stage_name = "build" if mode == "build" and result.cause != "timeout" else "run"
@@ -155,7 +155,7 @@ def _verify_in(spec: OpSpec, hardware: Hardware, source: str, options: VerifyOpt
             results.update({k: v for k, v in result.payload.items() if k in results and isinstance(v, dict)})
             results["outputs"] = _outputs(result) if mode != "build" else None
             if results["build"] and "compile" not in static.skip:  # kept if a later job dies
-                stages["compile"] = _compile_stage(backend, results["build"])
+                stages.update(_build_stages(backend, results["build"]))
             if results["build"] and results["build"].get("reasons"):
                 break
     finally:
@@ -180,11 +180,17 @@ def _judge_jobs(verdict: dict, spec: OpSpec, material: judge.Material, results: 
         stages["compile"] = skip["compile"]
     else:
         build = build or {"kernels": [], "reasons": ["runtime-error: the build job returned no report"]}
-        verdict["build"] = {"target": f"sm_{options.arch or hardware.arch}", "kernels": build.get("kernels", []),
+        target = next((k["target"] for k in build.get("kernels", []) if k.get("target")),
+                      f"sm_{options.arch or hardware.arch}")  # an Ascend part for Triton-Ascend
+        verdict["build"] = {"target": target, "kernels": build.get("kernels", []),
                             "note": build.get("note")}
-        stages["compile"] = _compile_stage(backend, build)
+        stages.update(_build_stages(backend, build))
+        for warning in build.get("warnings") or []:
+            if warning not in verdict.setdefault("warnings", []):
+                verdict["warnings"].append(warning)
         if build.get("reasons"):
-            return _finish(verdict, "build", [str(r) for r in build["reasons"]], started)
+            failed_static = stages["static"]["status"] == "failed"  # a launch rule the recorded grid broke
+            return _finish(verdict, "static" if failed_static else "build", [str(r) for r in build["reasons"]], started)
     numerics = _numerics(hardware)
     if numerics in skip:
         stages[numerics] = skip[numerics]
@@ -198,7 +204,7 @@ def _judge_jobs(verdict: dict, spec: OpSpec, material: judge.Material, results: 
     if not run["reasons"]:
         verdict["verified_on"] = f"cpu:{tool.name}-{tool.version}" if tool else hardware_slug(hardware.name)
     if verdict["timings"] is None:
-        verdict["timings_note"] = _no_timings_reason(hardware, run, tool)
+        verdict["timings_note"] = _no_timings_reason(hardware, run, tool, backend.accelerator)
     else:
         stages["profile"] = stage("passed", "triton.testing.do_bench", dist_version("triton"), None)
     return _finish(verdict, run["stage"], run["reasons"], started)
@@ -208,13 +214,18 @@ def _numerics(hardware: Hardware) -> str:
     return "cpu_run" if hardware.device == "cpu" else "device_run"
 
 
-def _compile_stage(backend, build: dict) -> dict:
-    if build.get("skipped"):
-        return build["skipped"]
-    tool = backend.compiler()
-    reasons = build.get("reasons") or []
-    return stage("failed" if reasons else "passed", tool.name, tool.version, build.get("seconds"),
-                 str(reasons[0]) if reasons else None)
+def _build_stages(backend, build: dict) -> dict:
+    """The stage records one build job gives: those the backend decided itself (a skipped compile,
+    Ascend's frontend_compile, a failed launch rule), else the compile stage from its reasons."""
+    decided = dict(build.get("stages") or {})
+    if "compile" not in decided:
+        tool = backend.compiler()
+        reasons = build.get("reasons") or []
+        decided["compile"] = stage("failed" if reasons else "passed", tool.name, tool.version, build.get("seconds"),
+                                   str(reasons[0]) if reasons else None)
+    if "static" in decided:  # the static stage keeps its own timing; only its verdict changes
+        decided["static"] = {**decided["static"], "version": dist_version("opforge")}
+    return decided
 
 
 def _stage_failed(stages: dict, name: str, reason: str) -> None:
@@ -295,27 +306,37 @@ def _job_problem(result: JobResult) -> str | None:
     return None
 
 
-def _no_timings_reason(hw: Hardware, payload: dict, tool=None) -> str:
+def _no_timings_reason(hw: Hardware, payload: dict, tool=None, accel: str = "GPU") -> str:
     if hw.device == "cpu":
         used = f"{tool.name} {tool.version}" if tool else "the CPU"
-        return f"no GPU: timings are measured only on a GPU (this run used {used})"
+        return f"no {accel}: timings are measured only on a{'n' if accel == 'NPU' else ''} {accel} (this run used {used})"
     if payload.get("reasons"):
         return "not profiled: the candidate is incorrect"
     return "not profiled: profiling was turned off"
 
 
-# The stages of a verdict in ladder order, and why one was not run when nothing else says.
+# The stages of a verdict in ladder order (a backend may add some: BackendPlugin.stages), and why
+# one was not run when nothing else says.
 STAGE_ORDER = ("static", "compile", "cpu_run", "device_run", "profile")
+
+
+def _stage_order(verdict: dict) -> tuple[str, ...]:
+    backend = BACKENDS.get(verdict.get("backend"))
+    if backend is None or backend.module is None:
+        return STAGE_ORDER
+    return tuple(backend.plugin().stages)
 
 
 def _unreached(verdict: dict, name: str, reasons: list[str]) -> dict:
     if name == "device_run" and verdict["device"] == "cpu":
-        return stage("skipped", reason="no GPU: this verification ran on the CPU")
+        backend = BACKENDS.get(verdict.get("backend"))
+        accel = backend.plugin().accelerator if backend is not None and backend.module else "GPU"
+        return stage("skipped", reason=f"no {accel}: this verification ran on the CPU")
     if name == "cpu_run" and verdict["device"] != "cpu":
         return stage("skipped", reason="the numerics ran on the device")
     if name == "profile" and not reasons:
         return stage("skipped", reason=verdict.get("timings_note") or "not profiled")
-    failed = next((n for n in STAGE_ORDER if verdict["stages"].get(n, {}).get("status") == "failed"), None)
+    failed = next((n for n in _stage_order(verdict) if verdict["stages"].get(n, {}).get("status") == "failed"), None)
     return stage("skipped", reason=f"not reached: the {failed} stage failed" if failed
                  else f"not reached: {reasons[0][:120]}" if reasons else "not reached")
 
@@ -326,10 +347,11 @@ def _finish(verdict: dict, stage_name: str, reasons: list[str], started: float) 
     verdict.update(stage=stage_name, reasons=list(reasons), correct=not reasons and numerics)
     if verdict["timings"] is None and verdict["timings_note"] is None:
         verdict["timings_note"] = "not profiled" if not reasons else "not profiled: the kernel was not verified"
-    for name in STAGE_ORDER:
+    order = _stage_order(verdict)
+    for name in order:
         if name not in stages:
             stages[name] = _unreached(verdict, name, reasons)
-    verdict["stages"] = {name: stages[name] for name in (*STAGE_ORDER, *sorted(set(stages) - set(STAGE_ORDER)))}
+    verdict["stages"] = {name: stages[name] for name in (*order, *sorted(set(stages) - set(order)))}
     verdict["level"] = ladder.level_of(verdict["stages"])
     if verdict["timings"] is None and verdict["timings_note"] is None:
         verdict["timings_note"] = "not profiled" if not reasons else "not profiled: the kernel was not verified"

@@ -45,7 +45,7 @@ def run_job(job: dict) -> dict:
     for its own library functions too, so a CPU run needs a process of its own)."""
     from opforge.harness.backends import plugin
 
-    plugin(job.get("backend", "triton")).prepare_worker(job["mode"], job.get("device", "cpu"))
+    plugin(job.get("backend", "triton")).prepare_worker(job["mode"], job.get("device", "cpu"), job)
     from opforge.harness import checker, guards
 
     guards.install_tripwires()

@@ -63,11 +63,21 @@ class BackendPlugin:
         raise NotImplementedError
 
     # -- worker side ---------------------------------------------------------------------------------
-    def prepare_worker(self, mode: str, device: str) -> None:
-        """Process setup before torch or the backend's libraries are imported (environment)."""
+    accelerator = "GPU"  # what its kernels run on, named where a device stage is skipped
+    # The verdict's stages for this backend, in ladder order (harness/ladder.py RUNGS).
+    stages = ("static", "compile", "cpu_run", "device_run", "profile")
+
+    def mounts(self) -> tuple[str, ...]:
+        """Host paths the worker imports from besides the environment's (a toolchain's own prefix)."""
+        return ()
+
+    def prepare_worker(self, mode: str, device: str, job: dict | None = None) -> None:
+        """Process setup before torch or the backend's libraries are imported (environment, sys.path)."""
         raise NotImplementedError
 
     def build(self, launches: list, job: dict) -> tuple[list[dict], list[str], list[str], dict | None]:
-        """Compile what one recorded forward launched: (per-kernel metrics, reasons, notes, and a
-        stage record when the build could not run here (skipped) or None)."""
+        """Compile what one recorded forward launched: (per-kernel metrics, reasons, notes, extra).
+        `extra` is None or {"stages": {name: stage record}, "warnings": [...]}: the stages the build
+        decided itself (a compile it could not run here is `skipped`; Ascend's front end adds
+        `frontend_compile`; a launch rule broken by the recorded grid fails `static`)."""
         raise NotImplementedError

@@ -79,7 +79,7 @@ class CudaPlugin(BackendPlugin):
 
         return Tool(TOOL, VERSION)
 
-    def prepare_worker(self, mode: str, device: str) -> None:
+    def prepare_worker(self, mode: str, device: str, job: dict | None = None) -> None:
         import os
 
         os.environ.pop("TRITON_INTERPRET", None)  # the harness's own guards import Triton
@@ -92,7 +92,7 @@ class CudaPlugin(BackendPlugin):
         from opforge.harness.backends.cuda import nvcc, runtime, toolchain
 
         if _nvcc() is None:
-            return [], [], [], stage("skipped", "nvcc", None, reason="nvcc not found on this machine")
+            return [], [], [], {"stages": {"compile": stage("skipped", "nvcc", None, reason="nvcc not found on this machine")}}
         starts = {sha: line for sha, line in job.get("cuda_sources", [])}
         kernels, reasons, seen = [], [], set()
         for lib in runtime.LOADED:
@@ -105,7 +105,8 @@ class CudaPlugin(BackendPlugin):
                 reasons.append(str(exc))
                 continue
             except toolchain.ToolchainError as exc:  # the machine's: the stage could not run here
-                return [], [], [], stage("skipped", "nvcc", None, reason=f"nvcc could not run here: {exc}")
+                return [], [], [], {"stages": {"compile": stage("skipped", "nvcc", None,
+                                                               reason=f"nvcc could not run here: {exc}")}}
             kernels += report["kernels"]
         notes = [] if runtime.LOADED else ["the candidate loaded no CUDA source (load_cuda was never called)"]
         return kernels, reasons, notes, None

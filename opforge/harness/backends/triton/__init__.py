@@ -26,7 +26,7 @@ class TritonPlugin(BackendPlugin):
     def cpu_runner(self) -> Tool:
         return Tool("triton-interpreter", dist_version("triton"))
 
-    def prepare_worker(self, mode: str, device: str) -> None:
+    def prepare_worker(self, mode: str, device: str, job: dict | None = None) -> None:
         # Triton reads TRITON_INTERPRET when it is first imported, for its own library functions
         # too, so a CPU run needs a process of its own, set up before the import.
         if mode == "run" and device == "cpu":
