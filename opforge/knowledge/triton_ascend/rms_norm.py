@@ -1,0 +1,65 @@
+"""Known-good Triton-Ascend rms_norm: x * rsqrt(mean(x^2) + eps) * weight over the last dim. One
+program per vector core loops over rows; each row is summed and then scaled sub-block by sub-block."""
+import torch
+import triton
+import triton.language as tl
+
+NUM_CORES = 40  # vector cores of an Ascend 910B3: programs beyond this run in waves
+# 4096 fp32 = 16 KB a tile: x, the weight tile and the fp32 accumulator are live together and
+# multi-buffering doubles the loads, about 100 KB of the 192 KB unified buffer.
+MAX_BLOCK = 4096
+
+
+@triton.jit
+def _rms_norm_kernel(x_ptr, w_ptr, out_ptr, n_rows, n_cols, stride_x, stride_out, eps, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    step = tl.num_programs(0)
+    cols = tl.arange(0, BLOCK)
+    for row in tl.range(pid, n_rows, step):
+        x_row = x_ptr + tl.cast(row, tl.int64) * stride_x
+        out_row = out_ptr + tl.cast(row, tl.int64) * stride_out
+        # Pass 1: sum of squares in an fp32 vector, reduced once at the end (one reduction per row,
+        # not one per sub-block).
+        acc = tl.zeros([BLOCK], dtype=tl.float32)
+        for start in range(0, n_cols, BLOCK):
+            c = start + cols
+            x = tl.load(x_row + c, mask=c < n_cols, other=0.0).to(tl.float32)
+            acc += x * x
+        rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / n_cols + eps)
+        # Pass 2: scale in the reference's order, (x * rstd) * w.
+        for start in range(0, n_cols, BLOCK):
+            c = start + cols
+            mask = c < n_cols
+            x = tl.load(x_row + c, mask=mask, other=0.0).to(tl.float32)
+            w = tl.load(w_ptr + c, mask=mask, other=0.0).to(tl.float32)
+            tl.store(out_row + c, x * rstd * w, mask=mask)
+
+
+def _as_rows(x: torch.Tensor) -> torch.Tensor:
+    """View any leading dims as rows of the last dim, with unit column stride."""
+    x2 = x.reshape(-1, x.shape[-1]) if x.dim() > 0 else x.reshape(1, 1)
+    return x2 if x2.stride(-1) == 1 else x2.contiguous()
+
+
+def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    x2 = _as_rows(x)
+    n_rows, n_cols = x2.shape
+    weight = weight.contiguous()
+    out = torch.empty((n_rows, n_cols), dtype=x.dtype, device=x.device)
+    if out.numel() == 0:
+        return out.reshape(x.shape)
+    block = max(8, min(triton.next_power_of_2(n_cols), MAX_BLOCK))  # 8 fp32: one 32-byte block
+    _rms_norm_kernel[(min(NUM_CORES, n_rows),)](x2, weight, out, n_rows, n_cols, x2.stride(0), out.stride(0), eps,
+                                               BLOCK=block)
+    return out.reshape(x.shape)
+
+
+class ModelNew(torch.nn.Module):
+    def __init__(self, hidden):
+        super().__init__()
+        # Same parameter name and shape as the spec, so its state_dict loads here.
+        self.weight = torch.nn.Parameter(torch.randn(hidden))
+        self.eps = 1e-6
+
+    def forward(self, x):
+        return rms_norm(x, self.weight, self.eps)
