@@ -13,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from opforge.codegen.candidate import Kernel
+from opforge.codegen.emit.ascendc import EMITTERS as ASCENDC_EMITTERS
 from opforge.codegen.emit.cuda import EMITTERS as CUDA_EMITTERS
 from opforge.codegen.emit.triton import EMITTERS as TRITON_EMITTERS
 from opforge.codegen.lower import Lowered, Unsupported, lower, state_shapes
@@ -20,7 +21,8 @@ from opforge.codegen.lower import Lowered, Unsupported, lower, state_shapes
 __all__ = ["BACKENDS", "Kernel", "Unsupported", "generate"]
 
 BACKENDS = {"triton": ("opforge.codegen.emit.triton", TRITON_EMITTERS),
-            "cuda": ("opforge.codegen.emit.cuda", CUDA_EMITTERS)}
+            "cuda": ("opforge.codegen.emit.cuda", CUDA_EMITTERS),
+            "ascendc": ("opforge.codegen.emit.ascendc", ASCENDC_EMITTERS)}
 
 
 @lru_cache(maxsize=32)

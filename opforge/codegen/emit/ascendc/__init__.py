@@ -1,0 +1,5 @@
+"""The AscendC emitters, in the order codegen.generate tries them: pointwise (a CopyIn/Compute/
+CopyOut pipeline over double-buffered queues, host tiling across the AI vector cores). Candidates
+are in opforge's direct-launch form: ASCENDC_SOURCES (tiling header, kernel with its launcher,
+torch_npu binding) and a ModelNew calling the binding."""
+EMITTERS = ("pointwise",)
