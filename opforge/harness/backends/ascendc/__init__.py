@@ -1,0 +1,93 @@
+"""The AscendC backend: a Python file carrying an AscendC kernel project as strings, in opforge's
+direct-launch form or MultiKernelBench's (project.py; the contract in the README's Ascend section).
+
+Stages: static (static.py: the project read from the AST, its C++ read as the compiler reads it,
+then the API table, the include and system-call rules, the 192 KB unified-buffer plan, 32-byte
+DataCopy lengths, queue balance, and the agreement of kernel, launcher, binding and tiling); compile
+(bisheng through CMake's `find_package(ASC)` or msopgen, cann.py) and the CPU twin only where CANN is
+installed: without it both are `skipped` with the reason, the level stays `static` and the verdict
+exits 3, never promotable (with it too, until the shared build job builds before it imports: NO_HOOK). The device run needs torch_npu and an NPU, which opforge's hardware
+detection does not report yet, so it is skipped with that reason."""
+from __future__ import annotations
+
+from opforge.harness.backends.ascendc import cann
+from opforge.harness.backends.base import BackendPlugin, StaticOutcome, Tool, dist_version
+from opforge.harness.ladder import stage
+
+NO_NPU = "no NPU: opforge runs AscendC on a device only where torch_npu reports one, and this machine has none"
+# With CANN installed the build itself is ready (cann.build), but the shared build job imports the
+# candidate before it calls a backend's build, and an AscendC candidate's extension module exists only
+# after that build: until harness/checker.py builds first, these stages say so instead of failing.
+NO_HOOK = ("CANN is installed, but opforge's build job imports the candidate before building it, and an AscendC "
+           "candidate's extension module exists only after bisheng has built it")
+
+
+class AscendCPlugin(BackendPlugin):
+    name, language = "ascendc", "ascendc"
+    accelerator = "NPU"
+
+    def unavailable(self) -> str | None:
+        return None  # static checks run everywhere; each later stage says why it cannot run here
+
+    def static(self, source: str, *, float32_spec: bool) -> StaticOutcome:
+        from opforge.harness.backends.ascendc.static import check_ascendc
+
+        found = check_ascendc(source)
+        out = StaticOutcome(reasons=list(found.reasons), warnings=list(found.warnings))
+        out.job = {"ascendc_form": found.project.form if found.project else None, "ascendc_kernels": found.kernels}
+        if not out.reasons:
+            out.skip = self._skips()
+        return out
+
+    def _skips(self) -> dict:
+        why = cann.unavailable()
+        compiler, runner = self.compiler(), self.cpu_runner()
+        device = stage("skipped", reason=NO_NPU)
+        if why:
+            return {"compile": stage("skipped", compiler.name, compiler.version, reason=why),
+                    "cpu_run": stage("skipped", runner.name, runner.version, reason=why), "device_run": device}
+        return {"compile": stage("skipped", compiler.name, compiler.version, reason=NO_HOOK),
+                "cpu_run": stage("skipped", runner.name, runner.version, reason=NO_HOOK), "device_run": device}
+
+    def compiler(self) -> Tool:
+        return Tool("bisheng", _cann_version())
+
+    def cpu_runner(self) -> Tool:
+        return Tool("ascendc-cpu-twin", _cann_version())
+
+    def prepare_worker(self, mode: str, device: str, job: dict | None = None) -> None:
+        import os
+
+        os.environ.pop("TRITON_INTERPRET", None)
+
+    def build(self, launches: list, job: dict):
+        """With CANN, the worker's build job renders and builds the project (cann.build); its
+        reasons are bisheng's own lines. Without CANN the stage never reaches here (static.skip)."""
+        import tempfile
+        from pathlib import Path
+
+        from opforge.harness.backends.ascendc.project import read_project
+
+        if cann.unavailable():
+            return [], [], [], {"stages": {"compile": stage("skipped", "bisheng", None, reason=cann.NO_CANN)}}
+        source = Path(job.get("candidate_path", "candidate.py")).read_text()
+        project = read_project(source)
+        module = next(iter(project.modules), "custom_ops_lib")
+        _, reasons = cann.build(project, Path(tempfile.mkdtemp(prefix="opforge-ascendc-")), module)
+        kernels = [{"kernel": name, "target": cann.ARCH} for name in job.get("ascendc_kernels", [])]
+        return kernels, reasons, [], None
+
+
+def _cann_version() -> str | None:
+    """CANN's version from its toolkit's version file, where there is one."""
+    home = cann.cann_home()
+    for name in ("version.cfg", "version.info"):
+        path = home / name if home else None
+        if path is not None and path.is_file():
+            for line in path.read_text(errors="replace").splitlines():
+                if line.lower().startswith(("version=", "toolkit_version=")):
+                    return line.split("=", 1)[1].strip()
+    return dist_version("cann") if home else None
+
+
+PLUGIN = AscendCPlugin()
