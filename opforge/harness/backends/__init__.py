@@ -38,7 +38,7 @@ BACKENDS = {b.name: b for b in (
     Backend("triton", "python", "opforge.harness.backends.triton"),
     Backend("cuda", "cuda", "opforge.harness.backends.cuda"),
     Backend("triton_ascend", "python", "opforge.harness.backends.triton_ascend"),
-    Backend("ascendc", "ascendc", None),
+    Backend("ascendc", "ascendc", "opforge.harness.backends.ascendc"),
 )}
 
 
