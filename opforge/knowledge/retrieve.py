@@ -25,9 +25,11 @@ MAX_CODE = 3  # examples + history together: whole kernels are long and crowd ou
 MIN_NOTES = 2  # when the backend has that many
 # Always sent: Triton kernels are often checked on the CPU interpreter, which hides GPU compile
 # errors; CUDA candidates must follow opforge's launcher contract and stay within what the emulator runs.
+# Triton-Ascend's most common failure is a tile over the unified buffer, which no GPU habit warns of.
 PINNED = {"triton": "knowledge/notes/triton/interpreter_vs_gpu.md",
-          "cuda": "knowledge/notes/cuda/opforge_contract.md"}
-BACKEND_LABEL = {"triton": "Triton", "cuda": "CUDA", "ascendc": "AscendC"}
+          "cuda": "knowledge/notes/cuda/opforge_contract.md",
+          "triton_ascend": "knowledge/notes/triton_ascend/unified_buffer_sizing.md"}
+BACKEND_LABEL = {"triton": "Triton", "cuda": "CUDA", "ascendc": "AscendC", "triton_ascend": "Triton-Ascend"}
 
 History = tuple[str, str, str, float | None]  # (op, spec_source, kernel_source, speedup)
 

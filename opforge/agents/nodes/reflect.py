@@ -2,7 +2,7 @@
 
 The feedback quotes the harness's exact reasons (build errors, nvcc's with the offending line,
 mismatch numbers with positions and tolerances, the CUDA emulator's race, deadlock and
-out-of-bounds findings, anti-cheat findings) and adds what they suggest: failing variants, what
+out-of-bounds findings, Triton-Ascend's unified-buffer, grid and lowering findings, anti-cheat findings) and adds what they suggest: failing variants, what
 to look for, spills, speedups. The best is the correct candidate with the highest speedup over eager where timed,
 else the first correct one."""
 from __future__ import annotations
@@ -28,6 +28,8 @@ HINTS = {
 BACKEND_HINTS = {
     ("cuda", "build"): "nvcc rejected CUDA_SRC: fix the line it names (the error quotes it) and keep the "
                        "extern \"C\" launchers' signatures.",
+    ("triton_ascend", "build"): "Huawei's front end (triton-adapter-opt, then bishengir-compile) rejected a "
+                                "launch before anything ran: fix the construct its message names.",
 }
 # The CUDA emulator's findings, by the code its one-line reason starts with (CUDA runs only): each
 # says what to look for, in place of the stage's hint.
@@ -51,7 +53,27 @@ REASON_HINTS = {
     "arguments": "forward called a launcher with the wrong arguments: pass exactly its parameters but the "
                  "stream, tensors of the pointee's dtype for pointers and Python numbers for scalars.",
 }
-_REASON_CODE = re.compile(r"(?:^|: )(" + "|".join(map(re.escape, REASON_HINTS)) + r"): ")
+# Triton-Ascend's findings (static checks, the front end's messages as the verdict quotes them), by a
+# phrase anywhere in the reason: the leftmost phrase of a reason picks its hint.
+ASCEND_REASON_HINTS = {
+    "ub overflow": "The kernel's live tiles do not fit the 192 KB unified buffer (multi-buffering doubles the "
+                   "loads): halve BLOCK (or SUB_M), cap it with a constant instead of next_power_of_2 of a "
+                   "run-time length, and loop over sub-blocks of long rows, storing each before the next.",
+    "grid-too-large": "An Ascend launch takes at most 65535 programs: launch one program per vector core "
+                      "(40) and loop inside the kernel, for i in tl.range(tl.program_id(0), n, tl.num_programs(0)).",
+    "ascend-unsupported": "Ascend has no PTX and no CUDA device library: drop inline asm and tl.extra.cuda, "
+                          "write it with tl ops (tl.exp, tl.sqrt, tl.math.*).",
+    "fails triton-adapter-opt": "triton-adapter-opt could not analyse a pointer or mask: keep every pointer a "
+                                "base plus affine offsets (no tl.where between two pointers: load both masked "
+                                "and select the values), and prefer strides to % or loaded indices.",
+    "does not lower for": "Triton-Ascend's lowering refused a construct: no fp64 anywhere (compute in fp32), "
+                          "only Triton 3.2 APIs, no GPU-only ops.",
+}
+_REASON_CODES = {
+    "cuda": re.compile(r"(?:^|: )(" + "|".join(map(re.escape, REASON_HINTS)) + r"): "),
+    "triton_ascend": re.compile("(" + "|".join(map(re.escape, ASCEND_REASON_HINTS)) + ")"),
+}
+_HINTS_BY_CODE = {"cuda": REASON_HINTS, "triton_ascend": ASCEND_REASON_HINTS}
 
 
 def feedback_text(summary: dict, backend: str = "triton") -> str:
@@ -61,9 +83,10 @@ def feedback_text(summary: dict, backend: str = "triton") -> str:
     failing = [v for v in summary.get("variants", []) if not v.get("passed", True)]
     if failing:
         lines.append("Failing input shapes: " + "; ".join(str(v["shapes"]) for v in failing))
-    found = map(_REASON_CODE.search, summary["reasons"]) if backend == "cuda" else ()
+    pattern = _REASON_CODES.get(backend)
+    found = map(pattern.search, summary["reasons"]) if pattern else ()
     codes = dict.fromkeys(m.group(1) for m in found if m)
-    hints = [REASON_HINTS[code] for code in codes] or [
+    hints = [_HINTS_BY_CODE[backend][code] for code in codes] or [
         BACKEND_HINTS.get((backend, summary["stage"])) or HINTS.get(summary["stage"])]
     lines += [hint for hint in hints if hint]
     return "\n".join(lines)
@@ -75,12 +98,19 @@ def _success_text(summary: dict) -> str:
     if timings:
         lines.append(f"Time {timings['kernel_ms']:.4f} ms: {timings['speedup_eager']:.2f}x eager"
                      + (f", {timings['speedup_compile']:.2f}x torch.compile" if timings.get("speedup_compile") else ""))
-    for kernel in (summary.get("build") or {}).get("kernels", []):
-        spills = kernel.get("spill_stores") or 0
-        shape = f"{kernel['num_warps']} warps" if "num_warps" in kernel else f"{kernel.get('shared_bytes') or 0} bytes shared"
-        lines.append(f"{kernel['kernel']}: {kernel['registers']} registers, {shape}"
-                     + (f", {spills} bytes spilled: use smaller blocks" if spills else ""))
+    lines += [_kernel_line(k) for k in (summary.get("build") or {}).get("kernels", [])]
     return "\n".join(lines)
+
+
+def _kernel_line(kernel: dict) -> str:
+    if "registers" not in kernel:  # Triton-Ascend: the front end reports its pipeline, not registers
+        ub = kernel.get("required_ub_bits")
+        return (f"{kernel['kernel']}: {kernel.get('mix_mode') or 'unknown'} kernel for {kernel.get('target')}, "
+                f"bishengir-compile: {kernel.get('pipeline')}" + (f", {ub // 8} bytes of unified buffer" if ub else ""))
+    spills = kernel.get("spill_stores") or 0
+    shape = f"{kernel['num_warps']} warps" if "num_warps" in kernel else f"{kernel.get('shared_bytes') or 0} bytes shared"
+    return (f"{kernel['kernel']}: {kernel['registers']} registers, {shape}"
+            + (f", {spills} bytes spilled: use smaller blocks" if spills else ""))
 
 
 def score(summary: dict) -> float:

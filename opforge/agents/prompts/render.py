@@ -37,8 +37,11 @@ _ENV = Environment(
 
 # The system contract per backend: each language has its own candidate format and rules. Triton
 # (and any backend without its own) keeps system.j2, byte for byte.
-SYSTEM_TEMPLATES = {"cuda": "system_cuda.j2"}
-LANGUAGES = {"cuda": "CUDA"}
+SYSTEM_TEMPLATES = {"cuda": "system_cuda.j2", "triton_ascend": "system_triton_ascend.j2"}
+LANGUAGES = {"cuda": "CUDA", "triton_ascend": "Triton-Ascend"}
+# Backends whose CPU interpreter run is not paired with an sm_90 compile: draft.j2's paragraph on
+# the GPU rules (registers, shared memory) would mislead them; their system prompt has the target's.
+NO_SM90_COMPILE = {"triton_ascend"}
 
 
 def render_messages(request: DraftRequest) -> list[dict]:
@@ -59,7 +62,7 @@ def _context(request: DraftRequest) -> dict:
         "spec_source": request.spec_source,
         "backend": request.backend,
         "hardware": request.hardware,
-        "interpreter": "interpreter" in request.hardware,
+        "interpreter": "interpreter" in request.hardware and request.backend not in NO_SM90_COMPILE,
         "on_cpu": request.hardware.startswith("cpu") or "interpreter" in request.hardware,
         "language": LANGUAGES.get(request.backend, "Triton"),
         "knowledge": request.knowledge,
