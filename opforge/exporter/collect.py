@@ -34,9 +34,10 @@ class InputSig:
 @dataclass(frozen=True)
 class ArchImpl:
     """One active version: one backend's kernel for one architecture key ("sm_90", or "cpu" =
-    verified on a CPU: Triton's interpreter, opforge's CUDA emulator)."""
+    verified on a CPU: Triton's interpreter, opforge's CUDA emulator; "npu" for every Triton-Ascend
+    kernel, whether triton-ascend's interpreter or an NPU verified it)."""
 
-    backend: str  # "triton" or "cuda"
+    backend: str  # "triton", "cuda" or "triton_ascend"
     arch: str
     module: str  # module under <package>.ops holding this kernel
     version: int
@@ -71,8 +72,12 @@ class OpExport:
     notes: tuple[str, ...] = field(default=())
 
 
-def arch_key(fingerprint: str) -> str:
-    """Registry hardware fingerprint -> the key the generated runtime derives from a device."""
+def arch_key(fingerprint: str, backend: str = "triton") -> str:
+    """Registry hardware fingerprint -> the key the generated runtime derives from a device. A
+    Triton-Ascend kernel is keyed "npu" wherever it was verified: its only target is an Ascend NPU
+    (as a CUDA kernel's is a CUDA GPU), so the runtime runs it on an NPU device only."""
+    if backend == "triton_ascend":
+        return "npu"
     if fingerprint.startswith("cuda/"):
         return fingerprint.rsplit("/", 1)[-1]  # "cuda/NVIDIA H200/sm_90" -> "sm_90"
     return "cpu"  # verified under Triton's interpreter
@@ -163,13 +168,20 @@ def describe_spec(pk: PromotedKernel) -> dict[str, Any]:
                 "mutates": tuple(getattr(module, "OPFORGE", {}).get("mutates", ())), "sizes": dict(sizes)}
 
 
+# What configs/<op>.json keeps of each built kernel (Triton-Ascend's front end reports other facts).
+LAUNCH_KEYS = {"triton_ascend": ("kernel", "target", "mix_mode", "constexprs")}
+GPU_LAUNCH_KEYS = ("kernel", "arch", "num_warps", "num_stages", "constexprs", "registers", "spill_stores", "shared_bytes")
+# The order an op's kernels are exported in (the first is its primary module, see _module_name).
+BACKEND_ORDER = ("triton", "cuda", "triton_ascend")
+
+
 def _impl(pk: PromotedKernel, module: str) -> ArchImpl:
     verdict = pk.evaluation.verdict
-    launches = [{k: kern.get(k) for k in ("kernel", "arch", "num_warps", "num_stages", "constexprs",
-                                          "registers", "spill_stores", "shared_bytes")}
-                for kern in (verdict.get("build") or {}).get("kernels", [])]
+    keys = LAUNCH_KEYS.get(pk.version.backend, GPU_LAUNCH_KEYS)
+    launches = [{k: kern.get(k) for k in keys} for kern in (verdict.get("build") or {}).get("kernels", [])]
     return ArchImpl(
-        backend=pk.version.backend, arch=arch_key(pk.evaluation.hardware), module=module, version=pk.version.number,
+        backend=pk.version.backend, arch=arch_key(pk.evaluation.hardware, pk.version.backend), module=module,
+        version=pk.version.number,
         candidate_id=pk.version.candidate_id, candidate_sha256=pk.candidate_sha256, drafter=pk.drafter,
         hardware=pk.evaluation.hardware, hardware_name=str(pk.evaluation.hardware_info.get("name", "")),
         source=pk.source, timings=pk.evaluation.timings, launches=launches,
@@ -200,7 +212,12 @@ def group_ops(promoted: list[PromotedKernel]) -> tuple[list[OpExport], list[str]
 
 def _module_name(op: str, backend: str, arch: str, taken: dict[str, str]) -> str:
     """The op's first kernel module is named after the op (it carries the entry points); the
-    others by architecture (Triton) or backend (CUDA, then by architecture if that is taken)."""
+    others by architecture (Triton) or backend (CUDA, then by architecture if that is taken). A
+    Triton-Ascend kernel is always a module of its own, `<op>__npu`: it may be imported only where
+    triton-ascend's `triton` is the importable one, so it never carries the entry points (an op
+    with no other kernel gets an entry-points-only module, see render.py)."""
+    if backend == "triton_ascend":
+        return f"{op}__npu"
     if not taken:
         return op
     if backend == "cuda" and f"{op}__cuda" not in taken.values():
@@ -210,14 +227,15 @@ def _module_name(op: str, backend: str, arch: str, taken: dict[str, str]) -> str
 
 def _op(name: str, pks: list[PromotedKernel], notes_in: tuple[str, ...] = ()) -> OpExport:
     check_op_name(name)
-    # Triton first (its primary module and names stay as they were before CUDA), GPU-verified first.
-    pks = sorted(pks, key=lambda pk: (pk.version.backend != "triton", arch_key(pk.evaluation.hardware) == "cpu",
-                                      pk.evaluation.hardware))
+    # Triton first (its primary module and names stay as they were before CUDA), then CUDA, then
+    # Triton-Ascend; device-verified before the CPU's.
+    pks = sorted(pks, key=lambda pk: (BACKEND_ORDER.index(pk.version.backend),
+                                      not pk.evaluation.hardware.startswith(("cuda/", "npu/")), pk.evaluation.hardware))
     lead = pks[0]  # every version here is of the op's current spec (older ones arrive with a problem)
     notes = list(notes_in)
     impls, modules = [], {}
     for pk in pks:
-        backend, arch = pk.version.backend, arch_key(pk.evaluation.hardware)
+        backend, arch = pk.version.backend, arch_key(pk.evaluation.hardware, pk.version.backend)
         if (backend, arch) in {(i.backend, i.arch) for i in impls}:
             notes.append(f"{name}: v{pk.version.number} on {pk.evaluation.hardware} shares its architecture "
                          f"with an earlier {backend} one and is not exported")

@@ -17,7 +17,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from opforge.exporter import cuda
+from opforge.exporter import ascendc, cuda
 from opforge.exporter.collect import ExportError, OpExport, group_ops
 from opforge.exporter.render import render_files
 from opforge.registry.promoted import PromotedKernel
@@ -46,6 +46,7 @@ class ExportResult:
     wheel: Path | None
     files: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    ascendc: list[str] = field(default_factory=list)  # AscendC project directories written, "ascendc/<op>"
 
     def as_dict(self) -> dict:
         return asdict(self) | {"out": str(self.out), "wheel": str(self.wheel) if self.wheel else None}
@@ -159,7 +160,7 @@ def _has_cuda(ops) -> bool:
     return any(i.backend == "cuda" for op in ops for i in op.impls)
 
 
-EXPORTED_BACKENDS = ("triton", "cuda")
+EXPORTED_BACKENDS = ("triton", "cuda", "triton_ascend", "ascendc")  # ascendc: as project directories
 
 
 def _shipping_problem(pk: PromotedKernel) -> str | None:
@@ -170,24 +171,51 @@ def _shipping_problem(pk: PromotedKernel) -> str | None:
     return cuda.format_problem(pk.source) if pk.version.backend == "cuda" else None
 
 
+def ascendc_projects(promoted: list[PromotedKernel], package: str) -> tuple[dict[str, str], list[str]]:
+    """(files of ascendc/<op>/ for each op's promoted AscendC version, notes on those left out)."""
+    files: dict[str, str] = {}
+    notes: list[str] = []
+    done: set[str] = set()
+    for pk in promoted:
+        op = pk.version.op
+        where = f"{op}: left out AscendC v{pk.version.number} on {pk.version.hardware}"
+        if pk.problem:
+            notes.append(f"{where}: {pk.problem}")
+        elif op in done:
+            notes.append(f"{where}: an earlier AscendC version of {op} is exported as ascendc/{op}/")
+        else:
+            try:
+                files |= ascendc.project_files(pk, package)
+                done.add(op)
+            except ExportError as exc:
+                notes.append(f"{where}: {exc}")
+    return files, notes
+
+
 def export_library(registry, out: Path, name: str = "kernels_generated", wheel: bool = False,
                    cuda_archs: str | None = None) -> ExportResult:
-    """Render the active Triton and CUDA versions of `registry` into `out` as the package `name`;
-    with `wheel`, build it, CUDA kernels prebuilt where nvcc is (`cuda_archs`: "90,100", else
-    $OPFORGE_CUDA_ARCHS, else this machine's GPUs)."""
+    """Render the active Triton, CUDA and Triton-Ascend versions of `registry` into `out` as the
+    package `name`, and each op's AscendC version as a project directory beside it (out/ascendc/<op>/,
+    not part of the wheel); with `wheel`, build it, CUDA kernels prebuilt where nvcc is
+    (`cuda_archs`: "90,100", else $OPFORGE_CUDA_ARCHS, else this machine's GPUs)."""
     check_name(name)
     archs = cuda.wheel_archs(cuda_archs) if wheel else ([], "")
     promoted = [replace(pk, problem=_shipping_problem(pk)) for pk in registry.promoted_kernels()]
     if not promoted:
-        raise ExportError("nothing to export: no promoted Triton or CUDA versions "
+        raise ExportError("nothing to export: no promoted Triton, CUDA, Triton-Ascend or AscendC versions "
                           "(opforge promote ID, or opforge promote --auto)")
-    ops, left_out = group_ops(promoted)
-    if not ops:
+    projects, project_notes = ascendc_projects([pk for pk in promoted if pk.version.backend == "ascendc"], name)
+    ops, left_out = group_ops([pk for pk in promoted if pk.version.backend != "ascendc"])
+    left_out += project_notes
+    if not ops and not projects:
         raise ExportError("nothing to export: " + "; ".join(left_out))
-    files = render_files(ops, name)
+    files = render_files(ops, name, projects)
     out = Path(out)
     write_tree(out, files)
     built, wheel_notes = _build_wheel(out, name, ops, archs) if wheel else (None, [])
-    notes = left_out + [note for op in ops for note in op.notes] + wheel_notes
+    dirs = sorted({"/".join(path.split("/")[:2]) for path in projects})
+    written = [f"AscendC projects written (source only, build them with CANN: see each README.md): "
+               f"{', '.join(d + '/' for d in dirs)}"] if dirs else []
+    notes = left_out + [note for op in ops for note in op.notes] + wheel_notes + written
     return ExportResult(out=out.resolve(), name=name, ops=[_summary(op) for op in ops], wheel=built,
-                        files=sorted(files), notes=notes)
+                        files=sorted(files), notes=notes, ascendc=dirs)

@@ -51,8 +51,13 @@ _PY_TYPES = {"tensor": "_export_torch.Tensor", "int": "int", "float": "float", "
 
 
 def _op_module(op: OpExport, impl, name: str, primary: bool) -> str:
-    source = cuda.rewrite_candidate(impl.source, name) if impl.backend == "cuda" else impl.source
-    future, body = split_future(source, f"{op.name} candidate #{impl.candidate_id}")
+    """ops/<module>.py: a kernel (impl) with the op's entry points after it if `primary`; impl None:
+    the entry points alone (an op whose only kernels are Triton-Ascend ones)."""
+    if impl is None:
+        future, body = [], ""
+    else:
+        source = cuda.rewrite_candidate(impl.source, name) if impl.backend == "cuda" else impl.source
+        future, body = split_future(source, f"{op.name} candidate #{impl.candidate_id}")
     names = [sig.name for sig in op.inputs]
     return _env.get_template("op.py.j2").render(
         name=name, op=op, impl=impl, primary=primary, future=future, body=body,
@@ -130,13 +135,18 @@ _CUDA_FILES = {
     "signature.py": "parses the extern \"C\" launchers of CUDA_SRC (from opforge)",
     "toolchain.py": "finds nvcc, builds and caches the shared libraries (from opforge)",
 }
-_CPU_RUNNERS = {"triton": " (Triton interpreter)", "cuda": " (opforge's CUDA emulator)"}
+_CPU_RUNNERS = {"triton": " (Triton interpreter)", "cuda": " (opforge's CUDA emulator)",
+                "triton_ascend": " (triton-ascend interpreter)"}
+
+
+def _on_cpu(impl) -> bool:
+    return impl.arch == "cpu" or impl.hardware.startswith("cpu/")
 
 
 def _readme_rows(ops: list[OpExport]) -> list[dict[str, Any]]:
     return [{"op": op.name, "version": i.version, "candidate_id": i.candidate_id, "backend": i.backend,
              "level": i.level or UNKNOWN, "verified_on": i.verified_on or UNKNOWN,
-             "hardware": (i.hardware_name or i.hardware) + (_CPU_RUNNERS[i.backend] if i.arch == "cpu" else ""),
+             "hardware": (i.hardware_name or i.hardware) + (_CPU_RUNNERS[i.backend] if _on_cpu(i) else ""),
              "kernel_ms": f"{i.timings['kernel_ms']:.4f}" if (i.timings or {}).get("kernel_ms") else "—",
              "eager": _speed((i.timings or {}).get("speedup_eager")),
              "compile": _speed((i.timings or {}).get("speedup_compile"))}
@@ -150,12 +160,30 @@ def _example(ops: list[OpExport]) -> dict[str, str] | None:
     return {"name": op.name, "class_name": op.class_name, "args": ", ".join(s.name for s in op.inputs)}
 
 
-def render_files(ops: list[OpExport], name: str) -> dict[str, str]:
-    """Every file of the exported project, keyed by its path relative to the project root."""
+def _ascendc_what(path: str) -> str:
+    op, rel = path.split("/", 2)[1:]
+    return {"README.md": f"{op}: how to build it with CANN and register it with torch_npu",
+            "CMakeLists.txt": f"{op}: the build (find_package(ASC)), rendered by opforge",
+            "candidate.py": f"{op}: the verified candidate; its ModelNew calls the built module",
+            "model.py": f"{op}: ModelNew, calling custom_ops_lib",
+            "CppExtension/setup.py": f"{op}: builds the torch_npu binding custom_ops_lib"}.get(
+        rel, f"{op}: AscendC source from the candidate, verbatim")
+
+
+def render_files(ops: list[OpExport], name: str, ascendc: dict[str, str] | None = None) -> dict[str, str]:
+    """Every file of the exported project, keyed by its path relative to the project root;
+    `ascendc`: the AscendC project directories' files (ascendc.project_files), listed and written too."""
     env = name.upper()
     version = VERSION_SLOT  # filled in once everything is rendered (with_version)
+    ascendc = ascendc or {}
     ctx = {"name": name, "env": env, "ops": ops, "version": version, "dist_name": name.replace("_", "-"),
-           "cuda": any(i.backend == "cuda" for op in ops for i in op.impls)}
+           "cuda": any(i.backend == "cuda" for op in ops for i in op.impls),
+           "npu": any(i.backend == "triton_ascend" for op in ops for i in op.impls),
+           "npu_ops": [op.name for op in ops if any(i.backend == "triton_ascend" for i in op.impls)],
+           "ascendc_ops": sorted({path.split("/")[1] for path in ascendc})}
+    ctx["kinds"] = {(False, False): "Triton", (True, False): "Triton and CUDA",
+                    (False, True): "Triton and Triton-Ascend", (True, True): "Triton, CUDA and Triton-Ascend"}[
+        ctx["cuda"], ctx["npu"]]
     files: dict[str, tuple[str, str]] = {}
 
     def add(path: str, text: str, what: str) -> None:
@@ -178,13 +206,18 @@ def render_files(ops: list[OpExport], name: str) -> dict[str, str]:
             add(path, text, _CUDA_FILES[path.rsplit("/", 1)[1]])
     add(f"{name}/references/__init__.py", tpl("references_init.py.j2"), "the op specs, verbatim")
     for op in ops:
+        if all(impl.module != op.name for impl in op.impls):
+            add(f"{name}/ops/{op.name}.py", _op_module(op, None, name, True), f"{op.name}: entry points")
         for impl in op.impls:
             primary = impl.module == op.name
             if f"{name}/ops/{impl.module}.py" not in files:
                 add(f"{name}/ops/{impl.module}.py", _op_module(op, impl, name, primary),
-                    f"{op.name} ({impl.arch}): verified kernel" + (" + entry points" if primary else ""))
+                    f"{op.name} ({impl.arch}): verified kernel" + (" + entry points" if primary else "")
+                    + (", imported only under triton-ascend" if impl.backend == "triton_ascend" else ""))
         add(f"{name}/configs/{op.name}.json", _json(op_config(op)), f"{op.name}: per-architecture kernels and configs")
         add(f"{name}/references/{op.name}.py", op.spec_source, f"{op.name}: the spec (reference Model)")
+    for path, text in ascendc.items():
+        add(path, text, _ascendc_what(path))
     add("tests/conftest.py", tpl("conftest.py.j2"), "interpreter on CPU; fallbacks are errors")
     add("tests/test_ops.py", tpl("test_ops.py.j2"), "every op vs its reference, opcheck, dtype fallback")
     listing = sorted([("README.md", "this file")] + [(p, what) for p, (_, what) in files.items()])
