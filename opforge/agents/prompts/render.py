@@ -37,8 +37,9 @@ _ENV = Environment(
 
 # The system contract per backend: each language has its own candidate format and rules. Triton
 # (and any backend without its own) keeps system.j2, byte for byte.
-SYSTEM_TEMPLATES = {"cuda": "system_cuda.j2", "triton_ascend": "system_triton_ascend.j2"}
-LANGUAGES = {"cuda": "CUDA", "triton_ascend": "Triton-Ascend"}
+SYSTEM_TEMPLATES = {"cuda": "system_cuda.j2", "triton_ascend": "system_triton_ascend.j2",
+                    "ascendc": "system_ascendc.j2"}
+LANGUAGES = {"cuda": "CUDA", "triton_ascend": "Triton-Ascend", "ascendc": "AscendC"}
 # Backends whose CPU interpreter run is not paired with an sm_90 compile: draft.j2's paragraph on
 # the GPU rules (registers, shared memory) would mislead them; their system prompt has the target's.
 NO_SM90_COMPILE = {"triton_ascend"}
