@@ -42,7 +42,15 @@ target_compile_options({module} PRIVATE $<$<COMPILE_LANGUAGE:ASC>:--npu-arch={ar
 @dataclass(frozen=True)
 class Rendered:
     root: Path
-    display: dict[str, str]  # rendered file name -> how reasons name it
+    display: dict[str, str]  # rendered path (relative to root) -> how reasons name it
+
+    def name(self, path: str) -> str:
+        """How a reason names a file a tool printed (absolute, relative, or another build's copy)."""
+        hits = [key for key in self.display if path == key or path.endswith("/" + key)]
+        if not hits:
+            hits = [key for key in self.display if Path(key).name == Path(path).name]
+            hits = hits if len(hits) == 1 else []
+        return self.display[max(hits, key=len)] if hits else Path(path).name
 
 
 def cann_home() -> Path | None:
@@ -94,7 +102,7 @@ def _render_mkb(project: Project, root: Path) -> Rendered:
         target = root / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(by_display[display].text)
-    return Rendered(root, {Path(p).name: d for p, d in placed.items()})
+    return Rendered(root, dict(placed))
 
 
 # -- command lines -------------------------------------------------------------------------------------
@@ -130,7 +138,7 @@ def compile_errors(output: str, rendered: Rendered, limit: int = 5) -> list[str]
         match = DIAGNOSTIC.match(line.strip())
         if not match:
             continue
-        name = rendered.display.get(Path(match["path"]).name, Path(match["path"]).name)
+        name = rendered.name(match["path"])
         reason = f"compile: {match['msg'].strip()[:300]} ({name}:{match['line']})"
         if reason not in reasons:
             reasons.append(reason)
@@ -144,7 +152,7 @@ def cpu_twin_result(returncode: int, output: str, rendered: Rendered) -> tuple[b
     the twin's runtime, or a non-zero exit fail it; a clean exit with none of those passes."""
     for line in output.splitlines():
         if match := ASSERT.search(line):
-            name = rendered.display.get(Path(match["path"]).name, Path(match["path"]).name)
+            name = rendered.name(match["path"])
             return False, f"cpu-twin: {match['msg'].strip()[:300]} ({name}:{match['line']})"
     for line in output.splitlines():
         if "[ERROR]" in line:

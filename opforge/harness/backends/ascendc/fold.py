@@ -1,6 +1,6 @@
 """Constant folding of the integer expressions the buffer and copy checks need (`BUFFER_NUM`,
 `TILE_LENGTH * sizeof(half)`): named constants come from `constexpr`/`const` integer declarations
-and object-like `#define`s anywhere in the project; a name bound to two different values, a runtime
+and object-like `#define`s of the translation unit (its project headers inlined); a name bound to two different values, a runtime
 value (`this->tileLength`, a parameter) or anything else this small evaluator does not know gives
 None — unknown, never a guess. Values are capped at 2^64 so `1 << (1 << 40)` costs nothing.
 """
@@ -24,7 +24,7 @@ def literal(text: str) -> int | None:
 
 
 def constants(units) -> dict[str, int]:
-    """NAME -> value for every integer constant with one value in the whole project."""
+    """NAME -> value for every integer constant with one value in these translation units."""
     found: dict[str, set] = {}
     for unit in units:
         for name, rest, _ in unit.directives:

@@ -85,11 +85,11 @@ def check_code(code, project, dtypes: dict[str, int]) -> Findings:
     for f in code.functions:
         unit = code.units[f.unit]
         _calls(f, unit, own, out)
-    table = constants(code.units)
+    tables = [constants([unit]) for unit in code.units]  # per translation unit, as the compiler sees names
     sizes = {**api.SIZES, **dtypes}
-    _ub_plan(code, table, sizes, out)
+    _ub_plan(code, tables, sizes, out)
     _queues(code, out)
-    _datacopy(code, table, sizes, out)
+    _datacopy(code, tables, sizes, out)
     return out
 
 
@@ -101,6 +101,11 @@ def _calls(f, unit, own: set, out: Findings) -> None:
         base = api.base_name(t.text)
         if t.kind == "id" and base in ("asm", "__asm__", "__asm"):
             out.bad(f"ascendc-forbidden: inline assembly in {f.name} ({unit.at(t)})")
+        elif t.kind == "id" and base in ("ifstream", "ofstream", "fstream", "filebuf", "thread"):
+            out.bad(f"ascendc-forbidden: {t.text} in {f.name}: no files or threads in an AscendC project ({unit.at(t)})")
+        elif t.kind == "id" and f.aicore and t.text.startswith(api.HOST_PREFIXES):
+            out.bad(f"ascendc-forbidden: {t.text} in kernel code ({f.name}): host libraries do not run on an AI core "
+                    f"({unit.at(t)})")
     for k, name, member in calls(body):
         base = api.base_name(name)
         prev = body[k - 1] if k else None
@@ -155,7 +160,7 @@ def _scopes(code):
     return scopes
 
 
-def _ub_plan(code, table, sizes, out: Findings) -> None:
+def _ub_plan(code, tables, sizes, out: Findings) -> None:
     for scope, functions in _scopes(code).items():
         known, unknown, first = 0, [], None
         for f in functions:
@@ -166,7 +171,7 @@ def _ub_plan(code, table, sizes, out: Findings) -> None:
                 args = split_args(f.body, open_paren(f.body, k))
                 first = first or unit.at(f.body[k])
                 parts = args[1:] if len(args) in (2, 3) else None
-                values = [evaluate(a, table, sizes) for a in parts] if parts else [None]
+                values = [evaluate(a, tables[f.unit], sizes) for a in parts] if parts else [None]
                 if None in values:
                     queue = " ".join(t.text for t in args[0]) if args else "?"
                     unknown.append(f"InitBuffer({queue}, ...) ({unit.at(f.body[k])})")
@@ -250,7 +255,7 @@ def _root(arg: list[Token]) -> str | None:
     return ids[0] if ids else None
 
 
-def _datacopy(code, table, sizes, out: Findings) -> None:
+def _datacopy(code, tables, sizes, out: Findings) -> None:
     unknown: list[str] = []
     types = [_element_types(u.tokens) for u in code.units]
     params = set().union(*(_params_names(u.tokens) for u in code.units)) if code.units else set()
@@ -264,7 +269,7 @@ def _datacopy(code, table, sizes, out: Findings) -> None:
             args = split_args(f.body, open_paren(f.body, k))
             if len(args) != 3 or not args[2] or args[2][0].text == "{" or _root(args[2]) in params:
                 continue  # a DataCopyParams form counts 32-byte blocks: aligned by construction
-            count = evaluate(args[2], table, sizes)
+            count = evaluate(args[2], tables[f.unit], sizes)
             elements = {t for a in args[:2] for t in types[f.unit].get(_root(a) or "", set())}
             size = sizes.get(next(iter(elements))) if len(elements) == 1 else None
             at = unit.at(f.body[k])

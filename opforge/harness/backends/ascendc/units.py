@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from opforge.harness.backends.cuda.cxx import CxxError, Token, _match, read
 
 INCLUDE = re.compile(r'\s*#\s*include\s*"([^"]+)"')
+DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?:\([^)]*\))?(.*)$", re.M)
 MAX_DEPTH = 16
+MAX_EXPANSION = 20_000  # tokens one macro may expand to (a real project's largest is a few hundred)
 
 
 class UnitError(ValueError):
@@ -80,6 +82,7 @@ def read_code(project) -> Code:
     code, seen = Code(), set()
     for start in starts:
         text, where = _combine(files, start)
+        _macro_sizes(text, start.display)
         try:
             parsed = read(text)
         except CxxError as exc:
@@ -90,6 +93,23 @@ def read_code(project) -> Code:
         code.units.append(unit)
         _outline(code, unit, parsed.functions, len(code.units) - 1, seen)
     return code
+
+
+def _macro_sizes(text: str, display: str) -> None:
+    """Refuse a macro chain that would expand past MAX_EXPANSION tokens before the reader expands it
+    (`#define A1 A0 A0` forty deep is 2^40 tokens: the reader's own cap trips only after seconds)."""
+    bodies = {m.group(1): re.findall(r"[A-Za-z_]\w*|\S", m.group(2)) for m in DEFINE.finditer(text.replace("\\\n", ""))}
+    sizes: dict[str, int] = {}
+
+    def size(name: str, depth: int) -> int:
+        if name not in sizes:
+            sizes[name] = 1  # a macro is not expanded inside itself
+            total = sum(size(w, depth + 1) if w in bodies and depth < 64 else 1 for w in bodies[name])
+            sizes[name] = min(total, MAX_EXPANSION + 1)
+        return sizes[name]
+    for name in bodies:
+        if size(name, 0) > MAX_EXPANSION:
+            raise UnitError(f"ascendc-format: macro {name} in {display} expands to more than {MAX_EXPANSION} tokens")
 
 
 def _classes(tokens: list[Token]) -> list[tuple[str, str, int, int]]:
