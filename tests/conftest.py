@@ -24,6 +24,19 @@ def require_runtime(name: str, reason: str | None) -> None:
     pytest.skip(f"{name} unavailable: {reason}")
 
 
+def require_ascend() -> None:
+    """Skip a test that needs Huawei's triton-ascend prefix (make setup installs it) when it is
+    missing — or fail it under OPFORGE_CI, where setup promises it."""
+    from opforge.harness.backends.triton_ascend import toolchain
+
+    _, reason = toolchain.cached()
+    if not reason:
+        return
+    if os.environ.get("OPFORGE_CI"):
+        pytest.fail(f"the triton-ascend toolchain is required here but unavailable: {reason}")
+    pytest.skip(reason)
+
+
 @pytest.fixture(scope="session")
 def default_sandbox() -> str:
     """The runtime for tests that are not about isolation: the cheap jail when available, else

@@ -49,7 +49,7 @@ def test_verify_json_contract_and_exit_1_for_a_cheat(tmp_path):
     assert json.loads(shown.stdout)["evaluations"][0]["reasons"] == verdict["reasons"]
 
 
-def test_bad_input_is_one_line_and_exit_2(tmp_path):
+def test_bad_input_is_one_line_and_exit_2(tmp_path, monkeypatch):
     assert_one_line_error(opforge("verify", str(tmp_path / "none.py"), str(KERNELS / "good.py")),
                           "spec file not found")
     assert_one_line_error(opforge("verify", str(TINY), str(tmp_path / "none.py")), "kernel file not found")
@@ -57,8 +57,9 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     assert_one_line_error(opforge("verify", str(bad), str(KERNELS / "good.py")), "no `class Model")
     assert_one_line_error(opforge("verify", str(TINY), str(KERNELS / "good.py"), "--backend", "metal"),
                           "unknown backend 'metal'")
-    assert_one_line_error(opforge("verify", str(TINY), str(KERNELS / "good.py"), "--backend", "ascendc"),
-                          "backend 'ascendc' is unavailable")
+    monkeypatch.setenv("OPFORGE_ASCEND_PREFIX", str(tmp_path / "no-ascend"))  # a machine without triton-ascend
+    assert_one_line_error(opforge("verify", str(TINY), str(KERNELS / "good.py"), "--backend", "triton_ascend"),
+                          "backend 'triton_ascend' is unavailable: triton-ascend is not installed")
     assert_one_line_error(opforge("verify", str(TINY), str(KERNELS / "good.py"), "--sandbox", "vm"),
                           "unknown sandbox runtime 'vm' (known: auto, docker, jail, none)")
     assert_one_line_error(opforge("show", "42"), "no candidate with id 42")
@@ -74,7 +75,7 @@ def test_run_refuses_zero_trials_with_one_line_and_records_nothing(isolated_regi
 
 @pytest.mark.parametrize("flag, value, message", [
     ("--sandbox", "vm", "unknown sandbox runtime 'vm' (known: auto, docker, jail, none)"),
-    ("--backend", "metal", "unknown backend 'metal' (known: triton, cuda, ascendc)"),
+    ("--backend", "metal", "unknown backend 'metal' (known: triton, cuda, triton_ascend, ascendc)"),
     ("--device", "gpu", "unknown device 'gpu' (known: auto, cpu)"),
     ("--drafter", "gpt", "unknown drafter 'gpt' (known: expert, llm)"),
     ("--budget", "0", "budget: rounds must be an integer of at least 1, got 0"),

@@ -25,7 +25,7 @@ SILU = ROOT / "ops" / "silu.py"
 @pytest.mark.parametrize("make, message", [
     (lambda: VerifyOptions(trials=0), "trials must be an integer of at least 1, got 0"),
     (lambda: VerifyOptions(trials=True), "trials must be an integer of at least 1, got True"),
-    (lambda: VerifyOptions(backend="metal"), "unknown backend 'metal' (known: triton, cuda, ascendc)"),
+    (lambda: VerifyOptions(backend="metal"), "unknown backend 'metal' (known: triton, cuda, triton_ascend, ascendc)"),
     (lambda: VerifyOptions(device="gpu"), "unknown device 'gpu' (known: auto, cpu)"),
     (lambda: VerifyOptions(sandbox="vm"), "unknown sandbox runtime 'vm' (known: auto, docker, jail, none)"),
     (lambda: VerifyOptions(timeout_s=0), "timeout must be a positive number of seconds, got 0"),
