@@ -98,7 +98,11 @@ def build_model(cand: ModuleType, entry: dict, device: str) -> Any:
 
 
 def _load(job: dict) -> tuple[dict, ModuleType]:
+    from opforge.harness.backends import plugin
+
     data = torch.load(job["inputs_path"], weights_only=True, map_location="cpu")
+    if problems := plugin(job.get("backend", "triton")).before_import(job):
+        raise Rejected(problems[0])  # the project the candidate imports did not build
     return data, import_candidate(job["candidate_path"])
 
 

@@ -52,8 +52,10 @@ def _trajectory(call: LLMCall, run_key: str | None, op: str | None, ev_id: int |
     }
 
 
-def verified_examples(s: Session, limit: int, exclude_spec_sha: str | None) -> list[Example]:
-    """Candidates whose latest evaluation is correct, each once with its best correct speedup.
+def verified_examples(s: Session, limit: int, exclude_spec_sha: str | None,
+                      backend: str | None = None) -> list[Example]:
+    """Candidates whose latest evaluation is correct, each once with its best correct speedup; only
+    `backend`'s when one is named (a Triton kernel is no example for Triton-Ascend or AscendC).
 
     A kernel that a later, stricter check rejected is no example to learn from. Fastest first;
     candidates never timed come after every timed one, newest first.
@@ -71,4 +73,6 @@ def verified_examples(s: Session, limit: int, exclude_spec_sha: str | None) -> l
     )
     if exclude_spec_sha is not None:
         stmt = stmt.where(Spec.sha256 != exclude_spec_sha)
+    if backend is not None:
+        stmt = stmt.where(Candidate.backend == backend)
     return [(op, spec_src, kernel_src, speedup) for op, spec_src, kernel_src, speedup in s.execute(stmt)]

@@ -355,11 +355,12 @@ class Registry:
         """Every op with candidates: counts, verified, best speedup, active versions."""
         return self._read(reviews.op_summaries)
 
-    def verified_examples(self, limit: int = 20,
-                          exclude_spec_sha: str | None = None) -> list[history.Example]:
-        """(op, spec source, kernel source, speedup_eager) of correct kernels, fastest first."""
+    def verified_examples(self, limit: int = 20, exclude_spec_sha: str | None = None,
+                          backend: str | None = None) -> list[history.Example]:
+        """(op, spec source, kernel source, speedup_eager) of correct kernels, fastest first (only
+        `backend`'s when given)."""
         require_count("limit", limit, minimum=1)
-        return self._read(lambda s: history.verified_examples(s, limit, exclude_spec_sha))
+        return self._read(lambda s: history.verified_examples(s, limit, exclude_spec_sha, backend))
 
     # -- batch runs (registry.batch) ---------------------------------------
 

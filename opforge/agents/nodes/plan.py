@@ -14,7 +14,7 @@ def plan(state: RunState, runtime: Runtime[RunContext]) -> dict:
     from opforge.knowledge import retrieve
 
     ctx = runtime.context
-    history = ctx.registry.verified_examples(limit=20)
+    history = ctx.registry.verified_examples(limit=20, backend=ctx.backend)
     items = retrieve(ctx.spec.source, backend=ctx.backend, k=KNOWLEDGE_ITEMS, history=history)
     ctx.emit({"node": "plan", "message": f"retrieved {len(items)} knowledge items: "
               + ", ".join(item.title for item in items)})

@@ -75,6 +75,11 @@ class BackendPlugin:
         """Process setup before torch or the backend's libraries are imported (environment, sys.path)."""
         raise NotImplementedError
 
+    def before_import(self, job: dict) -> list[str]:
+        """Worker side, before the candidate is imported: what must exist for the import to work (an
+        AscendC project's extension module, built by bisheng). Returns reasons when that failed."""
+        return []
+
     def build(self, launches: list, job: dict) -> tuple[list[dict], list[str], list[str], dict | None]:
         """Compile what one recorded forward launched: (per-kernel metrics, reasons, notes, extra).
         `extra` is None or {"stages": {name: stage record}, "warnings": [...]}: the stages the build

@@ -6,7 +6,10 @@ then the API table, the include and system-call rules, the 192 KB unified-buffer
 DataCopy lengths, queue balance, and the agreement of kernel, launcher, binding and tiling); compile
 (bisheng through CMake's `find_package(ASC)` or msopgen, cann.py) and the CPU twin only where CANN is
 installed: without it both are `skipped` with the reason, the level stays `static` and the verdict
-exits 3, never promotable (with it too, until the shared build job builds before it imports: NO_HOOK). The device run needs torch_npu and an NPU, which opforge's hardware
+exits 3, never promotable. With CANN the worker builds the project before it imports the
+candidate (before_import): the build job for the device (`compile`), the run job as Huawei's CPU twin
+(`-DCMAKE_ASC_RUN_MODE=cpu`), whose extension the shared trials, comparison and guards then run
+(`cpu_run`, level emulated). The device run needs torch_npu and an NPU, which opforge's hardware
 detection does not report yet, so it is skipped with that reason."""
 from __future__ import annotations
 
@@ -15,13 +18,6 @@ from opforge.harness.backends.base import BackendPlugin, StaticOutcome, Tool, di
 from opforge.harness.ladder import stage
 
 NO_NPU = "no NPU: opforge runs AscendC on a device only where torch_npu reports one, and this machine has none"
-# With CANN installed the build itself is ready (cann.build), but the shared build job imports the
-# candidate before it calls a backend's build, and an AscendC candidate's extension module exists only
-# after that build: until harness/checker.py builds first, these stages say so instead of failing.
-NO_HOOK = ("CANN is installed, but opforge's build job imports the candidate before building it, and an AscendC "
-           "candidate's extension module exists only after bisheng has built it")
-
-
 class AscendCPlugin(BackendPlugin):
     name, language = "ascendc", "ascendc"
     accelerator = "NPU"
@@ -46,8 +42,7 @@ class AscendCPlugin(BackendPlugin):
         if why:
             return {"compile": stage("skipped", compiler.name, compiler.version, reason=why),
                     "cpu_run": stage("skipped", runner.name, runner.version, reason=why), "device_run": device}
-        return {"compile": stage("skipped", compiler.name, compiler.version, reason=NO_HOOK),
-                "cpu_run": stage("skipped", runner.name, runner.version, reason=NO_HOOK), "device_run": device}
+        return {"device_run": device}
 
     def compiler(self) -> Tool:
         return Tool("bisheng", _cann_version())
@@ -60,22 +55,30 @@ class AscendCPlugin(BackendPlugin):
 
         os.environ.pop("TRITON_INTERPRET", None)
 
-    def build(self, launches: list, job: dict):
-        """With CANN, the worker's build job renders and builds the project (cann.build); its
-        reasons are bisheng's own lines. Without CANN the stage never reaches here (static.skip)."""
+    def before_import(self, job: dict) -> list[str]:
+        """With CANN, render and build the project the candidate imports (cann.build; bisheng's own
+        lines as reasons): for the device in the build job, as the CPU twin in a CPU run job."""
+        import sys
         import tempfile
         from pathlib import Path
 
         from opforge.harness.backends.ascendc.project import read_project
 
         if cann.unavailable():
-            return [], [], [], {"stages": {"compile": stage("skipped", "bisheng", None, reason=cann.NO_CANN)}}
-        source = Path(job.get("candidate_path", "candidate.py")).read_text()
-        project = read_project(source)
+            return [cann.NO_CANN]
+        project = read_project(Path(job["candidate_path"]).read_text())
         module = next(iter(project.modules), "custom_ops_lib")
-        _, reasons = cann.build(project, Path(tempfile.mkdtemp(prefix="opforge-ascendc-")), module)
+        mode = "cpu" if job.get("mode") == "run" and job.get("device", "cpu") == "cpu" else "npu"
+        out, reasons = cann.build(project, Path(tempfile.mkdtemp(prefix="opforge-ascendc-")), module, mode=mode)
+        if out is not None and str(out) not in sys.path:
+            sys.path.insert(0, str(out))  # where the project's extension module was built
+        return [f"build-error: {r}" if not r.startswith("build-error") else r for r in reasons]
+
+    def build(self, launches: list, job: dict):
+        """The project was built before the candidate was imported (before_import): what the forward
+        launched through its binding is the kernel list."""
         kernels = [{"kernel": name, "target": cann.ARCH} for name in job.get("ascendc_kernels", [])]
-        return kernels, reasons, [], None
+        return kernels, [], [], None
 
 
 def _cann_version() -> str | None:

@@ -121,6 +121,9 @@ def lower(fn, signature: dict, constants: dict, target: str):
 
 def _adapter_error(exc: subprocess.CalledProcessError) -> str:
     text = (exc.stderr or b"").decode(errors="replace") if isinstance(exc.stderr, bytes) else str(exc.stderr or "")
+    for line in text.splitlines():  # an aborted pass says why in an assertion, above its stack dump
+        if "Assertion" in line:
+            return line.strip()[:300]
     for line in text.splitlines():
         if m := ERROR_LINE.match(line.strip()):
             return m.group(1).strip()[:300]
