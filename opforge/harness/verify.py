@@ -78,7 +78,7 @@ def _number(value) -> bool:
 def prepare(spec_path: str | Path, options: VerifyOptions) -> tuple[OpSpec, Hardware]:
     """Validate the spec for the hardware at hand (raises SpecError / BackendUnavailable)."""
     backend = get_backend(options.backend)
-    hardware = detect(force_cpu=options.device == "cpu")
+    hardware = detect(force_cpu=options.device == "cpu", accelerator=backend.plugin().accelerator)
     if hardware.device == "cpu":  # what the numerics run on: Triton's interpreter, the CUDA emulator...
         hardware = replace(hardware, fingerprint=f"cpu/{platform.machine()}/{backend.plugin().cpu_runner().name}")
     max_elements = CPU_MAX_ELEMENTS if hardware.device == "cpu" else None
@@ -206,7 +206,9 @@ def _judge_jobs(verdict: dict, spec: OpSpec, material: judge.Material, results: 
     if verdict["timings"] is None:
         verdict["timings_note"] = _no_timings_reason(hardware, run, tool, backend.accelerator)
     else:
-        stages["profile"] = stage("passed", "triton.testing.do_bench", dist_version("triton"), None)
+        timer = ("torch.npu events", dist_version("torch_npu")) if hardware.device == "npu" else \
+            ("triton.testing.do_bench", dist_version("triton"))
+        stages["profile"] = stage("passed", *timer, None)
     return _finish(verdict, run["stage"], run["reasons"], started)
 
 

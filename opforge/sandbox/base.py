@@ -33,7 +33,10 @@ def sandbox_uid() -> int:
     starve the processes of another job running at the same time."""
     return SANDBOX_UID_BASE + secrets.randbelow(800_000)
 # The only variables a job sees: no API keys, no home, no registry location.
-PASSED_ENV = ("LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "TRITON_DEFAULT_FP_FUSION")
+PASSED_ENV = ("LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "TRITON_DEFAULT_FP_FUSION",
+              # CANN's set_env.sh: where the toolkit is, and which NPUs a job may use
+              "ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_OPP_PATH", "ASCEND_AICPU_PATH",
+              "ASCEND_RT_VISIBLE_DEVICES")
 CAUSES = ("timeout", "oom", "killed", "crashed", "denied")
 MODULE_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
@@ -94,6 +97,8 @@ def job_env(scratch: str, extra: dict[str, str] | None = None) -> dict[str, str]
     """The whole environment of a job: a few locale/GPU variables, scratch as home and temp. No
     PYTHON* variables: the worker runs in isolated mode (WORKER's -I), which ignores them all."""
     env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
+    if "ASCEND_HOME_PATH" in env and "LD_LIBRARY_PATH" in os.environ:  # CANN's runtime libraries, as set_env.sh set them
+        env["LD_LIBRARY_PATH"] = os.environ["LD_LIBRARY_PATH"]
     env.update(HOME=scratch, TMPDIR=scratch, USER="opforge", LOGNAME="opforge",
                TRITON_CACHE_DIR=f"{scratch}/.triton", PATH="/usr/local/bin:/usr/bin:/bin")
     env.update(extra or {})

@@ -251,7 +251,9 @@ class DockerSandbox:
         volumes = {} if own_image else {p: {"bind": p, "mode": "ro"} for p in exp.read_only}
         self._read_only = list(volumes)  # what the wipe must step around
         volumes[str(self.jobs_root)] = {"bind": JOBS, "mode": "rw" if self.uncapped else "rw,rslave"}
-        gpu = [types.DeviceRequest(count=-1, capabilities=[["gpu"]])] if exp.devices else None
+        nvidia = [d for d in exp.devices if d.startswith("/dev/nvidia")]
+        gpu = [types.DeviceRequest(count=-1, capabilities=[["gpu"]])] if nvidia else None
+        npu = [f"{d}:{d}:rw" for d in exp.devices if d not in nvidia]  # Ascend's nodes, passed as they are
         return dict(
             image=ensure_image(), command=[exp.python, "-I", "-S", "-c", REAPER], user=f"{self.uid}:{self.uid}",
             network_mode="none", read_only=True, cap_drop=["ALL"], security_opt=["no-new-privileges"],
@@ -259,7 +261,7 @@ class DockerSandbox:
             nano_cpus=int(self.cpus * 1e9), shm_size="64m",
             # exec on scratch: the CUDA emulator dlopens the library it builds there for the candidate
             tmpfs={SCRATCH: f"size={self.scratch},mode=1777,exec", "/tmp": "size=64m,mode=1777"},
-            volumes=volumes, working_dir=SCRATCH, device_requests=gpu, labels={"opforge": "sandbox", "opforge.pid": str(os.getpid())},
+            volumes=volumes, working_dir=SCRATCH, device_requests=gpu, devices=npu or None, labels={"opforge": "sandbox", "opforge.pid": str(os.getpid())},
             ulimits=[types.Ulimit(name="core", soft=0, hard=0), types.Ulimit(name="nofile", soft=1024, hard=1024)],
             log_config=types.LogConfig(type="json-file", config={"max-size": "1m", "max-file": "1"}),
         )

@@ -10,12 +10,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SYSTEM = ("/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc/ld.so.cache", "/etc/alternatives")
+# Accelerator device nodes: NVIDIA GPUs, and Ascend NPUs (davinciN, their manager, the shared-memory
+# and host-device channels CANN's runtime opens).
+DEVICE_NODES = ("/dev/nvidia*", "/dev/davinci*", "/dev/devmm_svm", "/dev/hisi_hdc")
 
 
 @dataclass(frozen=True)
 class Exposure:
     read_only: tuple[str, ...]  # host paths bound at the same place, read-only
-    devices: tuple[str, ...]  # GPU device nodes
+    devices: tuple[str, ...]  # GPU and NPU device nodes
     python: str
 
 
@@ -34,7 +37,7 @@ def exposure(mounts: tuple[str, ...] = ()) -> Exposure:
     paths = [p for p in SYSTEM if Path(p).exists() and not Path(p).is_symlink()]
     paths += [str(Path(sys.base_prefix).resolve()), str(Path(sys.prefix).absolute())]
     paths += [str(Path(m).resolve()) for m in mounts if Path(m).exists()]
-    devices = tuple(sorted(glob.glob("/dev/nvidia*")))
+    devices = tuple(sorted(d for pattern in DEVICE_NODES for d in glob.glob(pattern)))
     return Exposure(read_only=_outermost(paths), devices=devices, python=sys.executable)
 
 

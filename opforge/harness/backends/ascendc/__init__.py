@@ -9,8 +9,8 @@ installed: without it both are `skipped` with the reason, the level stays `stati
 exits 3, never promotable. With CANN the worker builds the project before it imports the
 candidate (before_import): the build job for the device (`compile`), the run job as Huawei's CPU twin
 (`-DCMAKE_ASC_RUN_MODE=cpu`), whose extension the shared trials, comparison and guards then run
-(`cpu_run`, level emulated). The device run needs torch_npu and an NPU, which opforge's hardware
-detection does not report yet, so it is skipped with that reason."""
+(`cpu_run`, level emulated). On a host where torch_npu reports an NPU the worker runs it there
+(`device_run`, `profile`); elsewhere the device run is skipped with that reason."""
 from __future__ import annotations
 
 from opforge.harness.backends.ascendc import cann
@@ -38,11 +38,13 @@ class AscendCPlugin(BackendPlugin):
     def _skips(self) -> dict:
         why = cann.unavailable()
         compiler, runner = self.compiler(), self.cpu_runner()
-        device = stage("skipped", reason=NO_NPU)
+        from opforge.harness.hardware import find_npu
+
+        device = {} if find_npu() is not None else {"device_run": stage("skipped", reason=NO_NPU)}
         if why:
             return {"compile": stage("skipped", compiler.name, compiler.version, reason=why),
-                    "cpu_run": stage("skipped", runner.name, runner.version, reason=why), "device_run": device}
-        return {"device_run": device}
+                    "cpu_run": stage("skipped", runner.name, runner.version, reason=why), **device}
+        return device
 
     def compiler(self) -> Tool:
         return Tool("bisheng", _cann_version())
@@ -66,6 +68,8 @@ class AscendCPlugin(BackendPlugin):
 
         if cann.unavailable():
             return [cann.NO_CANN]
+        if job.get("device") == "npu":
+            import torch_npu  # noqa: F401  (registers the npu device the inputs go to)
         project = read_project(Path(job["candidate_path"]).read_text())
         module = next(iter(project.modules), "custom_ops_lib")
         mode = "cpu" if job.get("mode") == "run" and job.get("device", "cpu") == "cpu" else "npu"

@@ -72,6 +72,11 @@ class TritonAscendPlugin(BackendPlugin):
             os.environ.pop("TRITON_INTERPRET", None)
 
 
+    def before_import(self, job: dict) -> list[str]:
+        if job.get("device") == "npu":
+            import torch_npu  # noqa: F401  (registers the npu device the inputs go to)
+        return []
+
     def build(self, launches: list, job: dict):
         from opforge.harness.backends.triton_ascend import frontend
         from opforge.harness.ladder import stage
