@@ -3,7 +3,9 @@
 With no LLM endpoint configured, `opforge batch` runs the agent loop on a few suite ops: the offline
 expert drafts, the sandboxed harness verifies, the best kernels are promoted (./.opforge/opforge.db);
 `opforge run --backend cuda` does the same for a CUDA C++ softmax (nvcc, then the CPU emulator), and a
-CUDA kernel the emulator cannot run exits 3; a cheating kernel is shown being rejected by `opforge verify`; the registry is listed; and the
+CUDA kernel the emulator cannot run exits 3; `--backend triton_ascend` for a Triton-Ascend softmax
+(Huawei's front end, then triton-ascend's interpreter), and an AscendC project exits 3 after its
+static checks (the rest needs CANN); a cheating kernel is shown being rejected by `opforge verify`; the registry is listed; and the
 promoted kernels are exported as a library (./.opforge/kernels_generated, with its wheel) whose
 self-check runs every op against its reference."""
 from __future__ import annotations
@@ -35,6 +37,12 @@ def main() -> int:
     # A CUDA kernel with inline PTX compiles, but the emulator cannot run asm: exit 3, not verifiable here.
     failures += opforge("verify", "ops/softmax.py", "tests/data/kernels/cuda_asm.py", "--backend", "cuda",
                         "--trials", "1") != 3
+    # Ascend: the expert's Triton-Ascend softmax through Huawei's front end (bishengir-compile plans the
+    # unified buffer; hivmc, which only CANN has, is skipped) and triton-ascend's interpreter: emulated.
+    failures += opforge("run", "ops/softmax.py", "--backend", "triton_ascend") != 0
+    # An AscendC Add project passes the static checks; building and running it needs CANN: exit 3.
+    failures += opforge("verify", "tests/data/ascendc/add_spec.py", "tests/data/ascendc/direct_add.py",
+                        "--backend", "ascendc") != 3
     # A kernel that launches Triton for show and returns PyTorch's answer: rejected, exit code 1.
     failures += opforge("verify", "tests/data/specs/tiny_softmax.py", "tests/data/kernels/cheat_torch_compute.py") != 1
     opforge("kernels")

@@ -161,3 +161,17 @@ def test_cli_verify_prints_the_ladder_and_exits_by_it():
     assert run.returncode == 1, run.stderr
     assert "frontend_compile: failed" in run.stdout and "ub overflow" in run.stdout
     assert "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("runtime", ["jail", "docker"])
+def test_the_isolating_sandboxes_run_the_ascend_worker(runtime):
+    """The prefix reaches the worker read-only inside both isolating runtimes, and its `triton` is
+    the one the candidate gets there."""
+    from conftest import require_runtime
+    from opforge.sandbox import docker_runtime, jail
+
+    require_ascend()
+    require_runtime(runtime, {"docker": docker_runtime.unavailable, "jail": jail.unavailable}[runtime]())
+    v = verify(SOFTMAX, ASCEND / "softmax.py", options(sandbox=runtime, trials=1))
+    assert v["correct"], v["reasons"]
+    assert v["sandbox"] == runtime and v["stages"]["frontend_compile"]["status"] == "passed"
