@@ -1,7 +1,7 @@
 """The offline expert's compiler: a PyTorch reference lowered to core ATen with torch.export
 (lower.py), read by one family's plan (families/: pointwise, rowwise, matmul, window), written by one
-emitter per backend (emit/triton/, emit/cuda/). Anything else is reported as Unsupported, naming
-the ATen ops, so an LLM drafter can take over.
+emitter per backend (emit/triton/, emit/cuda/, emit/triton_ascend/). Anything else is reported as
+Unsupported, naming the ATen ops, so an LLM drafter can take over.
 
     kernel = generate(spec_source, op, sizes, backend="triton")
     source = kernel.render(kernel.space[0])   # one candidate file per tuning configuration"""
@@ -16,12 +16,14 @@ from opforge.codegen.candidate import Kernel
 from opforge.codegen.emit.ascendc import EMITTERS as ASCENDC_EMITTERS
 from opforge.codegen.emit.cuda import EMITTERS as CUDA_EMITTERS
 from opforge.codegen.emit.triton import EMITTERS as TRITON_EMITTERS
+from opforge.codegen.emit.triton_ascend import EMITTERS as TRITON_ASCEND_EMITTERS
 from opforge.codegen.lower import Lowered, Unsupported, lower, state_shapes
 
 __all__ = ["BACKENDS", "Kernel", "Unsupported", "generate"]
 
 BACKENDS = {"triton": ("opforge.codegen.emit.triton", TRITON_EMITTERS),
             "cuda": ("opforge.codegen.emit.cuda", CUDA_EMITTERS),
+            "triton_ascend": ("opforge.codegen.emit.triton_ascend", TRITON_ASCEND_EMITTERS),
             "ascendc": ("opforge.codegen.emit.ascendc", ASCENDC_EMITTERS)}
 
 

@@ -30,29 +30,40 @@ def generate(lowered: Lowered, title: str, shapes: dict) -> Kernel:
 
 
 def _kernel(name: str, plan: Plan, exprs: list, leaves: list[str], lowered: Lowered) -> str:
+    lines = [f"@triton.jit\ndef {name}({', '.join(kernel_params(leaves, lowered))}, BLOCK: tl.constexpr, CONTIG: tl.constexpr):",
+             "    idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)"]
+    lines += ["    " + line for line in block_body(plan, exprs, leaves, lowered)]
+    return "\n\n" + "\n".join(lines) + "\n"
+
+
+def kernel_params(leaves: list[str], lowered: Lowered) -> list[str]:
+    """The kernel's pointers, element count, sizes and per-input strides (before its constexprs)."""
     ptrs = [f"in{i}_ptr" for i in range(len(leaves))] + [f"out{i}_ptr" for i in range(len(lowered.outputs))]
     strides = [f"st{i}_{d}" for i in range(len(leaves)) for d in range(MAX_RANK)]
-    sizes = [f"S{d}" for d in range(1, MAX_RANK)]
-    lines = [f"@triton.jit\ndef {name}({', '.join(ptrs + ['n'] + sizes + strides)}, BLOCK: tl.constexpr, CONTIG: tl.constexpr):",
-             "    idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)",
-             "    mask = idx < n",
-             "    if CONTIG:  # every input already has the output's shape and layout"]
-    lines += [f"        off{i} = idx" for i in range(len(leaves))]
-    lines += ["    else:  # linear index -> coordinates -> per-input offsets (stride 0 along broadcast dims)",
-              "        rest = idx"]
+    return ptrs + ["n"] + [f"S{d}" for d in range(1, MAX_RANK)] + strides
+
+
+def block_body(plan: Plan, exprs: list, leaves: list[str], lowered: Lowered) -> list[str]:
+    """One block of BLOCK outputs at `idx`: offsets, loads, the fused chain, stores (unindented; the
+    Triton kernel runs it once per program, the Triton-Ascend one per block of its loop)."""
+    lines = ["mask = idx < n",
+             "if CONTIG:  # every input already has the output's shape and layout"]
+    lines += [f"    off{i} = idx" for i in range(len(leaves))]
+    lines += ["else:  # linear index -> coordinates -> per-input offsets (stride 0 along broadcast dims)",
+              "    rest = idx"]
     for d in range(MAX_RANK - 1, 0, -1):
-        lines += [f"        c{d} = rest % S{d}", f"        rest = rest // S{d}"]
-    lines.append("        c0 = rest")
+        lines += [f"    c{d} = rest % S{d}", f"    rest = rest // S{d}"]
+    lines.append("    c0 = rest")
     for i in range(len(leaves)):
-        lines.append(f"        off{i} = " + " + ".join(f"c{d} * st{i}_{d}" for d in range(MAX_RANK)))
+        lines.append(f"    off{i} = " + " + ".join(f"c{d} * st{i}_{d}" for d in range(MAX_RANK)))
     for i, leaf in enumerate(leaves):
         upcast = _upcast(plan.dtype(leaf))
-        lines.append(f"    {plan.names[leaf]} = tl.load(in{i}_ptr + off{i}, mask=mask){upcast}")
-    lines.append("    # the fused chain, in graph order")
-    lines += [f"    {var} = {expr}" for var, expr in exprs]
+        lines.append(f"{plan.names[leaf]} = tl.load(in{i}_ptr + off{i}, mask=mask){upcast}")
+    lines.append("# the fused chain, in graph order")
+    lines += [f"{var} = {expr}" for var, expr in exprs]
     for i, out in enumerate(lowered.outputs):
-        lines.append(f"    tl.store(out{i}_ptr + idx, {plan.names[out.name]}.to(out{i}_ptr.dtype.element_ty), mask=mask)")
-    return "\n\n" + "\n".join(lines) + "\n"
+        lines.append(f"tl.store(out{i}_ptr + idx, {plan.names[out.name]}.to(out{i}_ptr.dtype.element_ty), mask=mask)")
+    return lines
 
 
 def _upcast(dtype) -> str:
@@ -60,6 +71,16 @@ def _upcast(dtype) -> str:
 
 
 def _launcher(name: str, plan: Plan, leaves: list[str], lowered: Lowered, config: dict) -> str:
+    block, warps = config["BLOCK"], config["num_warps"]
+    comment = f"# BLOCK={block}, num_warps={warps}: one of the expert's tuning configurations (recorded with the version)."
+    return launcher(name, plan, leaves, lowered, comment, f"(triton.cdiv(n, {block}),)",
+                    f"BLOCK={block}, CONTIG=contig, num_warps={warps}")
+
+
+def launcher(name: str, plan: Plan, leaves: list[str], lowered: Lowered, comment: str, grid: str,
+             options: str) -> str:
+    """`def launch(...)`: inputs viewed and broadcast, outputs allocated, kernel `name` launched on
+    `grid` with its sizes and strides, then `options` (the backend's constexprs and launch options)."""
     args = [p.name for p in lowered.placeholders]
     out_types = [str(val(o).dtype) for o in lowered.outputs]
     views = "\n".join(f"    x{i} = {plan.leaves[leaf][1]}" for i, leaf in enumerate(leaves))
@@ -67,10 +88,9 @@ def _launcher(name: str, plan: Plan, leaves: list[str], lowered: Lowered, config
     outs = "\n".join(f"    out{i} = torch.empty(shape, dtype={t}, device=x0.device)" for i, t in enumerate(out_types))
     out_names = ", ".join(f"out{i}" for i in range(len(out_types)))
     result = out_names if len(out_types) > 1 else "out0"
-    block, warps = config["BLOCK"], config["num_warps"]
     return f'''
 
-# BLOCK={block}, num_warps={warps}: one of the expert's tuning configurations (recorded with the version).
+{comment}
 def launch({", ".join(args)}):
 {views}
     leaves = [{xs}]
@@ -87,7 +107,7 @@ def launch({", ".join(args)}):
         view = x.expand(shape)
         strides += [0] * ({MAX_RANK} - len(shape)) + list(view.stride())
     contig = all(x.shape == shape and x.is_contiguous() for x in leaves)
-    grid = (triton.cdiv(n, {block}),)
-    {name}[grid]({xs}, {out_names}, n, *dims[1:], *strides, BLOCK={block}, CONTIG=contig, num_warps={warps})
+    grid = {grid}
+    {name}[grid]({xs}, {out_names}, n, *dims[1:], *strides, {options})
     return {result}
 '''

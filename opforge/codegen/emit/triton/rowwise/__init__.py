@@ -19,7 +19,7 @@ from opforge.codegen.lower import Lowered
 
 def generate(lowered: Lowered, title: str, shapes: dict) -> Kernel:
     """A candidate per tuning configuration; raises Unsupported naming the ops or pattern it cannot fuse."""
-    plan = analyse(lowered, _identifier(title))
+    plan = analyse(lowered, identifier(title))
     kernels = rowwise_kernel.write(plan)
 
     def render(config: dict) -> str:
@@ -30,6 +30,7 @@ def generate(lowered: Lowered, title: str, shapes: dict) -> Kernel:
     return Kernel("rowwise", rowwise_launch.SPACE, render)
 
 
-def _identifier(title: str) -> str:
+def identifier(title: str) -> str:
+    """The op title as a Python identifier: the launcher's name and the kernels' prefix."""
     name = re.sub(r"\W", "_", title)
     return name if name.isidentifier() and not keyword.iskeyword(name) else "op_" + name

@@ -8,6 +8,8 @@ atomics, so the result is deterministic) and computes the 0-d outputs. Apply ker
 after the finish kernel, for outputs that need a full reduction (x / ||x||_F)."""
 from __future__ import annotations
 
+from typing import Callable
+
 from torch.fx import Node
 
 from opforge.codegen.emit.triton.exprs import lit
@@ -18,21 +20,27 @@ from opforge.codegen.exprs import Var
 from opforge.codegen.families.rowwise.layout import ALIASES, CONSTANTS, FLIP, GETITEM, SHAPE_VIEWS, Output, Plan, constant
 from opforge.codegen.lower import Unsupported, val
 
-def write(plan: Plan) -> list[KernelText]:
-    """The kernels in launch order: row, then finish and apply when there are full reductions."""
+def write(plan: Plan, writer: Callable[[Plan, str], RowWriter] | None = None) -> list[KernelText]:
+    """The kernels in launch order: row, then finish and apply when there are full reductions.
+    `writer(plan, name)`: the row and apply kernels' writer (a backend's RowWriter subclass)."""
+    writer = writer or RowWriter
     fulls = [n for n, r in plan.reduces.items() if r.full]
     early = [(i, o) for i, o in enumerate(plan.outputs) if o.kind != "scalar" and not o.late]
     late = [(i, o) for i, o in enumerate(plan.outputs) if o.kind != "scalar" and o.late]
-    kernels = [RowWriter(plan, f"_{plan.title}_row_kernel").write(early, fulls)]
+    kernels = [writer(plan, f"_{plan.title}_row_kernel").write(early, fulls)]
     if fulls:
-        apply = RowWriter(plan, f"_{plan.title}_apply_kernel").write(late, []) if late else None
+        apply = writer(plan, f"_{plan.title}_apply_kernel").write(late, []) if late else None
         kernels.append(FinishWriter(plan, f"_{plan.title}_finish_kernel").write(apply.globals if apply else {}))
         kernels += [apply] if apply else []
     return kernels
 
 
 class RowWriter:
-    """Writes one row kernel: passes over the columns, then stores."""
+    """Writes one row kernel: passes over the columns, then stores. A subclass changes how programs
+    map to rows (`_program`) and whether column strides are 1 by contract (UNIT_COLS)."""
+
+    CONSTEXPRS = ("BLOCK: tl.constexpr", "ROWS: tl.constexpr")
+    UNIT_COLS = False  # True: the launcher passes every column-varying input with column stride 1
 
     def __init__(self, plan: Plan, name: str) -> None:
         self.plan, self.name = plan, name
@@ -70,13 +78,17 @@ class RowWriter:
     def _text(self) -> KernelText:
         sizes = ["n_rows", "n_cols"] + sorted(self.sizes - {"n_rows", "n_cols"})
         params = list(self.params.items()) + [(s, s) for s in sizes]
-        names = [p for p, _ in params] + ["BLOCK: tl.constexpr", "ROWS: tl.constexpr"]
-        head = ["@triton.jit", wrap(f"def {self.name}", names, ":"),
-                "    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)[:, None]  # [ROWS, 1]",
-                "    row_mask = rows < n_rows",
-                "    cols = tl.arange(0, BLOCK)[None, :]  # [1, BLOCK]"]
-        source = "\n".join(head + ["    " + line if line else "" for line in self.code]) + "\n"
+        names = [p for p, _ in params] + list(self.CONSTEXPRS)
+        head = ["@triton.jit", wrap(f"def {self.name}", names, ":")]
+        source = "\n".join(head + self._program(self.code)) + "\n"
         return KernelText(self.name, source, params, "rows", self.helpers, self.globals)
+
+    def _program(self, code: list[str]) -> list[str]:
+        """The kernel's body: one program per ROWS rows."""
+        head = ["rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)[:, None]  # [ROWS, 1]",
+                "row_mask = rows < n_rows",
+                "cols = tl.arange(0, BLOCK)[None, :]  # [1, BLOCK]"]
+        return ["    " + line if line else "" for line in head + code]
 
     def _schedule(self, roots: list[Node], partials: list[Node]) -> dict[int, list[Acc]]:
         """Accumulators grouped by pass: a reduction runs one pass after everything its input needs."""
@@ -215,7 +227,7 @@ class RowWriter:
                 self.params[f"{p}_inner"] = f"{view_name(node)}_inner"
                 index = f"({index} // {p}_inner)" if self.plan.partial[node][1] else f"({index} % {p}_inner)"
             return self._assign(self.body, node.name + suffix,
-                                f"tl.load({p}_ptr + rows * {p}_sr + {index} * {p}_sc, mask=mask, "
+                                f"tl.load({p}_ptr + rows * {p}_sr + {self._col_offset(p, index)}, mask=mask, "
                                 f"other={self._other(node)}){self._upcast(node)}")
         if target == FLIP:
             return self.col(node.args[0], not rev)
@@ -280,9 +292,12 @@ class RowWriter:
         p = safe(node.name)
         self.params[f"{p}_ptr"] = view_name(node)
         self.params[f"{p}_sr"] = f"{view_name(node)}.stride(0)"
-        if cv:
+        if cv and not self.UNIT_COLS:
             self.params[f"{p}_sc"] = f"{view_name(node)}.stride(1)"
         return p
+
+    def _col_offset(self, p: str, index: str) -> str:
+        return index if self.UNIT_COLS else f"{index} * {p}_sc"
 
     @staticmethod
     def _other(node: Node) -> str:

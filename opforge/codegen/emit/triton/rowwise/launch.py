@@ -6,6 +6,9 @@ next power of two capped at TILE, and rows shorter than TILE share a program (RO
 so a [4096, 16384] softmax gets one row per program and a [129, 3] one gets 64 rows per program."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable
+
 from torch.fx import Node
 
 from opforge.codegen.emit.rows import AS_ROWS_PY, arg_names, placement, results
@@ -46,21 +49,38 @@ def _as_part_rows(t, shape, dims, k, outer):
 
 def source(plan: Plan, kernels: list[KernelText], config: dict) -> str:
     """Helpers, kernels and the launcher: everything between the header and ModelNew."""
+    config_lines = (reduced_lines(plan) + "# One of the expert's tuning configurations: elements per program, most warps.\n"
+                    f"TILE, NUM_WARPS = {config['TILE']}, {config['num_warps']}\n")
+    helpers_py = HELPERS_PY + (PART_HELPER if plan.partial else "")
+    return "\n\n" + jit_source(kernels) + config_lines + "\n" + helpers_py + "\n" + launcher(plan, kernels)
+
+
+def jit_source(kernels: list[KernelText]) -> str:
+    """The @triton.jit helpers the kernels call, then the kernels."""
     helpers = sorted({h for k in kernels for h in k.helpers})
-    jit = "\n\n".join([HELPERS[h] for h in helpers] + [k.source for k in kernels])
+    return "\n\n".join([HELPERS[h] for h in helpers] + [k.source for k in kernels])
+
+
+def reduced_lines(plan: Plan) -> str:
+    """`REDUCED = ...` with the comment that says how its dims are counted."""
     graph_dims = tuple(d + plan.rank for d in plan.dims)
     side = "left, as the reference wrote them" if plan.from_left else "right"
-    config_lines = (
-        f"\n\n# The reduced dims (the graph's {list(graph_dims)} of its rank-{plan.rank} tensors), counted from the "
-        f"{side},\n# so inputs of another rank reduce the same dims as the reference.\n"
-        f"REDUCED = {graph_dims if plan.from_left else tuple(plan.dims)!r}\n"
-        f"# One of the expert's tuning configurations: elements per program, most warps.\n"
-        f"TILE, NUM_WARPS = {config['TILE']}, {config['num_warps']}\n")
-    helpers_py = HELPERS_PY + (PART_HELPER if plan.partial else "")
-    return "\n\n" + jit + config_lines + "\n" + helpers_py + "\n" + launcher(plan, kernels)
+    return (f"\n\n# The reduced dims (the graph's {list(graph_dims)} of its rank-{plan.rank} tensors), counted from the "
+            f"{side},\n# so inputs of another rank reduce the same dims as the reference.\n"
+            f"REDUCED = {graph_dims if plan.from_left else tuple(plan.dims)!r}\n")
 
 
-def launcher(plan: Plan, kernels: list[KernelText]) -> str:
+@dataclass(frozen=True)
+class LaunchStyle:
+    """What differs between the Triton-language backends' row-wise launchers."""
+
+    tiles: str  # the line that sets block and rows (and what `launch` uses besides)
+    launch: Callable[[KernelText], str]  # one kernel's launch line
+    unit_cols: bool = False  # column-varying inputs are passed with column stride 1 (_unit_cols)
+
+
+def launcher(plan: Plan, kernels: list[KernelText], style: LaunchStyle | None = None) -> str:
+    style = style or TRITON
     args = arg_names(plan, LOCALS)
     names = dict(args)  # every leaf's local: an input, or an input's regrouping view rebuilt here
     names.update({v: f"{v.name}_leaf" for v in plan.leaves})
@@ -83,9 +103,11 @@ def launcher(plan: Plan, kernels: list[KernelText]) -> str:
             lines.append(f"    {view_name(n)}, {view_name(n)}_inner = _as_part_rows({names[n]}, shape, dims, {k}, {outer})")
         else:
             lines.append(f"    {view_name(n)} = _as_rows({names[n]}, {'shape' if cv[n] else 'kept'}, dims)")
+        if style.unit_cols and cv[n]:
+            lines.append(f"    {view_name(n)} = _unit_cols({view_name(n)})")
     lines += _allocations(plan, kernels)
-    lines.append("    block, rows, warps = _tiles(n_rows, n_cols)")
-    lines += [_launch(k) for k in kernels]
+    lines.append(style.tiles)
+    lines += [style.launch(k) for k in kernels]
     values = results(plan)
     for i, out in enumerate(plan.outputs):  # a regrouping view of a result, as the reference ends with
         if out.view is not None:
@@ -119,11 +141,19 @@ def _partial_dtype(plan: Plan, param: str):
     raise KeyError(param)
 
 
-def _launch(kernel: KernelText) -> str:
+def launch_args(kernel: KernelText) -> list[str]:
+    """What the launcher passes for each of the kernel's parameters, in order."""
     counts = {"numel": "n_rows * n_cols", "size0": "shape[0]"}
-    args = [counts.get(value, value) for _, value in kernel.params]
+    return [counts.get(value, value) for _, value in kernel.params]
+
+
+def _launch(kernel: KernelText) -> str:
+    args = launch_args(kernel)
     if kernel.grid == "one":
         return wrap(f"{kernel.name}[(1,)]", args + ["BLOCK=min(1024, max(16, triton.next_power_of_2(n_rows)))",
                                                     "num_warps=4"], "", indent="    ")
     return wrap(f"{kernel.name}[(triton.cdiv(n_rows, rows),)]", args + ["BLOCK=block", "ROWS=rows", "num_warps=warps"],
                 "", indent="    ")
+
+
+TRITON = LaunchStyle("    block, rows, warps = _tiles(n_rows, n_cols)", _launch)
