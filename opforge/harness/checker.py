@@ -114,27 +114,52 @@ def _clone(inputs: list) -> list:
     return [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
 
 
+def _layout(inputs: list) -> tuple:
+    return tuple((tuple(x.shape), x.dtype, x.stride()) if isinstance(x, torch.Tensor) else repr(x) for x in inputs)
+
+
+def _recorded_calls(data: dict, every_case: bool) -> list[tuple[int, int]]:
+    """(model, case) pairs the build records: the main case, or, for a backend whose build must
+    see every specialization the run will launch, one call per distinct model and input layout."""
+    if not every_case:
+        return [(0, 0)]
+    calls, seen = [], set()
+    for step in data["plan"]:
+        model, case = step.get("model", 0), step["case"]
+        key = (model, _layout(data["cases"][case]))
+        if key not in seen:
+            seen.add(key)
+            calls.append((model, case))
+    return calls or [(0, 0)]
+
+
 def build_job(job: dict) -> dict:
     """Record the launches of one forward (kernels not run) and compile each for the GPU target."""
+    from opforge.harness.backends import plugin
+
+    backend = plugin(job.get("backend", "triton"))
     try:
         data, cand = _load(job)
-        model = build_model(cand, data["models"][0], "cpu")
+        models = {0: build_model(cand, data["models"][0], "cpu")}
+        calls = _recorded_calls(data, getattr(backend, "build_every_case", False))
+        for index, _ in calls:
+            if index not in models:
+                models[index] = build_model(cand, data["models"][index], "cpu")
     except Rejected as exc:
         return {"kernels": [], "reasons": [str(exc)], "launches": {}}
     note = None
     with torch.no_grad(), guards.LaunchLog(noop=True) as log, Trial():
-        try:
-            model(*_clone(data["cases"][0]))
-        except BaseException as exc:  # outputs are garbage with kernels skipped; the run job judges forward
-            note = f"forward stopped after {len(log.launches)} launches: {describe(exc)}"
-    from opforge.harness.backends import plugin
-
+        for index, case in calls:
+            try:
+                models[index](*_clone(data["cases"][case]))
+            except BaseException as exc:  # outputs are garbage with kernels skipped; the run job judges forward
+                note = note or f"forward stopped after {len(log.launches)} launches: {describe(exc)}"
     began = time.perf_counter()
-    kernels, reasons, notes, extra = plugin(job.get("backend", "triton")).build(log.launches, job)
+    kernels, reasons, notes, extra = backend.build(log.launches, job)
     notes = ([note] if note else []) + notes
     return {"kernels": kernels, "reasons": reasons, "launches": log.counts(), "note": "; ".join(notes) or None,
             "stages": (extra or {}).get("stages") or {}, "warnings": (extra or {}).get("warnings") or [],
-            "seconds": round(time.perf_counter() - began, 3)}
+            "launch_keys": (extra or {}).get("launch_keys") or [], "seconds": round(time.perf_counter() - began, 3)}
 
 
 def _equal_nan(a: torch.Tensor, b: torch.Tensor) -> bool:

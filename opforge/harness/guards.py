@@ -332,7 +332,9 @@ def _resolve(path: str) -> Any:
     return None
 
 
-LAZY_ATTRS = {"__slotnames__"}  # copyreg caches this on a class the first time one is pickled
+# Set lazily by Python itself: copyreg caches __slotnames__ on a class the first time one is pickled,
+# warnings.warn adds __warningregistry__ to the module that warned.
+LAZY_ATTRS = {"__slotnames__", "__warningregistry__"}
 # "module.attr" names the backend's own runtime rebinds at every launch (triton-ascend 3.2's
 # interpreter), measured by the backend's worker setup: a candidate's change to one would be undone
 # by the next launch, so it is not evidence either way.

@@ -65,27 +65,78 @@ class TritonAscendPlugin(BackendPlugin):
             bins += [str(home / "bin"), str(home / "compiler" / "bin")]
         os.environ["PATH"] = os.pathsep.join([*bins, os.environ.get("PATH", "/usr/bin:/bin")])
         if mode == "run" and device == "cpu":
+            from opforge.harness.backends.triton_ascend import launches
+
             os.environ["TRITON_INTERPRET"] = "1"
             _patch_interpreter_first()
             _fast_reductions()
+            launches.guard_grid()
+            launches.guard_memory()
+            launches.require_built()
+            _watch_interpreter()
         else:
             os.environ.pop("TRITON_INTERPRET", None)
 
+    # The run job interprets only launches its own build compiled (launches.py), so the build
+    # records every input layout the run will call forward with, not just the main one.
+    build_every_case = True
 
     def before_import(self, job: dict) -> list[str]:
         if job.get("device") == "npu":
             import torch_npu  # noqa: F401  (registers the npu device the inputs go to)
+        if job.get("mode") == "run" and job.get("device", "cpu") == "cpu":
+            from opforge.harness.backends.triton_ascend import launches
+
+            return launches.build_first(job)
         return []
 
     def build(self, launches: list, job: dict):
         from opforge.harness.backends.triton_ascend import frontend
+        from opforge.harness.backends.triton_ascend.launches import key_of_recorded
         from opforge.harness.ladder import stage
 
+        launches = _every_config(launches)
         too_many, warnings = frontend.grid_findings(launches)
         if too_many:
             return [], too_many, [], {"stages": {"static": stage("failed", "opforge-static", None, reason=too_many[0])}}
         kernels, reasons, notes, stages = frontend.compile_launches(launches, job, dict(os.environ))
-        return kernels, reasons, notes, {"stages": stages, "warnings": warnings}
+        keys = sorted({k for k in map(key_of_recorded, launches) if k})
+        return kernels, reasons, notes, {"stages": stages, "warnings": warnings, "launch_keys": keys}
+
+
+def _every_config(launches: list) -> list:
+    """An autotuned launch as one launch per config: the interpreted run benchmarks them all, so
+    the front end compiles them all (aot.signature_of alone would take the first)."""
+    from triton.runtime.autotuner import Autotuner
+
+    from opforge.harness.guards import RecordedLaunch
+
+    out = []
+    for launch in launches:
+        configs = getattr(launch.kernel, "configs", None) if isinstance(launch.kernel, Autotuner) else None
+        if not configs or len(configs) < 2:
+            out.append(launch)
+            continue
+        for config in configs:
+            kwargs = config.all_kwargs() if hasattr(config, "all_kwargs") else config.kwargs
+            out.append(RecordedLaunch(launch.kernel.fn, launch.name, launch.args, {**launch.kwargs, **kwargs},
+                                      launch.grid))
+    return out
+
+
+# The interpreter is the CPU run's "hardware": its classes are watched like triton.language (a
+# candidate that reached them could make a kernel that stores its input look like one that computes).
+# Imported before the snapshot here (NVIDIA's Triton imports it later, with the candidate).
+INTERPRETER = ("triton.runtime.interpreter", "triton.runtime.interpreter.GridExecutor",
+               "triton.runtime.interpreter.InterpreterBuilder", "triton.runtime.interpreter.InterpretedFunction",
+               "triton.runtime.interpreter.ReduceOps", "triton.runtime.interpreter.ScanOps",
+               "triton.runtime.interpreter.TensorHandle")
+
+
+def _watch_interpreter() -> None:
+    from opforge.harness import guards
+
+    guards.WATCHED = (*guards.WATCHED, *(p for p in INTERPRETER if p not in guards.WATCHED))
 
 
 def _patch_interpreter_first() -> None:

@@ -1,0 +1,81 @@
+"""Hostile Triton-Ascend candidates (tests/data/hostile_ascend/*.py) against the suite's SiLU: what
+a cheating or sloppy kernel author tries against --backend triton_ascend, each rejected by the
+mechanism meant for it, and a correct kernel beside them still accepted.
+
+The Ascend-specific holes closed here (harness/backends/triton_ascend/launches.py): grids the
+recorded launch cannot show (a callable grid), launches the build never frontend-compiled (a
+variant's tile, a run-only kernel chosen by a probe of the build's no-op launches), out-of-bounds
+memory the interpreter reads silently, and the interpreter itself patched (watched like
+triton.language). The classic cheats run through the shared guards as on the NVIDIA path.
+"""
+from __future__ import annotations
+
+import pytest
+
+from conftest import DATA, ROOT, require_ascend
+from opforge.harness import ladder
+from opforge.harness.verify import VerifyOptions, verify
+
+HOSTILE = DATA / "hostile_ascend"
+SILU = ROOT / "ops" / "silu.py"
+
+
+def options(**kw) -> VerifyOptions:
+    return VerifyOptions(**{"seed": 5, "trials": 2, "device": "cpu", "backend": "triton_ascend", "sandbox": "none",
+                            **kw})
+
+
+def has(reasons: list[str], code: str, text: str) -> bool:
+    return any(r.split(":", 1)[0] == code and text in r for r in reasons)
+
+
+def test_the_correct_control_still_verifies_with_every_guard_on():
+    require_ascend()
+    v = verify(SILU, HOSTILE / "silu_ok.py", options())
+    assert ladder.exit_code(v) == 0 and v["level"] == "emulated", v["reasons"]
+    assert v["stages"]["frontend_compile"]["status"] == "passed"
+
+
+# kernel, reason code, text the reason must contain
+CASES = [
+    ("grid_callable", "runtime-error", "grid-too-large: a launch of 70000 programs"),
+    ("variant_tile", "build-error", "ub overflow, requires"),                     # the build sees every layout
+    ("probe_switch", "runtime-error", "unbuilt-launch: _silu was launched as"),  # BLOCK=1048576 only in the run
+    ("nomask", "runtime-error", "out-of-bounds: a load touched"),
+    ("torch_return", "torch-compute", "aten.silu"),
+    ("cache", "cached-output", "same buffer"),
+    ("mutate", "input-mutation", "input 0"),
+    ("fp16", "low-precision", "float16"),
+    ("partial", "partial-output", "never written"),
+]
+
+
+@pytest.mark.parametrize("kernel, code, text", CASES, ids=[c[0] for c in CASES])
+def test_hostile_candidates_are_rejected_for_what_they_do(kernel, code, text):
+    require_ascend()
+    v = verify(SILU, HOSTILE / f"{kernel}.py", options())
+    assert ladder.exit_code(v) == 1 and not v["correct"]
+    assert has(v["reasons"], code, text), v["reasons"]
+
+
+def test_a_run_only_launch_is_caught_in_the_jail_too():
+    """The run job's own build is a child process of the sandboxed worker: it must work there."""
+    require_ascend()
+    from opforge.sandbox import jail
+
+    if reason := jail.unavailable():
+        pytest.skip(reason)
+    v = verify(SILU, HOSTILE / "probe_switch.py", options(sandbox="jail"))
+    assert ladder.exit_code(v) == 1 and v["sandbox"] == "jail"
+    assert has(v["reasons"], "runtime-error", "unbuilt-launch"), v["reasons"]
+
+
+def test_patching_the_interpreter_is_seen_by_the_guards_when_the_static_checks_are_skipped():
+    """The static checks refuse `triton.runtime` outright; behind them, the interpreter's classes are
+    watched like triton.language, so a store that computes SiLU for a copying kernel is `patched`."""
+    require_ascend()
+    v = verify(SILU, HOSTILE / "interpreter_store.py", options(skip_static=True))
+    assert ladder.exit_code(v) == 1
+    assert has(v["reasons"], "patched", "triton.runtime.interpreter.InterpreterBuilder.create_masked_store"), v["reasons"]
+    static = verify(SILU, HOSTILE / "interpreter_store.py", options())
+    assert ladder.exit_code(static) == 1 and static["stage"] == "static"
