@@ -24,7 +24,7 @@ def fused_ops(lowered: Lowered) -> str:
     return ", ".join(sorted(op.replace("aten.", "").replace(".default", "") for op in lowered.ops)) or "none"
 
 
-def _declare_state(lowered: Lowered, shapes: dict[str, tuple[int, ...]]) -> list[str]:
+def declare_state(lowered: Lowered, shapes: dict[str, tuple[int, ...]]) -> list[str]:
     lines, made = [], set()
     for p in lowered.state():
         parts = p.fqn.split(".")
@@ -49,7 +49,7 @@ def model_new(lowered: Lowered, launcher: str, shapes: dict[str, tuple[int, ...]
     args = [f"a{i}" for i in range(lowered.n_forward_args)]
     inputs = iter(args)
     call = [next(inputs) if p.kind in ("input", "scalar") else "self." + p.fqn for p in lowered.placeholders]
-    body = _declare_state(lowered, shapes) or ["pass"]
+    body = declare_state(lowered, shapes) or ["pass"]
     init = "\n".join("        " + line for line in body)
     forward_inputs = [p for p in lowered.placeholders if p.kind in ("input", "scalar")]
     tensor_arg = next((a for a, p in zip(args, forward_inputs) if p.kind == "input"), None)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from opforge.codegen.candidate import _declare_state, fused_ops
+from opforge.codegen.candidate import declare_state, fused_ops
 from opforge.codegen.lower import Lowered
 
 HEADER = '''"""{title}
@@ -84,7 +84,7 @@ def model_new(lowered: Lowered, shapes: dict, call: str, args: list[str]) -> str
     """ModelNew with the reference's parameters and buffers (the harness copies them in) whose
     forward names each placeholder (a<i> or self.<state>) and passes `args`, torch view code over
     those names, to `call`."""
-    body = _declare_state(lowered, shapes) or ["pass"]
+    body = declare_state(lowered, shapes) or ["pass"]
     init = "\n".join("        " + line for line in body)
     params = ", ".join(f"a{i}" for i in range(lowered.n_forward_args))
     inputs = iter(f"a{i}" for i in range(lowered.n_forward_args))
