@@ -103,6 +103,13 @@ def _calls(f, unit, own: set, out: Findings) -> None:
             out.bad(f"ascendc-forbidden: inline assembly in {f.name} ({unit.at(t)})")
         elif t.kind == "id" and base in ("ifstream", "ofstream", "fstream", "filebuf", "thread"):
             out.bad(f"ascendc-forbidden: {t.text} in {f.name}: no files or threads in an AscendC project ({unit.at(t)})")
+        elif t.kind == "id" and base in api.SYSTEM and _referenced(body, k):
+            out.bad(f"ascendc-forbidden: {t.text} in {f.name}: a reference to a file, process, network or "
+                    f"environment function (no call needed to smuggle one) ({unit.at(t)})")
+        elif t.text == "if" and t.kind == "id" and k + 3 < len(body) and body[k + 1].text == "(" and \
+                body[k + 2].text in ("0", "false", "nullptr", "0u", "0U") and body[k + 3].text == ")":
+            out.bad(f"ascendc-format: `if ({body[k + 2].text})` in {f.name} hides code from the compiler that "
+                    f"these checks would read as run ({unit.at(t)})")
         elif t.kind == "id" and f.aicore and t.text.startswith(api.HOST_PREFIXES):
             out.bad(f"ascendc-forbidden: {t.text} in kernel code ({f.name}): host libraries do not run on an AI core "
                     f"({unit.at(t)})")
@@ -126,12 +133,47 @@ def _calls(f, unit, own: set, out: Findings) -> None:
                     f"defined in the project ({unit.at(body[k])})")
 
 
+CONDITIONALS = ("if", "ifdef", "ifndef", "elif", "else")
+
+
+def _include_guard(directives, i: int) -> bool:
+    """`#ifndef NAME` right before `#define NAME`: a header's include guard."""
+    name, rest, _ = directives[i]
+    if name != "ifndef" or len(rest) != 1 or i + 1 >= len(directives):
+        return False
+    after, after_rest, _ = directives[i + 1]
+    return after == "define" and bool(after_rest) and after_rest[0].text == rest[0].text and len(after_rest) == 1
+
+
+def _referenced(body: list, k: int) -> bool:
+    """Is body[k] a value use of a function name (`&system`, `= ::system`, `(popen)`) rather than
+    a call (judged by the call rule), a member (`x.open`), a declaration or an object's own use
+    (`pipe.InitBuffer`, `&pipe`)? Only global or std:: names count."""
+    j = k - 1
+    if j >= 0 and body[j].text == "::":
+        j -= 1
+        if j >= 0 and body[j].text == "std":
+            j -= 1
+        elif j >= 0 and body[j].kind == "id":
+            return False  # Other::open: a qualified name of the project's own
+    after = body[k + 1].text if k + 1 < len(body) else ""
+    if after in ("(", ".", "->", "[", "=", ";") and not (after == ";" and j >= 0 and body[j].text in ("=", "&", "return")):
+        return False
+    before = body[j].text if j >= 0 else ""
+    return before in ("&", "=", "(", ",", "return", "?", ":", "{") and not (before == "&" and after in (")", ","))
+
+
 def _includes(code, project, out: Findings) -> None:
     names = {f.name for f in project.files}
     for unit in code.units:
-        for name, rest, where in unit.directives:
+        for i, (name, rest, where) in enumerate(unit.directives):
             if name not in DIRECTIVES:
                 out.bad(f"ascendc-include: directive #{name or '?'} is not allowed ({where})")
+                continue
+            if name in CONDITIONALS and not _include_guard(unit.directives, i):
+                out.bad(f"ascendc-include: #{name} (conditional compilation) is not allowed: this checker reads "
+                        f"every branch, the compiler only one; the only conditional allowed is an include guard "
+                        f"(#ifndef X_H / #define X_H) ({where})")
                 continue
             if name != "include":
                 continue
@@ -160,7 +202,131 @@ def _scopes(code):
     return scopes
 
 
+ASSIGN = {"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^=", "++", "--"}
+
+
+def _runtime_names(code) -> set[str]:
+    """Names a value reaches at run time: every function parameter, and every name assigned (or
+    incremented) inside a function body."""
+    names = set()
+    for f in code.functions:
+        names |= {ids[-1] for ids in ([t.text for t in p if t.kind == "id"] for p in f.params) if ids}
+        body = f.body
+        for k in range(1, len(body)):
+            if body[k].text in ASSIGN and body[k - 1].kind == "id":
+                names.add(body[k - 1].text)
+            elif body[k - 1].text in ("++", "--") and body[k].kind == "id":
+                names.add(body[k].text)
+    return names
+
+
+def _runtime(arg: list, runtime: set[str]) -> bool:
+    """Does a size expression read a run-time value: a runtime name, tiling data (`t.field`,
+    `t->field` on anything but `this`) or an AscendC query (GetBlockNum(), ...)?"""
+    for k, t in enumerate(arg):
+        if t.kind != "id":
+            continue
+        if t.text in runtime or api.base_name(t.text).startswith(("Get", "GET_")):
+            return True
+        if k >= 2 and arg[k - 1].text in (".", "->") and arg[k - 2].text != "this":
+            return True
+    return False
+
+
+FOLDED_CALLS = {"sizeof", "static_cast", "reinterpret_cast"}
+
+
+def _initialisers(units) -> dict[str, list]:
+    """NAME -> initialiser tokens of every `constexpr`/`const` declaration and object-like #define."""
+    found: dict[str, list] = {}
+    for unit in units:
+        for name, rest, _ in unit.directives:
+            if name == "define" and len(rest) >= 2 and rest[0].kind == "id" and not (rest[1].text == "(" and not rest[1].space):
+                found[rest[0].text] = list(rest[1:])
+        tokens = unit.tokens
+        for k, t in enumerate(tokens[:-2]):
+            if t.kind == "id" and tokens[k + 1].text == "=" and any(x.text in ("const", "constexpr")
+                                                                     for x in tokens[max(0, k - 4):k]):
+                end = k + 2
+                while end < len(tokens) and tokens[end].text not in (";", ","):
+                    end += 1
+                found[t.text] = tokens[k + 2:end]
+    return found
+
+
+def _hides(arg: list, declared: dict[str, list], depth: int = 0) -> bool:
+    """Is a size that did not fold made of what the folder does not evaluate (a function call, a
+    template, a ternary or comparison, a member) rather than of constants too large to fold (a
+    shift bomb stays unknown, a warning)? Follows the named constants' own initialisers."""
+    for k, t in enumerate(arg):
+        if t.kind == "punct" and t.text in ("?", "<", ">", "<=", ">=", "==", "!=", ".", "->", "&&", "||"):
+            if t.text == "<" and k and arg[k - 1].text in FOLDED_CALLS:
+                continue
+            if t.text == ">" and k >= 2 and arg[k - 2].text == "<":
+                continue  # static_cast<uint32_t>(...)
+            return True
+        if t.kind != "id":
+            continue
+        if k + 1 < len(arg) and arg[k + 1].text == "(" and t.text not in FOLDED_CALLS and t.text not in fold_types():
+            return True
+        if t.text == "this":
+            return True
+        name = t.text.rpartition("::")[2]
+        if name in declared:
+            if depth < 8 and _hides(declared[name], declared, depth + 1):
+                return True
+        elif t.text not in fold_types() and t.text not in FOLDED_CALLS and t.text not in api.SIZES:
+            return True  # a name nothing declares as a constant
+    return False
+
+
+def fold_types() -> set[str]:
+    from opforge.harness.backends.ascendc.fold import _INT_TYPES
+
+    return _INT_TYPES
+
+
+def _in_loop(body: list, k: int) -> bool:
+    """Is body[k] inside a for/while/do block, or the one statement of a brace-less loop?"""
+    depth, j, statement = 0, k - 1, True
+    while j >= 0:
+        text = body[j].text
+        if text in (")", "]") or text == "}" and depth >= 0:
+            if text == "}":
+                statement = statement and bool(depth)  # a block closed before body[k]: a statement of its own
+                depth += 1
+            else:
+                j = _paren_open(body, j) if text == ")" else j
+        elif text == "{" and depth:
+            depth -= 1
+        elif text in ("{", ";", "}") and not depth:
+            if statement and body[j + 1].text in ("for", "while"):
+                return True  # for (...) pipe.InitBuffer(...);
+            statement = False
+            if text == "{":
+                head = j - 1
+                if head >= 0 and body[head].text == "do":
+                    return True
+                if head >= 0 and body[head].text == ")":
+                    opener = _paren_open(body, head)
+                    if opener > 0 and body[opener - 1].text in ("for", "while"):
+                        return True
+        j -= 1
+    return statement and body[0].text in ("for", "while") if body else False
+
+
+def _paren_open(body: list, close: int) -> int:
+    depth = 0
+    for j in range(close, -1, -1):
+        depth += (body[j].text == ")") - (body[j].text == "(")
+        if depth == 0:
+            return j
+    return -1
+
+
 def _ub_plan(code, tables, sizes, out: Findings) -> None:
+    runtime = _runtime_names(code)
+    declared = _initialisers(code.units)
     for scope, functions in _scopes(code).items():
         known, unknown, first = 0, [], None
         for f in functions:
@@ -170,10 +336,22 @@ def _ub_plan(code, tables, sizes, out: Findings) -> None:
                     continue
                 args = split_args(f.body, open_paren(f.body, k))
                 first = first or unit.at(f.body[k])
+                if _in_loop(f.body, k):
+                    out.bad(f"ascendc-ub: InitBuffer in a loop in {f.name}: every call takes more unified buffer, "
+                            f"so the plan is one call per queue or buffer ({unit.at(f.body[k])})")
+                    continue
                 parts = args[1:] if len(args) in (2, 3) else None
                 values = [evaluate(a, tables[f.unit], sizes) for a in parts] if parts else [None]
                 if None in values:
                     queue = " ".join(t.text for t in args[0]) if args else "?"
+                    hidden = [a for a, v in zip(parts or [], values)
+                              if v is None and not _runtime(a, runtime) and _hides(a, declared)]
+                    if hidden:
+                        out.bad(f"ascendc-ub: InitBuffer({queue}, ...) size `{' '.join(t.text for t in hidden[0])}` "
+                                "is neither a constant opforge folds (constexpr/const/#define integers, sizeof) nor "
+                                f"computed at run time (a parameter, a member set in code, tiling data, an AscendC "
+                                f"query); name it as a constexpr integer ({unit.at(f.body[k])})")
+                        continue
                     unknown.append(f"InitBuffer({queue}, ...) ({unit.at(f.body[k])})")
                 else:
                     known += values[0] * (values[1] if len(values) == 2 else 1)
@@ -206,6 +384,24 @@ def _declared(tokens: list[Token], kinds: tuple[str, ...]) -> set[str]:
     return names
 
 
+def _early_return(f, unit, queues: set, scope: str, out: Findings) -> None:
+    """A `return` after a queue's AllocTensor/DeQue and before its EnQue/FreeTensor in the same
+    function leaves the tensor held on that path: the call sites balance, the run does not."""
+    returns = [j for j, t in enumerate(f.body) if t.kind == "id" and t.text == "return"]
+    opened: dict[str, int] = {}
+    for k, name, member in calls(f.body):
+        method = api.base_name(name)
+        receiver = f.body[k - 2].text if member and k >= 2 else None
+        if receiver not in queues:
+            continue
+        if method in ("AllocTensor", "DeQue"):
+            opened.setdefault(receiver, k)
+        elif receiver in opened and any(opened[receiver] < r < k for r in returns):
+            out.bad(f"ascendc-queue: {scope}: a return in {f.name} before {receiver}.{method} leaves its tensor held "
+                    f"on that path ({unit.at(f.body[k])})")
+            return
+
+
 def _queues(code, out: Findings) -> None:
     queues = set().union(*(_declared(u.tokens, ("TQue", "TQueBind")) for u in code.units)) if code.units else set()
     for scope, functions in _scopes(code).items():
@@ -223,6 +419,8 @@ def _queues(code, out: Findings) -> None:
                 if method in QUEUE_METHODS and receiver in queues:
                     counts.setdefault(receiver, dict.fromkeys(QUEUE_METHODS, 0))[method] += 1
                     where.setdefault(receiver, unit.at(f.body[k]))
+        for f in functions:
+            _early_return(f, code.units[f.unit], queues, scope, out)
         for queue, n in counts.items():
             if n["AllocTensor"] != n["FreeTensor"]:
                 out.bad(f"ascendc-queue: {scope}: {queue} has {n['AllocTensor']} AllocTensor but {n['FreeTensor']} "
@@ -256,6 +454,7 @@ def _root(arg: list[Token]) -> str | None:
 
 
 def _datacopy(code, tables, sizes, out: Findings) -> None:
+    runtime, declared = _runtime_names(code), _initialisers(code.units)
     unknown: list[str] = []
     types = [_element_types(u.tokens) for u in code.units]
     params = set().union(*(_params_names(u.tokens) for u in code.units)) if code.units else set()
@@ -273,7 +472,11 @@ def _datacopy(code, tables, sizes, out: Findings) -> None:
             elements = {t for a in args[:2] for t in types[f.unit].get(_root(a) or "", set())}
             size = sizes.get(next(iter(elements))) if len(elements) == 1 else None
             at = unit.at(f.body[k])
-            if count is None or size is None and count % api.DMA_ALIGN:
+            if count is None and not _runtime(args[2], runtime) and _hides(args[2], declared):
+                out.bad(f"ascendc-datacopy: DataCopy length `{' '.join(t.text for t in args[2])}` is neither a "
+                        "constant opforge folds nor computed at run time, so its 32-byte alignment cannot be "
+                        f"checked; name it as a constexpr integer ({at})")
+            elif count is None or size is None and count % api.DMA_ALIGN:
                 unknown.append(at)
             elif size is not None and count * size % api.DMA_ALIGN:
                 out.bad(f"ascendc-datacopy: DataCopy of {count} {next(iter(elements))} elements moves {count * size} "
