@@ -6,8 +6,9 @@ Stages: static (the Triton rules plus Ascend's: static.py); frontend_compile (fr
 recorded launches through triton-ascend's TTIR → adapter → bishengir-compile HIVM pipeline, which
 plans the unified buffer; level `frontend-compiled`); compile (`hivmc`, CANN's device code
 generator: skipped without CANN); CPU run (triton-ascend's interpreter, level `emulated`, with the
-shared trials, variants, comparison and guards); device run and profile with CANN + torch_npu +
-an NPU (npu.py)."""
+shared trials, variants, comparison and guards, refusing what the NPU would: launches past 65535
+programs, memory outside the launch's tensors, and any launch the run job's own build did not
+frontend-compile: launches.py); device run and profile with CANN + torch_npu + an NPU (npu.py)."""
 from __future__ import annotations
 
 import ast
@@ -95,33 +96,12 @@ class TritonAscendPlugin(BackendPlugin):
         from opforge.harness.backends.triton_ascend.launches import key_of_recorded
         from opforge.harness.ladder import stage
 
-        launches = _every_config(launches)
         too_many, warnings = frontend.grid_findings(launches)
         if too_many:
             return [], too_many, [], {"stages": {"static": stage("failed", "opforge-static", None, reason=too_many[0])}}
         kernels, reasons, notes, stages = frontend.compile_launches(launches, job, dict(os.environ))
         keys = sorted({k for k in map(key_of_recorded, launches) if k})
         return kernels, reasons, notes, {"stages": stages, "warnings": warnings, "launch_keys": keys}
-
-
-def _every_config(launches: list) -> list:
-    """An autotuned launch as one launch per config: the interpreted run benchmarks them all, so
-    the front end compiles them all (aot.signature_of alone would take the first)."""
-    from triton.runtime.autotuner import Autotuner
-
-    from opforge.harness.guards import RecordedLaunch
-
-    out = []
-    for launch in launches:
-        configs = getattr(launch.kernel, "configs", None) if isinstance(launch.kernel, Autotuner) else None
-        if not configs or len(configs) < 2:
-            out.append(launch)
-            continue
-        for config in configs:
-            kwargs = config.all_kwargs() if hasattr(config, "all_kwargs") else config.kwargs
-            out.append(RecordedLaunch(launch.kernel.fn, launch.name, launch.args, {**launch.kwargs, **kwargs},
-                                      launch.grid))
-    return out
 
 
 # The interpreter is the CPU run's "hardware": its classes are watched like triton.language (a

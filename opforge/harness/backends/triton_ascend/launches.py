@@ -133,8 +133,8 @@ def guard_grid() -> None:
 
 
 def require_built() -> None:
-    """Every interpreted launch (an autotuner's configs included: this is the innermost run) must
-    be one the run job's own build compiled."""
+    """Every interpreted launch (checked at the innermost run, under any autotune or heuristics
+    wrapper) must be one the run job's own build compiled."""
     from triton.runtime import interpreter
 
     cls = interpreter.InterpretedFunction
