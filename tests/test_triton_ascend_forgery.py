@@ -5,8 +5,9 @@ mechanism meant for it, and a correct kernel beside them still accepted.
 The Ascend-specific holes closed here (harness/backends/triton_ascend/launches.py): grids the
 recorded launch cannot show (a callable grid), launches the build never frontend-compiled (a
 variant's tile, a run-only kernel chosen by a probe of the build's no-op launches), out-of-bounds
-memory the interpreter reads silently, and the interpreter itself patched (watched like
-triton.language). The classic cheats run through the shared guards as on the NVIDIA path.
+memory the interpreter reads silently, the interpreter or the backend's own build code patched
+(watched like triton.language, in the build job too), and the toolchain prefix written (bound
+read-only by the sandbox). The classic cheats run through the shared guards as on the NVIDIA path.
 """
 from __future__ import annotations
 
@@ -79,3 +80,28 @@ def test_patching_the_interpreter_is_seen_by_the_guards_when_the_static_checks_a
     assert has(v["reasons"], "patched", "triton.runtime.interpreter.InterpreterBuilder.create_masked_store"), v["reasons"]
     static = verify(SILU, HOSTILE / "interpreter_store.py", options())
     assert ladder.exit_code(static) == 1 and static["stage"] == "static"
+
+
+@pytest.mark.parametrize("kernel, text", [
+    ("fake_frontend", "triton_ascend.frontend.run_bishengir"),  # a 4 MiB tile would "fit"
+    ("rebound_name", "triton.language.static_range"),           # exempt in the run, not in the build
+])
+def test_patches_in_the_build_process_are_seen_there(kernel, text):
+    """The build job judges the kernel in the candidate's own process, where the run's exemption for
+    names the interpreter rebinds does not apply: the build compares the watched modules (the
+    backend's own code among them) after the recorded forwards."""
+    require_ascend()
+    v = verify(SILU, HOSTILE / f"{kernel}.py", options(skip_static=True))
+    assert ladder.exit_code(v) == 1
+    assert has(v["reasons"], "patched", text), v["reasons"]
+
+
+def test_the_toolchain_prefix_is_read_only_in_the_jail():
+    require_ascend()
+    from opforge.sandbox import jail
+
+    if reason := jail.unavailable():
+        pytest.skip(reason)
+    v = verify(SILU, HOSTILE / "prefix_write.py", options(sandbox="jail", skip_static=True))
+    assert ladder.exit_code(v) == 1
+    assert has(v["reasons"], "load-error", "Read-only file system"), v["reasons"]

@@ -138,6 +138,9 @@ def build_job(job: dict) -> dict:
     from opforge.harness.backends import plugin
 
     backend = plugin(job.get("backend", "triton"))
+    # A backend whose build judges the kernel in this process after the candidate ran (Ascend's front
+    # end) has the watched modules compared after the recorded forwards.
+    snapshot = guards.ModuleSnapshot() if getattr(backend, "watch_build", False) else None
     try:
         data, cand = _load(job)
         models = {0: build_model(cand, data["models"][0], "cpu")}
@@ -154,6 +157,9 @@ def build_job(job: dict) -> dict:
                 models[index](*_clone(data["cases"][case]))
             except BaseException as exc:  # outputs are garbage with kernels skipped; the run job judges forward
                 note = note or f"forward stopped after {len(log.launches)} launches: {describe(exc)}"
+    if snapshot is not None and (patched := snapshot.changes()):
+        return {"kernels": [], "reasons": [f"patched: the candidate replaced {', '.join(patched[:4])}"],
+                "launches": log.counts()}
     began = time.perf_counter()
     kernels, reasons, notes, extra = backend.build(log.launches, job)
     notes = ([note] if note else []) + notes

@@ -74,13 +74,17 @@ class TritonAscendPlugin(BackendPlugin):
             launches.guard_grid()
             launches.guard_memory()
             launches.require_built()
-            _watch_interpreter()
+            if job and job.get("candidate_path"):
+                launches.build_first(job)
+            _watch(INTERPRETER)
         else:
             os.environ.pop("TRITON_INTERPRET", None)
+        _watch(OWN)
 
     # The run job interprets only launches its own build compiled (launches.py), so the build
     # records every input layout the run will call forward with, not just the main one.
     build_every_case = True
+    watch_build = True  # the front end's verdict is computed in the candidate's build process
 
     def before_import(self, job: dict) -> list[str]:
         if job.get("device") == "npu":
@@ -88,7 +92,7 @@ class TritonAscendPlugin(BackendPlugin):
         if job.get("mode") == "run" and job.get("device", "cpu") == "cpu":
             from opforge.harness.backends.triton_ascend import launches
 
-            return launches.build_first(job)
+            return list(launches.BUILD_REASONS)  # of the run job's own build (prepare_worker)
         return []
 
     def build(self, launches: list, job: dict):
@@ -113,10 +117,22 @@ INTERPRETER = ("triton.runtime.interpreter", "triton.runtime.interpreter.GridExe
                "triton.runtime.interpreter.TensorHandle")
 
 
-def _watch_interpreter() -> None:
+# This backend's own worker-side code judges the build (the front end's verdict, the launch keys):
+# watched in the build job too (checker.build_job compares after the recorded forward).
+OWN = ("opforge.harness.backends.triton_ascend", "opforge.harness.backends.triton_ascend.TritonAscendPlugin",
+       "opforge.harness.backends.triton_ascend.frontend", "opforge.harness.backends.triton_ascend.launches",
+       "opforge.harness.backends.triton_ascend.toolchain", "opforge.harness.aot")
+
+
+def _watch(paths: tuple[str, ...]) -> None:
+    import importlib
+
     from opforge.harness import guards
 
-    guards.WATCHED = (*guards.WATCHED, *(p for p in INTERPRETER if p not in guards.WATCHED))
+    for path in paths:  # a module not yet imported would show all its attributes as "added" later
+        if path.startswith("opforge.") and path.count(".") > 1 and path.rsplit(".", 1)[1][:1].islower():
+            importlib.import_module(path)
+    guards.WATCHED = (*guards.WATCHED, *(p for p in paths if p not in guards.WATCHED))
 
 
 def _patch_interpreter_first() -> None:

@@ -32,7 +32,10 @@ from typing import Any
 from opforge.harness.backends.triton_ascend import toolchain
 
 BUILD_TIMEOUT_S = 600
-BUILT: set[str] = set()  # launch keys the run job's own build compiled
+# What the run job's own build compiled, and why it failed if it did: set once by the worker's
+# setup, before the guards' snapshot (watched, so the candidate cannot rebind them).
+BUILT: frozenset[str] = frozenset()
+BUILD_REASONS: tuple[str, ...] = ()
 
 
 SPANS: list[tuple[int, int]] = []  # the storages of the tensors the launch in progress was given
@@ -157,9 +160,14 @@ def require_built() -> None:
     cls.__init__ = __init__
 
 
-def build_first(job: dict) -> list[str]:
+def build_first(job: dict) -> None:
     """Run the build job in a child process (the same jail) and keep the keys it compiled; its
-    reasons, if any, are the run's."""
+    reasons, if any, are the run's (BUILD_REASONS)."""
+    global BUILT, BUILD_REASONS
+    BUILT, BUILD_REASONS = _child_build(job)
+
+
+def _child_build(job: dict) -> tuple[frozenset[str], tuple[str, ...]]:
     with tempfile.TemporaryDirectory(prefix="opforge-ascend-build-") as tmp:
         child = {**job, "mode": "build", "result_path": os.path.join(tmp, "build.json")}
         path = os.path.join(tmp, "job.json")
@@ -173,10 +181,9 @@ def build_first(job: dict) -> list[str]:
             with open(child["result_path"], encoding="utf-8") as fh:
                 build = json.load(fh).get("build") or {}
         except (OSError, ValueError, subprocess.TimeoutExpired) as exc:
-            return [f"runtime-error: the run job's own build did not finish: {type(exc).__name__}: {exc}"[:300]]
-    BUILT.clear()
-    BUILT.update(build.get("launch_keys") or [])
-    return [str(r) for r in build.get("reasons") or []]
+            return frozenset(), (f"runtime-error: the run job's own build did not finish: {type(exc).__name__}: "
+                                 f"{exc}"[:300],)
+    return frozenset(build.get("launch_keys") or []), tuple(str(r) for r in build.get("reasons") or [])
 
 
 def _check_access(ptrs: Any, mask: Any, what: str) -> None:
