@@ -101,7 +101,7 @@ GUARANTEES: tuple[Guarantee, ...] = (
         "            pass\n")),
     _g("guard-patched-modules", "replaced attributes of torch/Triton/harness modules are rejected",
        (f"{VF}[hostile_patch_judge]", "tests/test_guards.py::test_module_snapshot_notices_patched_torch_functions"),
-       (GUARDS, "if after.get(k, (None,))[0] != v[0]]", "if False]")),
+       (GUARDS, "if after.get(k, (None,))[0] != v[0]\n", "if False\n")),
     _g("guard-added-attributes", "attributes added to torch.Tensor and the watched modules are rejected",
        "tests/test_guarantees.py::test_module_snapshot_notices_an_added_tensor_attribute",
        (GUARDS, '        changed += [f"{path}.{k} (added)" for', '        changed += [] and [f"{path}.{k} (added)" for')),
