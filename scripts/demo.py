@@ -7,7 +7,8 @@ CUDA kernel the emulator cannot run exits 3; `--backend triton_ascend` for a Tri
 (Huawei's front end, then triton-ascend's interpreter), and an AscendC project exits 3 after its
 static checks (the rest needs CANN); a cheating kernel is shown being rejected by `opforge verify`; the registry is listed; and the
 promoted kernels are exported as a library (./.opforge/kernels_generated, with its wheel) whose
-self-check runs every op against its reference."""
+self-check runs every op against its reference (the Triton-Ascend softmax too, as the library's npu
+entry under triton-ascend's interpreter)."""
 from __future__ import annotations
 
 import os
@@ -54,6 +55,16 @@ def main() -> int:
     env = os.environ | {"TRITON_INTERPRET": "1", "KERNELS_GENERATED_NO_FALLBACK": "1", "PYTHONPATH": str(EXPORT)}
     failures += subprocess.run([sys.executable, "-W", "ignore", "-m", "kernels_generated.check"], cwd=EXPORT,
                                env=env).returncode != 0
+    # The promoted Triton-Ascend softmax is the library's npu entry: run it on this CPU under
+    # triton-ascend's interpreter (its prefix first on the path), fallback forbidden.
+    from opforge.harness.backends.triton_ascend import toolchain
+
+    prefix = toolchain.prefix()
+    print(f"\n$ PYTHONPATH={prefix} TRITON_INTERPRET=1 KERNELS_GENERATED_NO_FALLBACK=1 "
+          f"python -m kernels_generated.check --device npu-interpreter  # in {EXPORT}", flush=True)
+    failures += subprocess.run([sys.executable, "-W", "ignore", "-m", "kernels_generated.check", "--device",
+                                "npu-interpreter"], cwd=EXPORT,
+                               env=env | {"PYTHONPATH": f"{prefix}{os.pathsep}{EXPORT}"}).returncode != 0
     return 1 if failures else 0
 
 
