@@ -74,3 +74,22 @@ def test_each_broken_project_exits_1_at_static_with_its_reason(tmp_path, old, ne
 def test_a_python_syntax_error_fails_at_load(tmp_path):
     v = broken(tmp_path, "class ModelNew(torch.nn.Module):", "class ModelNew(torch.nn.Module)")
     assert v["stage"] == "load" and v["reasons"][0].startswith("syntax-error") and ladder.exit_code(v) == 1
+
+
+def test_the_agent_loop_stops_after_one_round_when_nothing_can_be_verified_here(tmp_path):
+    """Without CANN no AscendC candidate can reach a numerics stage: the run records the first
+    round's static verdicts and stops saying why, instead of spending its round budget."""
+    from opforge.harness.backends.ascendc import cann
+    from opforge.registry import Registry
+
+    if cann.unavailable() is None:
+        pytest.skip("CANN is installed here: the loop can run the numerics")
+    db = tmp_path / "run.db"
+    run = subprocess.run([sys.executable, "-m", "opforge.cli", "--db", str(db), "run", "ops/silu.py",
+                          "--backend", "ascendc", "--sandbox", "none", "--budget", "4"],
+                         capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert run.returncode == 1, run.stderr
+    assert "no candidate can be verified on this machine: AscendC cannot be compiled or run here" in run.stdout
+    assert "Traceback" not in run.stderr
+    rows = Registry(db).list_kernels()
+    assert len(rows) == 1 and rows[0].level == "static"  # one round: the expert's first configuration

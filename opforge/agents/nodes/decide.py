@@ -1,5 +1,6 @@
 """decide: stop or iterate. Stop rules, first match wins: a correct kernel with no GPU timings to
-improve on; the target speedup reached; the drafter has nothing more; rounds, wall time or tokens
+improve on; no kernel of the backend can be verified here (AscendC without CANN: after one round,
+whose static verdicts are recorded); the target speedup reached; the drafter has nothing more; rounds, wall time or tokens
 spent; no improvement for `plateau_rounds` rounds."""
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ def stop_reason(state: RunState, ctx: RunContext) -> str | None:
     history = state.get("round_best", [])
     if best and ctx.hardware.device == "cpu":
         return "verified; no GPU here, so there are no timings to improve on"
+    if not best and state.get("attempts") and (why := _numerics_unavailable(ctx.backend)):
+        return f"no candidate can be verified on this machine: {why}"
     if best and budget.target_speedup and best["score"] >= budget.target_speedup:
         return f"target speedup {budget.target_speedup:g}x reached"
     if state.get("drafted_nothing"):
@@ -31,6 +34,13 @@ def stop_reason(state: RunState, ctx: RunContext) -> str | None:
     if best and len(history) > window and max(history[-window:]) <= max(history[:-window]):
         return f"no improvement in {window} rounds"
     return None
+
+
+def _numerics_unavailable(backend: str) -> str | None:
+    from opforge.harness.backends import BACKENDS
+
+    row = BACKENDS.get(backend)
+    return row.plugin().numerics_unavailable() if row is not None and row.module else None
 
 
 def decide(state: RunState, runtime: Runtime[RunContext]) -> dict:

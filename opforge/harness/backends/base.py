@@ -75,6 +75,11 @@ class BackendPlugin:
         """Process setup before torch or the backend's libraries are imported (environment, sys.path)."""
         raise NotImplementedError
 
+    def numerics_unavailable(self) -> str | None:
+        """Why no candidate of this backend can reach a numerics stage on this machine (AscendC
+        without CANN), else None: the agent loop stops after one round instead of spending its budget."""
+        return None
+
     def before_import(self, job: dict) -> list[str]:
         """Worker side, before the candidate is imported: what must exist for the import to work (an
         AscendC project's extension module, built by bisheng). Returns reasons when that failed."""

@@ -46,6 +46,9 @@ class AscendCPlugin(BackendPlugin):
                     "cpu_run": stage("skipped", runner.name, runner.version, reason=why), **device}
         return device
 
+    def numerics_unavailable(self) -> str | None:
+        return cann.unavailable()
+
     def compiler(self) -> Tool:
         return Tool("bisheng", _cann_version())
 
