@@ -28,6 +28,7 @@ from opforge.registry import Registry
 from opforge.registry.recording import record_verification
 
 DATA = ROOT / "tests" / "data" / "export_ascend"
+ASCENDC = ROOT / "tests" / "data" / "ascendc"  # the AscendC backend's own Add projects, in both forms
 PREFIX = ROOT / ".venv" / "ascend"
 TORCH_SITE = str(Path(torch.__file__).resolve().parent.parent)
 CANN_VERDICT = {"correct": True, "stage": "device_run", "reasons": [], "backend": "ascendc", "sizes": {"used": {}},
@@ -87,8 +88,8 @@ def lib(verified, tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("ascend")
     with Registry(root / "reg.db") as reg:
         reg.promote(record_verification(reg, spec, source, verdict, hardware, drafter="user")[0])
-        record_cann(reg, "add2", DATA / "add_spec.py", DATA / "direct_add.py")
-        record_cann(reg, "add2_mkb", DATA / "add_spec.py", DATA / "mkb_add.py")
+        record_cann(reg, "add2", ASCENDC / "add_spec.py", ASCENDC / "direct_add.py")
+        record_cann(reg, "add2_mkb", ASCENDC / "add_spec.py", ASCENDC / "mkb_add.py")
         result = export_library(reg, root / "lib", name="asc_lib")
     assert result.ascendc == ["ascendc/add2", "ascendc/add2_mkb"]
     assert any(n.startswith("AscendC projects written") and "ascendc/add2/" in n for n in result.notes)
@@ -162,7 +163,7 @@ def test_a_direct_launch_ascendc_kernel_is_a_cmake_project_beside_the_package(li
     project = lib / "ascendc" / "add2"
     sources = {"add_custom_host.cpp", "add_custom_kernel.cpp", "add_custom_tiling.h"}
     assert {p.name for p in project.iterdir()} == sources | {"CMakeLists.txt", "README.md", "candidate.py"}
-    assert (project / "candidate.py").read_text() == (DATA / "direct_add.py").read_text()
+    assert (project / "candidate.py").read_text() == (ASCENDC / "direct_add.py").read_text()
     cmake = (project / "CMakeLists.txt").read_text()
     assert cmake.index("find_package(ASC REQUIRED)") < cmake.index("project(add_custom_ops LANGUAGES ASC CXX)")
     assert "set_source_files_properties(add_custom_kernel.cpp PROPERTIES LANGUAGE ASC)" in cmake
@@ -194,7 +195,7 @@ def test_an_unreadable_ascendc_candidate_is_left_out_with_a_note(verified, tmp_p
     bad.write_text("KERNEL = 'not a project'\n")
     with Registry(tmp_path / "reg.db") as reg:
         reg.promote(record_verification(reg, spec, source, verdict, hardware, drafter="user")[0])
-        record_cann(reg, "add2", DATA / "add_spec.py", bad)
+        record_cann(reg, "add2", ASCENDC / "add_spec.py", bad)
         result = export_library(reg, tmp_path / "lib", name="asc_lib")
     assert not (tmp_path / "lib" / "ascendc").exists() and result.ascendc == []
     (note,) = [n for n in result.notes if n.startswith("add2:")]
