@@ -161,8 +161,7 @@ def grid_findings(launches: list) -> tuple[list[str], list[str]]:
             continue
         seen.add((launch.name, count))
         if count > toolchain.MAX_PROGRAMS:
-            reasons.append(f"grid-too-large: {launch.name} launched {count} programs; an Ascend launch takes at most "
-                           f"{toolchain.MAX_PROGRAMS} (launch one program per AI core and loop over blocks inside)")
+            reasons.append(f"grid-too-large: {launch.name} launched {count} programs; {toolchain.GRID_LIMIT}")
         elif count > cores:
             warnings.append(f"ascend-grid: {launch.name} launched {count} programs, more than the {cores} vector "
                             f"cores of {toolchain.DEFAULT_TARGET}: they run in waves (a grid of the core count "

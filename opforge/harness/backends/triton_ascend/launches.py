@@ -127,9 +127,8 @@ def guard_grid() -> None:
 
     def set_grid_dim(self, nx, ny, nz):
         if nx * ny * nz > toolchain.MAX_PROGRAMS:
-            raise AscendLaunchError(f"grid-too-large: a launch of {nx * ny * nz} programs ({nx}, {ny}, {nz}); an Ascend "
-                                f"launch takes at most {toolchain.MAX_PROGRAMS} (launch one program per AI core and "
-                                "loop over blocks inside)")
+            raise AscendLaunchError(f"grid-too-large: a launch of {nx * ny * nz} programs ({nx}, {ny}, {nz}); "
+                                    f"{toolchain.GRID_LIMIT}")
         return original(self, nx, ny, nz)
 
     builder.set_grid_dim = set_grid_dim

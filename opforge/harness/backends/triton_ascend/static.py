@@ -77,8 +77,7 @@ def check_ascend(tree: ast.Module) -> AscendFindings:
             count = _literal_programs(node.slice)
             if count is not None and count > toolchain.MAX_PROGRAMS and id(node) in called:
                 found.reasons.append(f"grid-too-large: {ast.unparse(node.value)}[...] (line {line}) launches {count} "
-                                     f"programs; an Ascend launch takes at most {toolchain.MAX_PROGRAMS} (launch one "
-                                     "program per AI core and loop over blocks inside)")
+                                     f"programs; {toolchain.GRID_LIMIT}")
         if isinstance(node, ast.keyword) and node.arg in IGNORED_OPTIONS:
             ignored.setdefault(node.arg, getattr(node.value, "lineno", 0))
     for option, line in sorted(ignored.items(), key=lambda kv: kv[1]):

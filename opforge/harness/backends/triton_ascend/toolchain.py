@@ -27,6 +27,9 @@ AI_CORES = {"Ascend910B1": 24, "Ascend910B2": 24, "Ascend910B3": 20, "Ascend910B
 VECTOR_PER_AI_CORE = 2
 UB_BYTES = 192 * 1024  # the unified buffer of one vector core on 910B/910C
 MAX_PROGRAMS = 65535  # the most blocks one Ascend kernel launch may have
+# What every grid-too-large reason ends with, wherever the grid was read (source, recorded launch, run).
+GRID_LIMIT = (f"an Ascend launch takes at most {MAX_PROGRAMS} (launch one program per AI core and loop over "
+              "blocks inside)")
 
 
 def pins() -> dict[str, str]:
