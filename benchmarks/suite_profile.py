@@ -2,8 +2,10 @@
 torch.compile, measured in the same process (triton.testing.do_bench: L2 flush, warm-up, median).
 
     .venv/bin/python benchmarks/suite_profile.py [--ops softmax,matmul] [--json report.json]
+    .venv/bin/python benchmarks/suite_profile.py --source expert --specs benchmarks/expert_specs/conv/*.py
 
-Without a GPU it says so and exits 0: there is nothing honest to time on a CPU."""
+`--specs` profiles the offline expert's kernels (multi-kernel programs included) for any spec files,
+such as the convolution and fusion-chain sets of benchmarks/expert_coverage.py. Without a GPU it says so and exits 0: there is nothing honest to time on a CPU."""
 from __future__ import annotations
 
 import argparse
@@ -22,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 from opforge.harness.verify import VerifyOptions, verify  # noqa: E402
 
 
-def kernel_path(op: str, source: str) -> Path | None:
+def kernel_path(op: str, source: str, spec_path: Path | None = None) -> Path | None:
     """The known-good kernel, or the offline expert's first configuration for this op (None when
     the expert does not support it), generated at the sizes this machine verifies with."""
     if source == "known-good":
@@ -31,7 +33,7 @@ def kernel_path(op: str, source: str) -> Path | None:
     from opforge.codegen.lower import Unsupported
     from opforge.harness.verify import prepare
 
-    spec, _hardware = prepare(ROOT / "ops" / f"{op}.py", VerifyOptions())
+    spec, _hardware = prepare(spec_path or ROOT / "ops" / f"{op}.py", VerifyOptions())
     try:
         kernel = generate(spec.source, op, spec.sizes_used)
     except Unsupported:
@@ -41,17 +43,21 @@ def kernel_path(op: str, source: str) -> Path | None:
     return path
 
 
-def profile(ops: list[str], json_path: str | None = None, trials: int = 5, source: str = "known-good") -> list[dict]:
-    """Verify and time each op; rows are written after every op, so a cut-short run keeps its data."""
+def profile(ops: list[str], json_path: str | None = None, trials: int = 5, source: str = "known-good",
+            specs: dict[str, Path] | None = None) -> list[dict]:
+    """Verify and time each op (`specs` maps an op to its spec file, else ops/<op>.py); rows are
+    written after every op, so a cut-short run keeps its data."""
     rows = []
+    specs = specs or {}
     for op in ops:
-        kernel = kernel_path(op, source)
+        spec_path = specs.get(op, ROOT / "ops" / f"{op}.py")
+        kernel = kernel_path(op, source, spec_path)
         if kernel is None:
             rows.append({"op": op, "correct": False, "reasons": ["expert: unsupported"], "sizes": {}, "hardware": "",
                          "kernel_ms": None, "eager_ms": None, "compile_ms": None, "speedup_eager": None,
                          "speedup_compile": None, "sandbox": None, "registers": []})
             continue
-        v = verify(ROOT / "ops" / f"{op}.py", kernel, VerifyOptions(trials=trials))
+        v = verify(spec_path, kernel, VerifyOptions(trials=trials))
         t = v["timings"] or {}
         rows.append({"op": op, "correct": v["correct"], "reasons": v["reasons"], "sizes": v["sizes"]["used"],
                      "hardware": v["hardware"], "kernel_ms": t.get("kernel_ms"), "eager_ms": t.get("eager_ms"),
@@ -86,12 +92,20 @@ def main() -> int:
     parser.add_argument("--trials", type=int, default=5)
     parser.add_argument("--source", choices=["known-good", "expert"], default="known-good",
                         help="profile the suite's known-good kernels or the offline expert's")
+    parser.add_argument("--specs", nargs="+", type=Path, metavar="PATH",
+                        help="profile the expert's kernels for these spec files instead of ops/")
     args = parser.parse_args()
+    if args.specs and args.source != "expert":
+        parser.error("--specs profiles the offline expert's kernels: add --source expert")
+    missing = [str(p) for p in args.specs or [] if not p.is_file()]
+    if missing:
+        parser.error(f"no such spec file: {', '.join(missing)}")
     if not torch.cuda.is_available():
         print("no CUDA GPU: suite profiling needs one (timings are never estimated on a CPU)")
         return 0
-    ops = args.ops.split(",") if args.ops else sorted(p.stem for p in (ROOT / "ops").glob("*.py"))
-    rows = profile(ops, args.json, args.trials, args.source)
+    specs = {p.stem: p.resolve() for p in args.specs or []}
+    ops = list(specs) or (args.ops.split(",") if args.ops else sorted(p.stem for p in (ROOT / "ops").glob("*.py")))
+    rows = profile(ops, args.json, args.trials, args.source, specs)
     render(rows)
     return 0 if all(r["correct"] for r in rows) else 1
 

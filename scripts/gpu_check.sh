@@ -2,8 +2,10 @@
 # GPU checks in one go, for a machine with an NVIDIA GPU: the GPU tests and a profile of the suite's
 # kernels against eager and torch.compile, written under $OUT (default artifacts/gpu):
 # gpu_tests.txt, suite_profile.txt + gpu_report.json (known-good kernels), expert_profile.txt +
-# gpu_expert_report.json (the offline expert's kernels), cuda_backend.txt + gpu_cuda_report.json (the
-# CUDA kernels on the device and in the emulator, with their disagreements), nvidia-smi.txt.
+# gpu_expert_report.json (the offline expert's kernels), programs_profile.txt +
+# gpu_programs_report.json (the expert's conv, fusion-chain and level-3 sets), cuda_backend.txt +
+# gpu_cuda_report.json (the CUDA kernels on the device and in the emulator, with their
+# disagreements), nvidia-smi.txt.
 # Uses the machine's own Python when it already has a CUDA PyTorch and Triton (the workbench is then
 # installed into it without dependencies, offline); otherwise sets up .venv with TORCH_SPEC.
 set -uo pipefail
@@ -28,9 +30,13 @@ timeout "${PROFILE_TIMEOUT:-900}" $PY benchmarks/suite_profile.py --json "$OUT/g
 profile=${PIPESTATUS[0]}
 timeout "${PROFILE_TIMEOUT:-900}" $PY benchmarks/suite_profile.py --source expert --json "$OUT/gpu_expert_report.json" ${PROFILE_ARGS:-} 2>&1 | tee "$OUT/expert_profile.txt"
 expert=${PIPESTATUS[0]}
+# The expert's convolution and fusion-chain sets (multi-kernel programs), against eager and torch.compile.
+timeout "${PROGRAMS_TIMEOUT:-600}" $PY benchmarks/suite_profile.py --source expert --json "$OUT/gpu_programs_report.json" \
+  --specs benchmarks/expert_specs/conv/*.py benchmarks/expert_specs/fusion/*.py benchmarks/expert_specs/level3/*.py 2>&1 | tee "$OUT/programs_profile.txt"
+programs=${PIPESTATUS[0]}
 # CUDA C++: the known-good CUDA kernels built with nvcc -shared, verified and timed on the device,
 # and verified again in the emulator: disagreements between the two are listed (cuda_backend.txt).
 timeout "${CUDA_TIMEOUT:-600}" $PY benchmarks/cuda_backend.py --compare-emulator --no-baseline --json "$OUT/gpu_cuda_report.json" 2>&1 | tee "$OUT/cuda_backend.txt"
 cuda=${PIPESTATUS[0]}
-echo "gpu tests exit $tests, suite profile exit $profile, expert profile exit $expert, cuda exit $cuda; reports in $OUT"
+echo "gpu tests exit $tests, suite profile exit $profile, expert profile exit $expert, programs exit $programs, cuda exit $cuda; reports in $OUT"
 exit $(( tests || profile || cuda ))
