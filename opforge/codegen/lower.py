@@ -22,6 +22,14 @@ EXTRA_DECOMPOSITIONS = [
     aten.hardsigmoid, aten.hardswish, aten.hardtanh, aten.elu, aten.leaky_relu, aten.softplus, aten.mish,
     aten.silu, aten.linalg_vector_norm, aten.norm, aten.cosine_similarity, aten.kl_div, aten.std, aten.var,
 ]
+# Index maps the pointwise family reads whole (families/pointwise/indexmap.py): their stock
+# decompositions bake the export's sizes into arange/index chains no kernel could keep generic.
+KEPT_WHOLE = [
+    aten.reflection_pad1d, aten.reflection_pad2d, aten.reflection_pad3d, aten.replication_pad1d,
+    aten.replication_pad2d, aten.replication_pad3d, aten.roll, aten.upsample_nearest1d, aten.upsample_nearest3d,
+    aten._upsample_nearest_exact1d, aten._upsample_nearest_exact2d, aten._upsample_nearest_exact3d,
+    aten.upsample_linear1d,
+]
 EXPORT_SIZE = 48  # size constants are shrunk for export: only the graph's structure matters
 
 
@@ -138,6 +146,9 @@ def _decompositions() -> dict:
     for op, corrected in ((aten.var.dim, aten.var.correction), (aten.std.dim, aten.std.correction)):
         table[op] = lambda x, dim=None, unbiased=True, keepdim=False, _op=corrected: _op(
             x, dim, correction=1 if unbiased else 0, keepdim=keepdim)
+    for packet in KEPT_WHOLE:
+        for overload in {"default", "vec"} & set(packet.overloads()):
+            table.pop(getattr(packet, overload), None)
     table[aten.instance_norm.default] = _instance_norm
     table[aten.group_norm.default] = _group_norm
     table[aten.split_with_sizes.default] = _split_with_sizes
