@@ -48,7 +48,7 @@ def tile_bytes(plan: Plan, leaves: list[str]) -> int:
 
 
 def _kernel(name: str, plan: Plan, exprs: list, leaves: list[str], lowered: Lowered) -> str:
-    params = kernel_params(leaves, lowered) + ["BLOCK: tl.constexpr", "CONTIG: tl.constexpr", "NUM_CORES: tl.constexpr"]
+    params = kernel_params(plan) + ["BLOCK: tl.constexpr", "CONTIG: tl.constexpr", "NUM_CORES: tl.constexpr"]
     lines = [f"@triton.jit\ndef {name}({', '.join(params)}):",
              "    # a program per vector core, each taking every NUM_CORES-th block of BLOCK outputs",
              "    for blk in tl.range(tl.program_id(0), tl.cdiv(n, BLOCK), NUM_CORES):",

@@ -6,7 +6,9 @@ MAX_RANK dims; the kernel turns each linear output index into per-input offsets.
 is contiguous and already output-shaped, a fast path uses the index directly.
 
 The plan is backend-neutral: leaves (inputs with the torch view code the launcher replays) and the
-elementwise ops in graph order, each an `Op` an emitter formats with its own expression table."""
+elementwise ops in graph order, each an `Op` an emitter formats with its own expression table; index
+maps of the inputs (cat, pads, gathers, upsampling: indexmap.py) form a `Region` whose statements
+compute their values from the output's coordinates."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -15,6 +17,7 @@ from torch.fx import Node
 
 from opforge.codegen.exprs import ELEMENTWISE, Var
 from opforge.codegen.lower import Lowered, Unsupported, val
+from opforge.codegen.families.pointwise.indexmap import INDEX_MAPS, Region, region_nodes
 from opforge.codegen.views import INDEXING, RESHAPES, index_replay
 
 MAX_RANK = 5
@@ -50,17 +53,26 @@ class Plan:
         self.names: dict[str, Var] = {}
         bad = sorted({str(n.target) for n in lowered.graph.nodes if n.op == "call_function"
                       and str(n.target) not in ELEMENTWISE and str(n.target) not in LEAF_VIEWS
-                      and str(n.target) not in RESHAPES and str(n.target) not in INDEXING})
+                      and str(n.target) not in RESHAPES and str(n.target) not in INDEXING
+                      and str(n.target) not in INDEX_MAPS})
         if bad:
             raise Unsupported(f"not pointwise: {', '.join(bad)}")
+        mapped = region_nodes(lowered.graph.nodes)
         for node in lowered.graph.nodes:
             if node.op == "placeholder":
                 self.leaves[node.name] = (node.name, node.name)
                 self.names[node.name] = Var(f"v_{node.name}")
+            elif node in mapped:
+                self.names[node.name] = Var(f"v_{node.name}")
             elif node.op == "call_function":
                 self._add(node)
         self.outputs = _checked_outputs(lowered)
-        self.used = [n for n in self.used_leaves() if _is_used(lowered, n)]  # the leaves the kernel loads
+        self.region = Region(mapped, lambda n: n.name in self.leaves) if mapped else None
+        if self.region:
+            shape = tuple(val(self.outputs[0]).shape)
+            self.region.emit(len(shape), MAX_RANK, shape, "mask", self.names)
+        # the leaves the kernel loads at the output's own coordinates
+        self.used = [n for n in self.used_leaves() if _is_used(lowered, n, set(mapped))]
 
     def _add(self, node: Node) -> None:
         target = str(node.target)
@@ -118,7 +130,8 @@ def _reshape(node: Node) -> str:
     return code + "".join(f".unsqueeze({i})" for i, s in enumerate(out) if s == 1)
 
 
-def _is_used(lowered: Lowered, name: str) -> bool:
+def _is_used(lowered: Lowered, name: str, mapped: set) -> bool:
     node = next(n for n in lowered.graph.nodes if n.name == name)
     views = LEAF_VIEWS.keys() | RESHAPES | INDEXING
-    return any(str(u.target) not in views for u in node.users) or any(o is node for o in lowered.outputs)
+    return (any(str(u.target) not in views and u not in mapped for u in node.users)
+            or any(o is node for o in lowered.outputs))

@@ -1,0 +1,123 @@
+"""The index maps the pointwise family reads, and the shapes and coordinates of an index-mapped region (indexmap.py): the launcher's Python expression
+for each node's run-time shape from its sources' shapes, and the views inside a region (unsqueeze,
+squeeze, permute, a reshape adding or dropping size-1 dims) as coordinate maps."""
+from __future__ import annotations
+
+from torch.fx import Node
+
+from opforge.codegen.lower import Unsupported, arg, val
+
+REGION_VIEWS = frozenset({"aten.unsqueeze.default", "aten.squeeze.dim", "aten.squeeze.dims",
+                          "aten.permute.default", "aten.transpose.int", "aten.t.default", "aten.view.default",
+                          "aten._unsafe_view.default", "aten.reshape.default"})
+RESHAPES = {"aten.view.default", "aten._unsafe_view.default", "aten.reshape.default"}
+PADS = {"aten.constant_pad_nd.default": "constant", **{f"aten.{kind}_pad{k}d.default": kind
+                                                       for kind in ("reflection", "replication") for k in (1, 2, 3)}}
+NEAREST = {f"aten.upsample_nearest{k}d.vec": ("nearest", k) for k in (1, 2, 3)}
+NEAREST |= {f"aten._upsample_nearest_exact{k}d.vec": ("exact", k) for k in (1, 2, 3)}
+LINEAR = {"aten.upsample_linear1d.vec": 1, "aten.upsample_bilinear2d.vec": 2}
+INDEX_MAPS = frozenset({"aten.cat.default", "aten.index_select.default", "aten.gather.default",
+                        "aten.repeat.default", "aten.flip.default", "aten.roll.default"}
+                       | PADS.keys() | NEAREST.keys() | LINEAR.keys())
+
+
+def _rank(node) -> int:
+    return len(val(node).shape)
+
+
+def _permutation(node: Node) -> list[int]:
+    """Output dim i reads source dim p[i]."""
+    target, rank = str(node.target), _rank(node)
+    if target == "aten.permute.default":
+        return [d % rank for d in node.args[1]]
+    p = list(range(rank))
+    a, c = (0, 1) if target == "aten.t.default" and rank == 2 else \
+        (0, 0) if target == "aten.t.default" else (node.args[1] % rank, node.args[2] % rank)
+    p[a], p[c] = p[c], p[a]
+    return p
+
+
+def _squeezed(node: Node) -> list[int]:
+    """The source dims a squeeze removes (those of size 1 in the export)."""
+    src = tuple(val(node.args[0]).shape)
+    dims = node.args[1] if str(node.target) == "aten.squeeze.dims" else [node.args[1]]
+    return sorted({d % len(src) for d in dims if src[d % len(src)] == 1})
+
+
+def _reshape_map(node: Node) -> list[int | None]:
+    """For each output dim of a reshape that only adds or drops size-1 dims, its source dim or None."""
+    src, out = tuple(val(node.args[0]).shape), tuple(val(node).shape)
+    a = [i for i, s in enumerate(src) if s != 1]
+    if [src[i] for i in a] != [s for s in out if s != 1]:
+        raise Unsupported(f"a reshape of an index-mapped value from {list(src)} to {list(out)}")
+    it = iter(a)
+    return [None if s == 1 else next(it) for s in out]
+
+
+def view_sources(node: Node, coords: list) -> list:
+    """The source coordinates of a view inside a region, given its output's."""
+    target = str(node.target)
+    if target == "aten.unsqueeze.default":
+        d = node.args[1] % _rank(node)
+        return coords[:d] + coords[d + 1:]
+    if target in ("aten.squeeze.dim", "aten.squeeze.dims"):
+        removed, it = _squeezed(node), iter(coords)
+        return ["0" if d in removed else next(it) for d in range(_rank(node.args[0]))]
+    if target in RESHAPES:
+        mapping = _reshape_map(node)
+        out = ["0"] * _rank(node.args[0])
+        for j, i in enumerate(mapping):
+            if i is not None:
+                out[i] = coords[j]
+        return out
+    out = [None] * _rank(node)
+    for i, p in enumerate(_permutation(node)):
+        out[p] = coords[i]
+    return out
+
+
+def _spatial(node: Node, src: str, k: int, scales_at: int) -> str:
+    """An upsample's shape: the leading dims, then the written output size or floor(size * factor)."""
+    lead = _rank(node) - k
+    size, scales = arg(node, 1, "output_size"), arg(node, scales_at, "scale_factors")
+    if size is not None:
+        return f"tuple({src})[:{lead}] + {tuple(size)!r}"
+    return (f"tuple({src})[:{lead}] + tuple(math.floor(s * f) for s, f in "
+            f"zip(tuple({src})[{lead}:], {tuple(float(f) for f in scales)!r}))")
+
+
+def shape_code(node: Node, srcs: list[str]) -> str:
+    """A Python expression of node's run-time shape, given its sources' shapes (tuples or sizes)."""
+    target, rank, src = str(node.target), _rank(node), srcs[0]
+    if target == "aten.cat.default":
+        d = arg(node, 1, "dim", 0) % rank
+        parts = [s for s, n in zip(srcs, node.args[0]) if tuple(val(n).shape) != (0,)]
+        return f"tuple(sum(z[{d}] for z in ({', '.join(parts)},)) if i == {d} else s for i, s in enumerate({parts[0]}))"
+    if target in PADS:
+        pad, adds = list(node.args[1]), [0] * rank
+        for i in range(len(pad) // 2):
+            adds[rank - 1 - i] = pad[2 * i] + pad[2 * i + 1]
+        return f"tuple(s + a for s, a in zip({src}, {tuple(adds)!r}))"
+    if target == "aten.index_select.default":
+        d = node.args[1] % rank
+        return f"tuple(math.prod({srcs[1]}) if i == {d} else s for i, s in enumerate({src}))"
+    if target == "aten.gather.default":
+        return f"tuple({srcs[1]})"
+    if target == "aten.repeat.default":
+        reps = tuple(node.args[1])
+        return f"tuple(r * s for r, s in zip({reps!r}, (1,) * {len(reps) - _rank(node.args[0])} + tuple({src})))"
+    if target in NEAREST:
+        return _spatial(node, src, NEAREST[target][1], 2)
+    if target in LINEAR:
+        return _spatial(node, src, LINEAR[target], 3)
+    if target == "aten.unsqueeze.default":
+        d = node.args[1] % rank
+        return f"tuple({src})[:{d}] + (1,) + tuple({src})[{d}:]"
+    if target in ("aten.squeeze.dim", "aten.squeeze.dims"):
+        keep = [d for d in range(_rank(node.args[0])) if d not in _squeezed(node)]
+        return f"tuple({src}[i] for i in {tuple(keep)!r})"
+    if target in RESHAPES:
+        return f"tuple(1 if i is None else {src}[i] for i in {tuple(_reshape_map(node))!r})"
+    if target in REGION_VIEWS:
+        return f"tuple({src}[i] for i in {tuple(_permutation(node))!r})"
+    return f"tuple({src})"  # flip, roll
