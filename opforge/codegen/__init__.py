@@ -1,7 +1,8 @@
 """The offline expert's compiler: a PyTorch reference lowered to core ATen with torch.export
 (lower.py), read by one family's plan (families/: pointwise, rowwise, matmul, window), written by one
-emitter per backend (emit/triton/, emit/cuda/, emit/triton_ascend/). Anything else is reported as
-Unsupported, naming the ATen ops, so an LLM drafter can take over.
+emitter per backend (emit/triton/, emit/cuda/, emit/triton_ascend/). A graph no single emitter takes
+is cut into groups, one kernel each, spliced into one candidate (partition/). Anything else is
+reported as Unsupported, naming the ATen ops, so an LLM drafter can take over.
 
     kernel = generate(spec_source, op, sizes, backend="triton")
     source = kernel.render(kernel.space[0])   # one candidate file per tuning configuration"""
@@ -12,6 +13,7 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
+from opforge.codegen import partition
 from opforge.codegen.candidate import Kernel
 from opforge.codegen.emit.ascendc import EMITTERS as ASCENDC_EMITTERS
 from opforge.codegen.emit.cuda import EMITTERS as CUDA_EMITTERS
@@ -21,6 +23,8 @@ from opforge.codegen.lower import Lowered, Unsupported, lower, state_shapes
 
 __all__ = ["BACKENDS", "Kernel", "Unsupported", "generate"]
 
+# Backends whose candidate is one project per kernel cannot hold a program of several.
+SINGLE_KERNEL = {"ascendc": "an AscendC candidate is one kernel project, not a program of several"}
 BACKENDS = {"triton": ("opforge.codegen.emit.triton", TRITON_EMITTERS),
             "cuda": ("opforge.codegen.emit.cuda", CUDA_EMITTERS),
             "triton_ascend": ("opforge.codegen.emit.triton_ascend", TRITON_ASCEND_EMITTERS),
@@ -36,19 +40,26 @@ def _lowered(spec_source: str, sizes: tuple) -> tuple[Lowered, dict]:
 
 
 def generate(spec_source: str, op: str, sizes: dict, backend: str = "triton") -> Kernel:
-    """The first emitter's Kernel for this spec on `backend`; Unsupported naming every emitter's reason."""
+    """The first emitter's Kernel for this spec on `backend`, else a partitioned program of several;
+    Unsupported naming every emitter's reason and the group the partitioner could not write."""
     if backend not in BACKENDS:
         raise Unsupported(f"no expert emitter for backend {backend!r} (it has {', '.join(BACKENDS)})")
     lowered, shapes = _lowered(spec_source, tuple(sorted(sizes.items())))
     title = "".join(c if c.isalnum() else "_" for c in op).strip("_") or "op"
     package, emitters = BACKENDS[backend]
+    modules = [(name, importlib.import_module(f"{package}.{name}")) for name in emitters]
     reasons = []
-    for name in emitters:
-        module = importlib.import_module(f"{package}.{name}")
+    for name, module in modules:
         try:
             return module.generate(lowered, title, shapes)
         except Unsupported as exc:
             reasons.append(f"{name}: {exc}")
     # An emitter that found nothing of its kind ("no pooling op...") says least: its reason goes last.
     reasons.sort(key=lambda r: r.split(": ", 1)[1].startswith("no "))
-    raise Unsupported("; ".join(reasons) or "no emitter available")
+    single = "; ".join(reasons) or "no emitter available"
+    if backend in SINGLE_KERNEL:
+        raise Unsupported(f"{single}; partitioner: {SINGLE_KERNEL[backend]}")
+    try:
+        return partition.generate(lowered, title, shapes, modules)
+    except Unsupported as exc:
+        raise Unsupported(f"{single}; partitioner: {exc}") from None

@@ -12,11 +12,13 @@ from opforge.codegen.lower import Lowered
 
 @dataclass(frozen=True)
 class Kernel:
-    """A generated candidate: its tuning space (best guess first) and a renderer per configuration."""
+    """A generated candidate: its tuning space (best guess first), a renderer per configuration, and
+    how many kernels it launches (a partitioned program's groups, codegen/partition/)."""
 
     family: str
     space: tuple[dict, ...]
     render: Callable[[dict], str]
+    kernels: int = 1
 
 
 def fused_ops(lowered: Lowered) -> str:

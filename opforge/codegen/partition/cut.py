@@ -1,0 +1,106 @@
+"""Cutting a graph into fusion groups, each one kernel of an existing emitter.
+
+The graph's compute nodes (every node but the free ones, subgraph.py) are taken in topological order
+and cut into contiguous runs, so no value leaves a group and comes back: the groups run in order,
+each reading the reference's inputs and earlier groups' results. From each start a group grows while
+some emitter of the backend accepts it as a whole graph; a rejected extension is not the end (a row
+softmax is rejected at amax, sub, exp and sum, then accepted at div), so up to LOOKAHEAD nodes past
+the last accepted end are tried. Of the accepted ends, the cut keeps the one that gives the fewest
+kernels for the whole graph (a search over starts, each start's outcome memoised), then the fewest
+groups that end in a view: a view left for the next group is a view of its input, which the
+emitters replay from run-time sizes (`x.shape[0] // 3`), where a view at the end of a group hands
+the next one a merged dim it can no longer split."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from torch.fx import Node
+
+from opforge.codegen.candidate import Kernel, fused_ops
+from opforge.codegen.exprs import VIEWS
+from opforge.codegen.lower import Lowered, Unsupported
+from opforge.codegen.partition.subgraph import Sub, free_nodes, needed, sub_lowered
+
+# Nodes tried past the last accepted end: a row softmax is accepted 5 nodes after the amax it
+# starts with, a LayerNorm after prims.var 8, GroupNorm after its mean 10.
+LOOKAHEAD = 12
+
+
+@dataclass
+class Group:
+    """One kernel of the program: its nodes, its graph, the emitter that accepted it and its Kernel."""
+
+    nodes: list[Node]
+    sub: Sub
+    emitter: str
+    kernel: Kernel
+
+    def ops(self) -> str:
+        return fused_ops(self.sub.lowered)
+
+
+# a group's sub-Lowered -> (the accepting emitter's name, its Kernel); Unsupported with every reason
+Accept = Callable[[Lowered], tuple[str, Kernel]]
+
+
+def compute_nodes(lowered: Lowered) -> list[Node]:
+    """The nodes a kernel must compute, in graph order; Unsupported when an output computes nothing."""
+    free, used = free_nodes(lowered), needed(lowered)
+    for out in lowered.outputs:
+        if not isinstance(out, Node) or out in free:
+            raise Unsupported(f"an output ({out}) that is an input or a view of one, not computed by a kernel")
+    return [n for n in lowered.graph.nodes if n.op == "call_function" and n in used and n not in free]
+
+
+class _Search:
+    def __init__(self, lowered: Lowered, accept: Accept, lookahead: int) -> None:
+        self.lowered, self.accept, self.lookahead = lowered, accept, lookahead
+        self.nodes, self.free = compute_nodes(lowered), free_nodes(lowered)
+        self.best: dict[int, tuple | None] = {}  # start -> (score, groups) or None when nothing fits
+        self.dead: dict[int, str] = {}  # start -> why no group starting there is accepted
+
+    def solve(self, start: int) -> tuple | None:
+        """(score, groups) of the best cut of nodes[start:]; score = (kernels, groups ending in a view)."""
+        if start == len(self.nodes):
+            return (0, 0), []
+        if start not in self.best:
+            self.best[start] = None  # contiguous runs only move forward: no cycle reaches back here
+            options = []
+            for group in self._accepted(start):
+                rest = self.solve(start + len(group.nodes))
+                if rest is not None:
+                    ends_in_view = str(group.nodes[-1].target) in VIEWS
+                    options.append(((rest[0][0] + 1, rest[0][1] + ends_in_view), [group] + rest[1]))
+            self.best[start] = min(options, key=lambda o: o[0]) if options else None
+        return self.best[start]
+
+    def _accepted(self, start: int) -> list[Group]:
+        """Every accepted group from `start`, longest first."""
+        found, end, misses, first = [], start, 0, ""
+        while end < len(self.nodes) and misses <= self.lookahead:
+            nodes = self.nodes[start:end + 1]
+            try:
+                sub = sub_lowered(self.lowered, nodes, self.free)
+                found.append(Group(nodes, sub, *self.accept(sub.lowered)))
+                misses = 0
+            except Unsupported as exc:
+                first = first or str(exc)  # why the first node alone is rejected says most
+                misses += 1
+            end += 1
+        if not found:
+            self.dead[start] = first
+        return found[::-1]
+
+
+def cut(lowered: Lowered, accept: Accept, lookahead: int = LOOKAHEAD) -> list[Group]:
+    """The groups in order; Unsupported naming the first node from which no group is accepted."""
+    search = _Search(lowered, accept, lookahead)
+    solved = search.solve(0)
+    if solved is not None:
+        return solved[1]
+    stuck = min(search.dead)  # solve(0) failed, so some start reached has no accepted group
+    node = search.nodes[stuck]
+    op = str(node.target).replace("aten.", "").replace(".default", "")
+    raise Unsupported(f"no emitter takes the group starting at {node.name} (ATen op {op}, with up to "
+                      f"{lookahead} nodes after it): {search.dead[stuck]}")
