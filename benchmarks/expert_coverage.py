@@ -1,42 +1,50 @@
-"""Coverage of the offline expert drafter: specs supported, verified, time to verdict, bad promotions.
+"""Coverage of the offline expert drafter: specs supported, verified, time to verdict, kernels per
+spec, bad promotions, per spec set and per family.
 
 Each spec goes through the library entry point (`agents.run.start_run` with the expert drafter,
 verified on the CPU) into a throwaway registry:
 
-    .venv/bin/python benchmarks/expert_coverage.py [--specs PATH...] [--only SUBSTR] [--budget N]
-                                                   [--trials N] [--sandbox KIND] [--json PATH]
+    .venv/bin/python benchmarks/expert_coverage.py [--set NAME | --specs PATH...] [--only SUBSTR]
+                                                   [--budget N] [--trials N] [--sandbox KIND] [--json PATH]
 
-Default specs: benchmarks/expert_specs/*.py and ops/*.py. Targets: verified >= 60% of the specs,
-median time to verdict < 60 s, 0 incorrect kernels promoted. A spec the expert cannot handle is a
-row of the table, never the end of the loop; the exit status is 0 unless the arguments are bad (2)."""
+Spec sets, by where a spec lies: base (benchmarks/expert_specs/*.py but indexmap_*, and ops/*.py),
+indexmap (expert_specs/indexmap_*.py), conv, fusion, level3 (the expert_specs/ folders of those
+names; any other folder is a set of its name), all (the default: every one of them).
+
+Targets: verified >= 90% of the conv set, >= 70% of fusion, >= 60% of every other set; median time
+to verdict < 60 s; 0 incorrect kernels promoted. Kernels per spec come from the run's promoted
+candidate, else its best, else its latest draft: the drafter's `kernels` meta, else the
+`@triton.jit` functions of its source. A spec the expert cannot handle is a row of the table, never
+the end of the loop; the exit status is 0 unless the arguments are bad (2). --json writes the rows,
+the overall summary and the summaries by set and by family."""
 from __future__ import annotations
 
 import argparse
 import ast
 import json
-import statistics
 import sys
 import tempfile
 import time
 import traceback
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.coverage_report import (  # noqa: E402
+    SpecResult, by_family, by_set, family_table, kernels_in, overall, results_table, set_table, summary_table,
+)
 from opforge.agents.config import Budget  # noqa: E402
 from opforge.agents.run import RunOptions, RunSummary, start_run  # noqa: E402
 from opforge.harness.errors import OpforgeError  # noqa: E402
 from opforge.harness.verify import VerifyOptions  # noqa: E402
 from opforge.registry import Registry  # noqa: E402
 
-TARGET_VERIFIED = 0.60
-TARGET_MEDIAN_S = 60.0
+SPEC_ROOT = ROOT / "benchmarks" / "expert_specs"
+SETS = ("base", "conv", "fusion", "level3", "indexmap", "all")
 CANDIDATES_PER_ROUND = 4
 # Family guessed from a file name when the spec has no OPFORGE["family"]: first keyword found wins,
 # so the specific names come before the general ones ("softmax" before "max", "l2_norm" before "norm").
@@ -60,28 +68,31 @@ FAMILY_KEYWORDS = (
 )
 
 
-@dataclass
-class SpecResult:
-    """One spec's outcome. `outcome`: verified | failed | unsupported | crash."""
-
-    path: str
-    op: str
-    family: str
-    outcome: str
-    supported: bool
-    verified: bool
-    reason: str | None
-    seconds: float
-    candidates: int
-    incorrect_promoted: int = 0
-    run_key: str | None = None
-
-
 # -- specs -----------------------------------------------------------------------------------------
 
 
-def default_specs() -> list[Path]:
-    return sorted((ROOT / "benchmarks" / "expert_specs").glob("*.py")) + sorted((ROOT / "ops").glob("*.py"))
+def all_specs() -> list[Path]:
+    """Every spec file: expert_specs/ and its folders (files named `_*` are helpers), then ops/."""
+    specs = [p for p in SPEC_ROOT.rglob("*.py") if not p.name.startswith("_")]
+    return sorted(specs) + sorted((ROOT / "ops").glob("*.py"))
+
+
+def spec_set(path: Path) -> str:
+    """The set a spec belongs to, from where it lies (a file outside the spec folders: "other")."""
+    path = path.resolve()
+    if path.parent == (ROOT / "ops"):
+        return "base"
+    if not path.is_relative_to(SPEC_ROOT):
+        return "other"
+    parts = path.relative_to(SPEC_ROOT).parts
+    if len(parts) > 1:
+        return parts[0]
+    return "indexmap" if path.name.startswith("indexmap_") else "base"
+
+
+def default_specs(set_name: str = "all") -> list[Path]:
+    specs = all_specs()
+    return specs if set_name == "all" else [p for p in specs if spec_set(p) == set_name]
 
 
 def opforge_meta(path: Path) -> dict:
@@ -139,11 +150,12 @@ def run_spec(path: Path, options: RunOptions, reg: Registry) -> SpecResult:
         summary = start_run(path, options, reg)
     except OpforgeError as exc:  # the library said no in one line: the spec is out of the expert's reach
         return SpecResult(str(path), op, family, "unsupported", False, False, str(exc),
-                          time.perf_counter() - started, 0)
+                          time.perf_counter() - started, 0, set=spec_set(path))
     except Exception as exc:  # a bug under the library: record it with where it came from, keep going
         where = traceback.extract_tb(exc.__traceback__)[-1]
         reason = f"crash at {Path(where.filename).name}:{where.lineno}: {type(exc).__name__}: {exc}"
-        return SpecResult(str(path), op, family, "crash", False, False, reason, time.perf_counter() - started, 0)
+        return SpecResult(str(path), op, family, "crash", False, False, reason, time.perf_counter() - started, 0,
+                          set=spec_set(path))
     seconds = time.perf_counter() - started
     return summarize_run(path, family, summary, seconds, reg)
 
@@ -160,8 +172,23 @@ def summarize_run(path: Path, family: str, summary: RunSummary, seconds: float, 
         reason = refusal(summary.stop_reason)
     else:
         reason = failure_reason(summary, candidates, reg)
+    chosen = chosen_candidate(reg, summary, candidates)
+    detail = reg.get_candidate(chosen) if chosen is not None else None
     return SpecResult(str(path), summary.op, family, outcome, not unsupported, verified, reason, seconds,
-                      len(candidates), run_key=summary.run_key)
+                      len(candidates), run_key=summary.run_key, set=spec_set(path),
+                      kernels=kernels_in(detail.meta, detail.source) if detail else None)
+
+
+def chosen_candidate(reg: Registry, summary: RunSummary, candidates: list) -> int | None:
+    """The run's promoted candidate, else its best, else its latest evaluated, else its latest drafted."""
+    ids = {c.candidate_id for c in candidates}
+    promoted = [v.candidate_id for v in reg.active_versions() if v.op == summary.op and v.candidate_id in ids]
+    if promoted:
+        return promoted[0]
+    if summary.best_candidate_id is not None:
+        return summary.best_candidate_id
+    pool = [c for c in candidates if c.evaluation_id is not None] or candidates
+    return max(c.candidate_id for c in pool) if pool else None
 
 
 def refusal(stop_reason: str) -> str:
@@ -193,8 +220,9 @@ def incorrect_promotions(reg: Registry) -> set[tuple[str, int]]:
     return bad
 
 
-def run_all(paths: list[Path], args: argparse.Namespace, console: Console) -> tuple[list[SpecResult], int]:
-    """Every spec through the expert; returns the results and the number of incorrect promotions seen."""
+def run_all(paths: list[Path], args: argparse.Namespace,
+            console: Console) -> tuple[list[SpecResult], set[tuple[str, int]]]:
+    """Every spec through the expert; returns the results and the incorrect promotions seen (op, candidate)."""
     options = run_options(args)
     results, bad = [], set()
     with tempfile.TemporaryDirectory(prefix="opforge-coverage-") as tmp, Registry(Path(tmp) / "coverage.db") as reg:
@@ -206,73 +234,7 @@ def run_all(paths: list[Path], args: argparse.Namespace, console: Console) -> tu
             results.append(result)
             console.print(f"[{i}/{len(paths)}] {result.op}: {result.outcome} in {result.seconds:.1f}s", highlight=False,
                           markup=False)
-    return results, len(bad)
-
-
-# -- reporting ---------------------------------------------------------------------------------------
-
-
-def summarize(results: list[SpecResult], incorrect_promoted: int) -> dict:
-    n = len(results)
-    supported = sum(r.supported for r in results)
-    verified = sum(r.verified for r in results)
-    # Time to verdict: runs that reached one (the expert drafted and the harness judged), not refusals.
-    verdict_times = [r.seconds for r in results if r.outcome in ("verified", "failed")]
-    median = statistics.median(verdict_times) if verdict_times else None
-    return {
-        "specs": n, "supported": supported, "verified": verified,
-        "supported_pct": 100.0 * supported / n if n else 0.0,
-        "verified_pct": 100.0 * verified / n if n else 0.0,
-        "median_seconds_to_verdict": median, "runs_with_verdict": len(verdict_times),
-        "incorrect_promoted": incorrect_promoted,
-        "pass": {
-            "verified": n > 0 and verified / n >= TARGET_VERIFIED,
-            "median_seconds": None if median is None else median < TARGET_MEDIAN_S,
-            "incorrect_promoted": incorrect_promoted == 0,
-        },
-    }
-
-
-def _mark(ok: bool | None) -> str:
-    return "n/a (no data)" if ok is None else "[green]PASS[/]" if ok else "[red]MISS[/]"
-
-
-OUTCOME_STYLE = {"verified": "[green]✓ verified[/]", "failed": "[red]✗ failed[/]",
-                 "unsupported": "[yellow]unsupported[/]", "crash": "[magenta]crash[/]"}
-
-
-def results_table(results: list[SpecResult]) -> Table:
-    table = Table("op", "family", "outcome", "cands", "s", "bad promo", "reason", title="expert coverage per spec")
-    for r in sorted(results, key=lambda r: (r.family, r.op)):
-        table.add_row(escape(r.op), escape(r.family), OUTCOME_STYLE[r.outcome], str(r.candidates), f"{r.seconds:.1f}",
-                      str(r.incorrect_promoted), escape(_short(r.reason, 90)))
-    return table
-
-
-def family_table(results: list[SpecResult]) -> Table:
-    table = Table("family", "specs", "supported", "verified", title="by family")
-    for family in sorted({r.family for r in results}):
-        rows = [r for r in results if r.family == family]
-        table.add_row(family, str(len(rows)), str(sum(r.supported for r in rows)), str(sum(r.verified for r in rows)))
-    return table
-
-
-def summary_table(summary: dict) -> Table:
-    median, marks = summary["median_seconds_to_verdict"], summary["pass"]
-    median_text = "—" if median is None else f"{median:.1f} (over {summary['runs_with_verdict']} runs)"
-    table = Table("measure", "value", "target", "mark", title="summary")
-    table.add_row("specs", str(summary["specs"]), "", "")
-    table.add_row("supported", f"{summary['supported']} ({summary['supported_pct']:.0f}%)", "", "")
-    table.add_row("verified", f"{summary['verified']} ({summary['verified_pct']:.0f}%)",
-                  f">= {TARGET_VERIFIED:.0%}", _mark(marks["verified"]))
-    table.add_row("median s to verdict", median_text, f"< {TARGET_MEDIAN_S:.0f}", _mark(marks["median_seconds"]))
-    table.add_row("incorrect promoted", str(summary["incorrect_promoted"]), "0", _mark(marks["incorrect_promoted"]))
-    return table
-
-
-def _short(text: str | None, width: int) -> str:
-    text = " ".join((text or "").split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return results, bad
 
 
 # -- entry point -------------------------------------------------------------------------------------
@@ -287,14 +249,18 @@ def count(value: str) -> int:
 
 def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[Path]]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--specs", nargs="+", type=Path, help="spec files (default: expert_specs/*.py and ops/*.py)")
+    chosen = parser.add_mutually_exclusive_group()
+    chosen.add_argument("--set", choices=SETS, default="all", help="spec set to run (default: all)")
+    chosen.add_argument("--specs", nargs="+", type=Path, help="spec files instead of a set")
     parser.add_argument("--only", help="keep the specs whose file name contains this")
     parser.add_argument("--budget", type=count, default=2, help="rounds per run (default 2)")
     parser.add_argument("--trials", type=count, default=5, help="verification trials per variant (default 5)")
     parser.add_argument("--sandbox", choices=("docker", "jail", "none"), help="isolation (default: auto)")
     parser.add_argument("--json", type=Path, help="also write the results and summary to this file")
     args = parser.parse_args(argv)
-    paths = [p.resolve() for p in (args.specs or default_specs())]
+    paths = [p.resolve() for p in (args.specs or default_specs(args.set))]
+    if not paths:
+        parser.error(f"no spec in set {args.set!r} yet")
     missing = [str(p) for p in paths if not p.is_file()]
     if missing:
         parser.error(f"spec file not found: {', '.join(missing)}")
@@ -309,11 +275,13 @@ def main(argv: list[str] | None = None) -> int:
     args, paths = parse_args(argv)
     console = Console(width=180)
     results, bad = run_all(paths, args, console)
-    summary = summarize(results, bad)
-    for table in (results_table(results), family_table(results), summary_table(summary)):
+    report = {"results": [asdict(r) for r in results], "summary": overall(results, bad),
+              "sets": by_set(results, bad), "families": by_family(results)}
+    for table in (results_table(results), family_table(report["families"]), set_table(report["sets"]),
+                  summary_table(report["summary"])):
         console.print(table)
     if args.json:
-        args.json.write_text(json.dumps({"results": [asdict(r) for r in results], "summary": summary}, indent=2))
+        args.json.write_text(json.dumps(report, indent=2))
         console.print(f"wrote {args.json}")
     return 0
 
