@@ -152,17 +152,18 @@ def launch({", ".join(args)}):
 '''
 
 
-def region_launch(plan: Plan) -> tuple[str, str, str, str]:
+def region_launch(plan: Plan, contiguous: bool = False) -> tuple[str, str, str, str]:
     """The launcher's part for index maps: (lines viewing the region's inputs, checking their ranks
     and computing every node's shape; the roots' shapes for the broadcast; the inputs' names; the
-    kernel's size and stride arguments, as region_params orders them)."""
+    kernel's size and stride arguments, as region_params orders them). `contiguous`: the inputs are
+    copied contiguous (the CUDA launcher contract), else read through their strides."""
     region = plan.region
     if not region:
         return "", "", "", ""
     lines, extra = [], []
     for j, leaf in enumerate(region.leaves):
         rank = region.rank[leaf]
-        lines += [f"    g{j} = {plan.leaves[leaf.name][1]}",
+        lines += [f"    g{j} = {plan.leaves[leaf.name][1]}{'.contiguous()' if contiguous else ''}",
                   f"    if g{j}.dim() != {rank}:",
                   f"        raise ValueError(f\"index-mapped input {j} has {{g{j}.dim()}} dims; this kernel was built for {rank}\")"]
         extra += [f"*g{j}.shape", f"*g{j}.stride()"]

@@ -8,7 +8,7 @@ from opforge.codegen.candidate import Kernel, model_new
 from opforge.codegen.emit.triton.exprs import EXPR
 from opforge.codegen.emit.triton.pointwise import block_body, kernel_params, launcher
 from opforge.codegen.emit.triton_ascend.common import blocks, header, value_bytes
-from opforge.codegen.families.pointwise.plan import Plan
+from opforge.codegen.families.pointwise.plan import MAX_RANK, Plan
 from opforge.codegen.lower import Lowered, val
 
 # Per element, whatever the chain: the int64 index and its mask; on the strided path the running
@@ -44,7 +44,9 @@ def tile_bytes(plan: Plan, leaves: list[str]) -> int:
     for i, op in enumerate(plan.ops):
         size[str(op.var)] = value_bytes(val(op.node).dtype)
         peak = max(peak, sum(b for v, b in size.items() if last_use.get(v, -1) >= i or v == str(op.var)))
-    return INDEX_BYTES + STRIDED_BYTES + OFFSET_BYTES * len(leaves) + peak
+    # index maps: the coordinates, then at most every statement's value (8 bytes, int64 or wider) live
+    region = 8 * (MAX_RANK + len(plan.region.statements)) if plan.region else 0
+    return INDEX_BYTES + STRIDED_BYTES + OFFSET_BYTES * len(leaves) + peak + region
 
 
 def _kernel(name: str, plan: Plan, exprs: list, leaves: list[str], lowered: Lowered) -> str:

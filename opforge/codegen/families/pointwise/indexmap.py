@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import itertools
 
+import torch
+
 from torch.fx import Node
 
 from opforge.codegen.lower import Unsupported, arg, val
@@ -56,6 +58,7 @@ class Region:
         self.rank = {n: len(val(n).shape) for n in self.leaves + nodes}
         self._count = itertools.count()
         self.statements: list[tuple[str, object]] = []
+        self.kinds: dict[str, str] = {}  # each statement's value: "i" (integer), "f" (float), "b" (flag)
 
     def size(self, node: Node, d: int) -> str:
         """The kernel's name for node's run-time size along dim d."""
@@ -78,14 +81,34 @@ class Region:
             lead = max_rank - len(shape)
             coords = ["0" if s == 1 and out_shape[len(out_shape) - len(shape) + d] != 1 else f"c{lead + d}"
                       for d, s in enumerate(shape)]
-            self.statements.append((names[root.name], self.value(root, coords, mask)))
+            value = self.value(root, coords, mask)
+            self.statements.append((names[root.name], value))
+            self.kinds[names[root.name]] = self.kinds[value]
 
     # ----- the walk: a node's value at coordinate expressions, under a mask -----
 
     def tmp(self, expr) -> str:
         name = f"t{next(self._count)}"
         self.statements.append((name, expr))
+        self.kinds[name] = self.kind(expr)
         return name
+
+    def kind(self, expr) -> str:
+        """Whether an expression is an integer, a float or a flag (what a C emitter must declare)."""
+        if isinstance(expr, str):
+            return self.kinds.get(expr, "b" if expr.startswith("mask") else "i")  # coordinates, sizes
+        if isinstance(expr, (bool, int, float)):
+            return "f" if isinstance(expr, float) else "i"
+        op, *a = expr
+        if op == "load":
+            dtype = val(self.leaves[a[0]]).dtype
+            return "f" if dtype.is_floating_point else "b" if dtype == torch.bool else "i"
+        if op in ("f32", "i64"):
+            return "f" if op == "f32" else "i"
+        if op == "bin" and a[0] in ("<", "<=", ">", ">=", "==", "&"):
+            return "b"
+        parts = [self.kind(x) for x in (a[1:] if op in ("bin", "where") else a)]
+        return "f" if "f" in parts else "i" if "i" in parts else "b"
 
     def value(self, node: Node, coords: list, mask: str):
         if node in self.leaves:
