@@ -13,7 +13,7 @@ from typing import Callable
 
 import torch
 
-from opforge.codegen.exprs import Var
+from opforge.codegen.exprs import GILES_CENTRAL, GILES_TAIL, Var
 from opforge.codegen.lower import Unsupported
 
 Formatter = Callable[[list, dict], str]
@@ -37,16 +37,57 @@ PRELUDE = r"""#include <cuda_runtime.h>
 __device__ __forceinline__ float nan_max(float a, float b) { return (a != a || a > b) ? a : b; }
 __device__ __forceinline__ float nan_min(float a, float b) { return (a != a || a < b) ? a : b; }
 """
-# Only where a graph rounds to a half type (a float32 op's source must not use them: static checks).
-ROUNDING = {"round_half": "__device__ __forceinline__ float round_half(float x) "
+# torch.fmod / torch.remainder in the promoted type of their operands (decltype(a + b), as torch
+# promotes): fmodf for floats (exact), C's % for integers (truncated, the dividend's sign, as torch.fmod);
+# remainder is torch's own formula, fmod then + b where the signs differ.
+FMOD = r"""__device__ __forceinline__ float fmod_same(float a, float b) { return fmodf(a, b); }
+__device__ __forceinline__ int fmod_same(int a, int b) { return a % b; }
+__device__ __forceinline__ long long fmod_same(long long a, long long b) { return a % b; }
+template <typename A, typename B>
+__device__ __forceinline__ auto op_fmod(A a, B b) -> decltype(a + b) {
+    return fmod_same((decltype(a + b))a, (decltype(a + b))b);
+}
+"""
+REMAINDER = r"""template <typename A, typename B>
+__device__ __forceinline__ auto op_remainder(A a, B b) -> decltype(a + b) {
+    decltype(a + b) m = op_fmod(a, b);
+    return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;
+}
+"""
+
+
+def _erfinv_helper() -> str:
+    """Giles' erfinv (codegen/exprs.py) in C: CUDA's erfinvf has no host function the emulator could call."""
+    def horner(coefficients: tuple) -> str:
+        return "".join(f"        p = {c!r}f + p * w;\n" for c in coefficients[1:])
+    return ("// erfinv: M. Giles, \"Approximating the erfinv function\" (GPU Computing Gems Jade, 2011).\n"
+            "__device__ __forceinline__ float erfinv_giles(float x) {\n"
+            "    if (fabsf(x) == 1.0f) return x * INFINITY;\n"
+            "    float w = -logf((1.0f - x) * (1.0f + x)), p;\n"
+            f"    if (w < 5.0f) {{\n        w = w - 2.5f;\n        p = {GILES_CENTRAL[0]!r}f;\n{horner(GILES_CENTRAL)}"
+            f"    }} else {{\n        w = sqrtf(w) - 3.0f;\n        p = {GILES_TAIL[0]!r}f;\n{horner(GILES_TAIL)}"
+            "    }\n    return p * x;\n}\n")
+
+
+ERFINV = _erfinv_helper()
+
+
+# Helpers included only where the code calls them (prelude): the rounding ones only where a graph
+# rounds to a half type (a float32 op's source must not use them: static checks).
+HELPERS = {"round_half": "__device__ __forceinline__ float round_half(float x) "
                           "{ return __half2float(__float2half_rn(x)); }\n",
             "round_bf16": "__device__ __forceinline__ float round_bf16(float x) "
-                          "{ return __bfloat162float(__float2bfloat16_rn(x)); }\n"}
+                          "{ return __bfloat162float(__float2bfloat16_rn(x)); }\n",
+            "op_fmod": FMOD, "op_remainder": REMAINDER, "erfinv_giles": ERFINV}
 
 
 def prelude(code: str) -> str:
-    """The expression helpers, with the rounding helpers `code` calls."""
-    return PRELUDE + "".join(text for name, text in ROUNDING.items() if name + "(" in code)
+    """The expression helpers, with the optional helpers `code` calls (and those they call)."""
+    used = ""
+    for name, text in reversed(HELPERS.items()):  # a helper calls only helpers listed before it
+        if name + "(" in code + used:
+            used = text + used
+    return PRELUDE + used
 
 
 def lit(value) -> str:
@@ -185,4 +226,9 @@ EXPR: dict[str, Formatter] = {
     "aten.tan.default": _fmt("tanf({0})"), "aten.asinh.default": _fmt("asinhf({0})"),
     "aten.acosh.default": _fmt("acoshf({0})"), "aten.atanh.default": _fmt("atanhf({0})"),
     "aten.log10.default": _fmt("log10f({0})"), "aten.hypot.default": _fmt("hypotf({0}, {1})"),
+    "aten.atan.default": _fmt("atanf({0})"), "aten.atan2.default": _fmt("atan2f({0}, {1})"),
+    "aten.fmod.Tensor": _fmt("op_fmod({0}, {1})"), "aten.fmod.Scalar": _fmt("op_fmod({0}, {1})"),
+    "aten.remainder.Tensor": _fmt("op_remainder({0}, {1})"), "aten.remainder.Scalar": _fmt("op_remainder({0}, {1})"),
+    "aten.remainder.Scalar_Tensor": _fmt("op_remainder({0}, {1})"),
+    "aten.erfinv.default": _fmt("erfinv_giles({0})"),
 }

@@ -11,7 +11,7 @@ from typing import Callable
 
 import torch
 
-from opforge.codegen.exprs import Var
+from opforge.codegen.exprs import GILES_CENTRAL, GILES_TAIL, Var
 from opforge.codegen.lower import Unsupported
 
 Formatter = Callable[[list, dict], str]
@@ -126,6 +126,103 @@ def _asinh(a, k) -> str:
     inner = f"({ax} + {x} * {x} / (1.0 + tl.sqrt({x} * {x} + 1.0)))"
     return f"(tl.where({x} < 0, -1.0, 1.0) * {_LOG1P.format(inner)})"
 
+
+# atan: Cephes atanf (S. L. Moshier, Cephes Math Library, single/atanf.c; peak relative error 1.9e-7
+# on [-10, 10]): |x| reduced to [0, tan(pi/8)] by atan(x) = pi/2 + atan(-1/x) above tan(3pi/8) and
+# pi/4 + atan((x - 1) / (x + 1)) above tan(pi/8), then an odd degree-9 polynomial. Plain tl ops only,
+# so the same text runs under the interpreter, on a GPU and on Triton-Ascend.
+_TAN_3PI_8, _TAN_PI_8 = 2.414213562373095, 0.41421356237309503
+
+
+def _atan_poly(t: str) -> str:
+    """atan(t) for |t| <= tan(pi/8)."""
+    z = f"({t} * {t})"
+    return (f"((((0.0805374449538 * {z} - 0.138776856032) * {z} + 0.199777106478) * {z} - 0.333329491539)"
+            f" * {z} * {t} + {t})")
+
+
+def _atan_nonneg(u: str, big: bool = True) -> str:
+    """atan(u) for u >= 0 (NaN stays NaN); `big=False` when u <= 1 is known."""
+    mid = f"({u} > {_TAN_PI_8})"
+    t = f"tl.where({mid}, ({u} - 1.0) / ({u} + 1.0), {u})"
+    off = f"tl.where({mid}, {math.pi / 4!r}, 0.0)"
+    if big:
+        large = f"({u} > {_TAN_3PI_8})"
+        t = f"tl.where({large}, -1.0 / tl.maximum({u}, 1.0), {t})"
+        off = f"tl.where({large}, {math.pi / 2!r}, {off})"
+    return f"({off} + {_atan_poly(t)})"
+
+
+def _atan(a, k) -> str:
+    x = lit(a[0])
+    return f"({_atan_nonneg(f'tl.abs({x})')} * tl.where({x} < 0, -1.0, 1.0))"
+
+
+def _negative(x: str) -> str:
+    """x < 0 or x is -0.0 (1 / -0.0 = -inf): torch.atan2 keeps the sign of a zero."""
+    return f"(({x} < 0) | (1.0 / {x} < 0))"
+
+
+def _atan2(a, k) -> str:
+    """atan2(y, x) from atan(min / max) in [0, 1] and the quadrant, torch's signed zeros included:
+    atan2(0, -0) = pi, atan2(-0, -1) = -pi; equal magnitudes (both infinite too) are pi/4."""
+    y, x = lit(a[0]), lit(a[1])
+    ay, ax = f"tl.abs({y})", f"tl.abs({x})"
+    t = f"tl.where({ay} > {ax}, {ax} / {ay}, tl.where({ax} == {ay}, tl.where({ax} > 0, 1.0, 0.0), {ay} / {ax}))"
+    r = f"tl.where({ay} > {ax}, {math.pi / 2!r} - {_atan_nonneg(t, big=False)}, {_atan_nonneg(t, big=False)})"
+    return f"(tl.where({_negative(x)}, {math.pi!r} - {r}, {r}) * tl.where({_negative(y)}, -1.0, 1.0))"
+
+
+def _toward(v, x) -> str:
+    """|v| with the sign of x (literals folded)."""
+    mag, neg = (f"tl.abs({v})", f"(-tl.abs({v}))") if isinstance(v, Var) else (lit(abs(v)), lit(-abs(v)))
+    if not isinstance(x, Var):
+        return neg if x < 0 else mag
+    return f"tl.where({x} < 0, {neg}, {mag})"
+
+
+def _opposite(r: str, v) -> str:
+    """r is nonzero with the opposite sign of v (v a literal: folded to one comparison)."""
+    if isinstance(v, Var):
+        return f"(({r} != 0) & (({r} < 0) != ({v} < 0)))"
+    return f"({r} > 0)" if v < 0 else f"({r} < 0)"
+
+
+def _fmod(a, k) -> str:
+    """torch.fmod: the remainder with the dividend's sign. Triton's % is C's (LLVM frem / srem): exact
+    for integers and under the interpreter (np.fmod). A result of the other sign (NVPTX lowers frem as
+    x - trunc(x/y) * y, so a quotient rounded up to the next integer overshoots; a floored %, as some
+    Triton front ends define it for floats) is one |y| off: the where adds it back, a no-op for an
+    exact remainder. Triton-Ascend's interpreter has no float % (create_mod): there such a candidate
+    fails its emulated run rather than computing anything else."""
+    x, y = a
+    r = f"({lit(x)} % {lit(y)})"
+    return f"tl.where({_opposite(r, x)}, {r} + {_toward(y, x)}, {r})"
+
+
+def _remainder(a, k) -> str:
+    """torch.remainder (Python's %), as torch computes it: fmod, then + y where the signs differ."""
+    y = a[1]
+    m = _fmod(a, k)
+    return f"tl.where({_opposite(m, y)}, {m} + {lit(y)}, {m})"
+
+
+def horner(coefficients: tuple, w: str) -> str:
+    """c0 w^n + ... + cn, highest degree first, as nested products."""
+    out = repr(coefficients[0])
+    for c in coefficients[1:]:
+        out = f"({out} * {w} + {c!r})"
+    return out
+
+
+def _erfinv(a, k) -> str:
+    """Giles' single-precision erfinv (codegen/exprs.py: GILES_CENTRAL, GILES_TAIL); +-1 -> +-inf."""
+    x = lit(a[0])
+    w = f"(-tl.log((1.0 - {x}) * (1.0 + {x})))"
+    central, tail = horner(GILES_CENTRAL, f"({w} - 2.5)"), horner(GILES_TAIL, f"(tl.sqrt({w}) - 3.0)")
+    return f'tl.where(tl.abs({x}) == 1.0, {x} * float("inf"), tl.where({w} < 5.0, {central}, {tail}) * {x})'
+
+
 NAN_MAX = "tl.maximum({0}, {1}, propagate_nan=tl.PropagateNan.ALL)"
 NAN_MIN = "tl.minimum({0}, {1}, propagate_nan=tl.PropagateNan.ALL)"
 
@@ -182,4 +279,9 @@ EXPR: dict[str, Formatter] = {
     "aten.atanh.default": _fmt("(0.5 * tl.log((1.0 + {0}) / (1.0 - {0})))"),
     "aten.log10.default": _fmt("(tl.log({0}) * 0.4342944819032518)"),
     "aten.hypot.default": _fmt("tl.sqrt({0} * {0} + {1} * {1})"),
+    "aten.atan.default": _atan, "aten.atan2.default": _atan2,
+    "aten.fmod.Tensor": _fmod, "aten.fmod.Scalar": _fmod,
+    "aten.remainder.Tensor": _remainder, "aten.remainder.Scalar": _remainder,
+    "aten.remainder.Scalar_Tensor": _remainder,
+    "aten.erfinv.default": _erfinv,
 }
