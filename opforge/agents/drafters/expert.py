@@ -2,7 +2,8 @@
 opforge.codegen, with the emitters of the request's backend (codegen.BACKENDS), tried in order.
 
 Each emitter exposes a tuning space; round r drafts the next `n` configurations, so the loop
-evaluates several and keeps the best (the chosen configuration is in the candidate's meta). When
+evaluates several and keeps the best (the chosen configuration is in the candidate's meta, with the
+family and the number of kernels: more than one for a partitioned program, codegen/partition/). When
 nothing accepts the graph the draft says "unsupported: ..." with the ATen ops, and the run stops
 so an LLM drafter can take over."""
 from __future__ import annotations
@@ -27,4 +28,4 @@ class ExpertDrafter:
         n = 1 if request.hardware.startswith("cpu/") else request.n
         configs = kernel.space[request.round * n:(request.round + 1) * n]
         return [Draft(source=kernel.render(config), drafter=self.name,
-                      meta={"family": kernel.family, "config": config}) for config in configs]
+                      meta={"family": kernel.family, "kernels": kernel.kernels, "config": config}) for config in configs]

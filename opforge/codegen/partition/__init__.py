@@ -14,6 +14,7 @@ from dataclasses import replace
 from opforge.codegen.candidate import Kernel
 from opforge.codegen.lower import Lowered, Unsupported
 from opforge.codegen.partition.cut import Group, cut
+from opforge.codegen.partition.rewrite import sink_unary_past_views
 from opforge.codegen.partition.splice import program
 
 __all__ = ["Group", "generate", "space"]
@@ -32,6 +33,7 @@ def generate(lowered: Lowered, title: str, shapes: dict, emitters: list[tuple[st
                 reasons.append(f"{name}: {exc}")
         raise Unsupported("; ".join(reasons))
 
+    lowered = sink_unary_past_views(lowered)
     groups = cut(lowered, accept)
     if len(groups) < 2:
         raise Unsupported("the graph is one group, which the emitters above refused")
