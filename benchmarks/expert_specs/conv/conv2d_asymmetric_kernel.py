@@ -1,0 +1,33 @@
+"""2-D convolution with an asymmetric 3x7 kernel and per-dim padding."""
+import torch
+import torch.nn as nn
+
+OPFORGE = dict(name="conv2d_asymmetric_kernel", dtypes=["float32"], tags=["conv", "conv2d", "asymmetric"], family="conv")
+
+batch_size = 16
+in_channels = 32
+out_channels = 64
+height = 128
+width = 128
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, (3, 7), padding=(1, 3))
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_channels, height, width)]
+
+
+def get_init_inputs():
+    return []
+
+
+def get_input_variants():
+    # Ragged sizes: no tile divides the output positions.
+    return [[torch.randn(3, in_channels, 17, 9)]]
