@@ -2,7 +2,8 @@
 import torch
 import torch.nn as nn
 
-OPFORGE = dict(family="fusion", tags=["gemm", "linear", "group_norm", "hardswish", "fused"])
+OPFORGE = dict(family="fusion", tags=["gemm", "linear", "group_norm", "hardswish", "fused"],
+               fixed_sizes=["groups"])  # a group count is semantics, not a size to shrink or grow
 
 batch_size = 512
 in_features = 1024

@@ -2,7 +2,8 @@
 import torch
 import torch.nn as nn
 
-OPFORGE = dict(family="level3", tags=["squeeze_excitation", "adaptive_avg_pool", "linear", "relu", "sigmoid", "block"])
+OPFORGE = dict(family="level3", tags=["squeeze_excitation", "adaptive_avg_pool", "linear", "relu", "sigmoid", "block"],
+               fixed_sizes=["reduction"])  # a ratio, not a size to shrink or grow
 
 batch_size = 32
 channels = 256
