@@ -26,7 +26,7 @@ def _regrouping(node: Node) -> bool:
     return [s for s in src if s != 1] != [s for s in out if s != 1]
 
 
-def _groups(src: tuple[int, ...], out: tuple[int, ...]) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+def groups(src: tuple[int, ...], out: tuple[int, ...]) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
     """Pairs (source dims, output dims) of equal products over the non-1 dims, in order."""
     a = [i for i, s in enumerate(src) if s != 1]
     b = [j for j, s in enumerate(out) if s != 1]
@@ -55,7 +55,7 @@ def replay(node: Node, t: str) -> str:
     """Torch code taking tensor `t` (shaped like node's input) to node's output, sizes read from `t`."""
     src, out = tuple(val(node.args[0]).shape), tuple(val(node).shape)
     sizes = ["1"] * len(out)
-    for gs, go in _groups(src, out):
+    for gs, go in groups(src, out):
         if len(go) == 1:  # one dim, or a merge of several
             sizes[go[0]] = " * ".join(f"{t}.shape[{d}]" for d in gs)
         else:  # a split: the leading factors as the reference wrote them, the last one what remains

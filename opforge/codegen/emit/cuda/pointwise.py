@@ -99,7 +99,7 @@ def render(expr, plan: Plan) -> str:
         return lit(expr) if isinstance(expr, (int, float)) else str(expr)
     kind, *a = expr
     if kind == "bin":
-        return f"({render(a[1], plan)} {a[0]} {render(a[2], plan)})"
+        return f"({render(a[1], plan)} {'/' if a[0] == '//' else a[0]} {render(a[2], plan)})"
     if kind == "load":
         leaf = plan.region.leaves[a[0]]
         load = LOADS.get(plan.dtype(leaf.name), "{0}").format(f"g{a[0]}[{render(a[1], plan)}]")

@@ -19,11 +19,12 @@ import torch
 from torch.fx import Node
 
 from opforge.codegen.lower import Unsupported, arg, val
-from opforge.codegen.families.pointwise.shapes import (INDEX_MAPS, LINEAR, NEAREST, PADS, REGION_VIEWS, shape_code,
-                                                       view_sources)
+from opforge.codegen.families.pointwise.shapes import (INDEX_MAPS, LINEAR, NEAREST, PADS, REGION_VIEWS, RESHAPES,
+                                                       shape_code, view_sources)
+from opforge.codegen.views import groups
 
 # Expressions: a str is a name (coordinate, size, temporary) and an int or float a literal; tuples:
-# ("bin", op, a, b) with op one of + - * % < <= >= == & ; ("where", cond, a, b); ("min", a, b);
+# ("bin", op, a, b) with op one of + - * / // % < > >= == & (// and % on non-negative integers); ("where", cond, a, b); ("min", a, b);
 # ("max", a, b); ("f32", a); ("i64", a); ("load", leaf, offset, mask) of region leaf `leaf`.
 def b(op: str, x, y) -> tuple:
     return ("bin", op, x, y)
@@ -73,14 +74,15 @@ class Region:
             names[node] = f"z{k}"
         return out
 
-    def emit(self, output_rank: int, max_rank: int, out_shape: tuple, mask: str, names: dict) -> None:
-        """Statements computing every root at the output's coordinates c{max_rank - rank}..: a dim of
-        size 1 that the output broadcasts reads coordinate 0."""
+    def emit(self, max_rank: int, mask: str, names: dict) -> None:
+        """Statements computing every root at the output's coordinates c{max_rank - rank}..: a dim
+        whose run-time size is 1 reads coordinate 0 (the output broadcasts it), whatever the export's
+        sizes were, so a variant that broadcasts elsewhere still reads in bounds."""
+        self.shapes()  # what the launcher cannot read back is refused here, not when rendering
         for root in self.roots:
-            shape = tuple(val(root).shape)
-            lead = max_rank - len(shape)
-            coords = ["0" if s == 1 and out_shape[len(out_shape) - len(shape) + d] != 1 else f"c{lead + d}"
-                      for d, s in enumerate(shape)]
+            rank = self.rank[root]
+            coords = [self.tmp(("where", b("==", self.size(root, d), 1), 0, f"c{max_rank - rank + d}"))
+                      for d in range(rank)]
             value = self.value(root, coords, mask)
             self.statements.append((names[root.name], value))
             self.kinds[names[root.name]] = self.kinds[value]
@@ -119,6 +121,8 @@ class Region:
                 offset = b("+", offset, t)
             return self.tmp(("load", j, offset, mask))
         target = str(node.target)
+        if target in RESHAPES:
+            return self._reshape(node, coords, mask)
         if target in REGION_VIEWS:
             return self.value(node.args[0], view_sources(node, coords), mask)
         if target == "aten.cat.default":
@@ -130,6 +134,25 @@ class Region:
         if target in LINEAR:
             return self._linear(node, LINEAR[target], coords, mask)
         return getattr(self, "_" + target.split(".")[1])(node, coords, mask)
+
+    def _reshape(self, node: Node, coords: list, mask: str):
+        """A merge unravels its coordinate by the source's sizes; a split folds its coordinates."""
+        src = node.args[0]
+        at = ["0"] * self.rank[src]
+        for gs, go in groups(tuple(val(src).shape), tuple(val(node).shape)):
+            if len(go) == 1:
+                c = coords[go[0]]
+                for d in reversed(gs[1:]):
+                    at[d] = self.tmp(b("%", c, self.size(src, d)))
+                    c = self.tmp(b("//", c, self.size(src, d)))
+                at[gs[0]] = c
+            else:
+                acc, stride = coords[go[-1]], self.size(node, go[-1])
+                for j in reversed(go[:-1]):
+                    acc = self.tmp(b("+", acc, b("*", coords[j], stride)))
+                    stride = self.tmp(b("*", stride, self.size(node, j)))
+                at[gs[0]] = acc
+        return self.value(src, at, mask)
 
     def _masked(self, mask: str, cond) -> str:
         return self.tmp(b("&", mask, cond))

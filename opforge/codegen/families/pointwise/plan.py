@@ -69,8 +69,7 @@ class Plan:
         self.outputs = _checked_outputs(lowered)
         self.region = Region(mapped, lambda n: n.name in self.leaves) if mapped else None
         if self.region:
-            shape = tuple(val(self.outputs[0]).shape)
-            self.region.emit(len(shape), MAX_RANK, shape, "mask", self.names)
+            self.region.emit(MAX_RANK, "mask", self.names)
         # the leaves the kernel loads at the output's own coordinates
         self.used = [n for n in self.used_leaves() if _is_used(lowered, n, set(mapped))]
 

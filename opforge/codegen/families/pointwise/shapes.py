@@ -1,16 +1,20 @@
-"""The index maps the pointwise family reads, and the shapes and coordinates of an index-mapped region (indexmap.py): the launcher's Python expression
-for each node's run-time shape from its sources' shapes, and the views inside a region (unsqueeze,
-squeeze, permute, a reshape adding or dropping size-1 dims) as coordinate maps."""
+"""The index maps the pointwise family reads, and the shapes and coordinates of an index-mapped
+region (indexmap.py): the launcher's Python expression for each node's run-time shape from its
+sources' shapes, and the views inside a region (unsqueeze, squeeze, permute) as coordinate maps."""
 from __future__ import annotations
+
+import math
 
 from torch.fx import Node
 
 from opforge.codegen.lower import Unsupported, arg, val
+from opforge.codegen.views import groups
 
 REGION_VIEWS = frozenset({"aten.unsqueeze.default", "aten.squeeze.dim", "aten.squeeze.dims",
                           "aten.permute.default", "aten.transpose.int", "aten.t.default", "aten.view.default",
                           "aten._unsafe_view.default", "aten.reshape.default"})
 RESHAPES = {"aten.view.default", "aten._unsafe_view.default", "aten.reshape.default"}
+SHRUNK_FROM = 16  # lower() shrinks the spec's size constants of at least 16 for the export
 PADS = {"aten.constant_pad_nd.default": "constant", **{f"aten.{kind}_pad{k}d.default": kind
                                                        for kind in ("reflection", "replication") for k in (1, 2, 3)}}
 NEAREST = {f"aten.upsample_nearest{k}d.vec": ("nearest", k) for k in (1, 2, 3)}
@@ -44,18 +48,24 @@ def _squeezed(node: Node) -> list[int]:
     return sorted({d % len(src) for d in dims if src[d % len(src)] == 1})
 
 
-def _reshape_map(node: Node) -> list[int | None]:
-    """For each output dim of a reshape that only adds or drops size-1 dims, its source dim or None."""
-    src, out = tuple(val(node.args[0]).shape), tuple(val(node).shape)
-    a = [i for i, s in enumerate(src) if s != 1]
-    if [src[i] for i in a] != [s for s in out if s != 1]:
-        raise Unsupported(f"a reshape of an index-mapped value from {list(src)} to {list(out)}")
-    it = iter(a)
-    return [None if s == 1 else next(it) for s in out]
+def reshape_code(node: Node, src: str) -> str:
+    """A reshape's shape from its source's (`src`): a merge multiplies the sizes, a split keeps the
+    leading factors as the reference wrote them and gives the last what remains (as views.replay)."""
+    src_shape, out_shape = tuple(val(node.args[0]).shape), tuple(val(node).shape)
+    sizes = ["1"] * len(out_shape)
+    for gs, go in groups(src_shape, out_shape):
+        if len(go) == 1:
+            sizes[go[0]] = " * ".join(f"{src}[{d}]" for d in gs)
+        else:
+            lead = [out_shape[d] for d in go[:-1]]
+            for d, size in zip(go, lead):
+                sizes[d] = str(size)
+            sizes[go[-1]] = f"{src}[{gs[0]}] // {math.prod(lead)}"
+    return f"({', '.join(sizes)},)" if sizes else "()"
 
 
 def view_sources(node: Node, coords: list) -> list:
-    """The source coordinates of a view inside a region, given its output's."""
+    """The source coordinates of a view inside a region (not a reshape: Region._reshape), given its output's."""
     target = str(node.target)
     if target == "aten.unsqueeze.default":
         d = node.args[1] % _rank(node)
@@ -63,13 +73,6 @@ def view_sources(node: Node, coords: list) -> list:
     if target in ("aten.squeeze.dim", "aten.squeeze.dims"):
         removed, it = _squeezed(node), iter(coords)
         return ["0" if d in removed else next(it) for d in range(_rank(node.args[0]))]
-    if target in RESHAPES:
-        mapping = _reshape_map(node)
-        out = ["0"] * _rank(node.args[0])
-        for j, i in enumerate(mapping):
-            if i is not None:
-                out[i] = coords[j]
-        return out
     out = [None] * _rank(node)
     for i, p in enumerate(_permutation(node)):
         out[p] = coords[i]
@@ -81,6 +84,9 @@ def _spatial(node: Node, src: str, k: int, scales_at: int) -> str:
     lead = _rank(node) - k
     size, scales = arg(node, 1, "output_size"), arg(node, scales_at, "scale_factors")
     if size is not None:
+        if any(s >= SHRUNK_FROM for s in size):  # it may be a size constant the export shrank
+            raise Unsupported(f"an upsample to a written size {list(size)}: lowering shrinks size constants "
+                              f"from {SHRUNK_FROM} up, so it cannot be read back (a scale_factor is)")
         return f"tuple({src})[:{lead}] + {tuple(size)!r}"
     return (f"tuple({src})[:{lead}] + tuple(math.floor(s * f) for s, f in "
             f"zip(tuple({src})[{lead}:], {tuple(float(f) for f in scales)!r}))")
@@ -117,7 +123,7 @@ def shape_code(node: Node, srcs: list[str]) -> str:
         keep = [d for d in range(_rank(node.args[0])) if d not in _squeezed(node)]
         return f"tuple({src}[i] for i in {tuple(keep)!r})"
     if target in RESHAPES:
-        return f"tuple(1 if i is None else {src}[i] for i in {tuple(_reshape_map(node))!r})"
+        return reshape_code(node, src)
     if target in REGION_VIEWS:
         return f"tuple({src}[i] for i in {tuple(_permutation(node))!r})"
     return f"tuple({src})"  # flip, roll
