@@ -144,7 +144,7 @@ def _reference(graph, inputs: dict[str, torch.Tensor], name: str) -> torch.Tenso
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_the_plans_statements_compute_each_index_map(name, tmp_path):
     _body, inputs, other, *own = CASES[name]
-    plan = Plan(lower(_spec(tmp_path, name)))
+    plan = Plan(lower(_spec(tmp_path, name)), index_maps=True)
     root = plan.region.roots[0].name  # the index-mapped value, before any elementwise op after it
     for args in (inputs, other):
         torch.manual_seed(0)
@@ -188,14 +188,14 @@ def test_an_index_map_of_a_computed_value_is_unsupported(tmp_path):
     spec = write(tmp_path / "s.py", SPEC.format(body="torch.cat([torch.relu(a), b], 1)",
                                                 inputs="torch.randn(2, 3), torch.randn(2, 4)", variants=""))
     with pytest.raises(Unsupported, match=r"an index map \(aten.cat.default\) of a computed value"):
-        Plan(lower(spec))
+        Plan(lower(spec), index_maps=True)
     roll = write(tmp_path / "r.py", SPEC.format(body="torch.roll(a, 1)", inputs="torch.randn(2, 3), torch.randn(1)",
                                                 variants=""))
     with pytest.raises(Unsupported, match="flattened"):
-        Plan(lower(roll))
+        Plan(lower(roll), index_maps=True)
     sized = write(tmp_path / "u.py", SPEC.format(body="F.interpolate(a, size=(32, 40))", inputs=IMAGE, variants=""))
     with pytest.raises(Unsupported, match=r"an upsample to a written size \[32, 40\]"):
-        Plan(lower(sized))
+        Plan(lower(sized), index_maps=True)
 
 
 def _render(tmp_path, name: str, title: str, backend: str = "triton") -> str:
@@ -211,6 +211,13 @@ def test_candidates_verify_in_the_harness(name, tmp_path):
     assert result["correct"], result["reasons"]
 
 
+def test_an_emitter_that_reads_no_index_maps_refuses_them(tmp_path):
+    spec = write(tmp_path / "s.py", SPEC.format(body="torch.flip(a, [1]) + b",
+                                                inputs="torch.randn(2, 3), torch.randn(2, 3)", variants=""))
+    with pytest.raises(Unsupported, match=r"index maps \(aten.flip.default\) that this backend"):
+        generate(spec.read_text(), "flip_add", {}, "ascendc")
+
+
 def test_region_shapes_read_sizes(tmp_path):
-    plan = Plan(lower(_spec(tmp_path, "repeat")))
+    plan = Plan(lower(_spec(tmp_path, "repeat")), index_maps=True)
     assert dict(plan.region.shapes()) == {"z0": "tuple(r * s for r, s in zip((2, 1, 3), (1,) * 0 + tuple(g0.shape)))"}

@@ -20,7 +20,7 @@ MAX_BLOCKS = 65535  # the grid-stride loop covers the rest
 
 def generate(lowered: Lowered, title: str, shapes: dict) -> Kernel:
     check_inputs(lowered)
-    plan = Plan(lowered)
+    plan = Plan(lowered, index_maps=True)
     exprs = [(op.var, EXPR[op.target](op.args, op.kwargs)) for op in plan.ops]
     for leaf in plan.used:
         ctype_of(plan.dtype(leaf))

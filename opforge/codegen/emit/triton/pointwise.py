@@ -14,7 +14,7 @@ SPACE = ({"BLOCK": 1024, "num_warps": 4}, {"BLOCK": 2048, "num_warps": 8}, {"BLO
 
 
 def generate(lowered: Lowered, title: str, shapes: dict) -> Kernel:
-    plan = Plan(lowered)
+    plan = Plan(lowered, index_maps=True)
     exprs = [(op.var, EXPR[op.target](op.args, op.kwargs)) for op in plan.ops]
     leaves = plan.used
     name = f"_{title}_pointwise_kernel"

@@ -17,7 +17,7 @@ INDEX_BYTES, STRIDED_BYTES, OFFSET_BYTES = 8 + 1, 2 * 8, 8
 
 
 def generate(lowered: Lowered, title: str, shapes: dict) -> Kernel:
-    plan = Plan(lowered)
+    plan = Plan(lowered, index_maps=True)
     exprs = [(op.var, EXPR[op.target](op.args, op.kwargs)) for op in plan.ops]
     leaves = plan.used
     name = f"_{title}_pointwise_kernel"

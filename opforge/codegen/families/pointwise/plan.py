@@ -46,7 +46,9 @@ class Op:
 class Plan:
     """The graph split into leaves (inputs with their view chains) and elementwise ops."""
 
-    def __init__(self, lowered: Lowered) -> None:
+    def __init__(self, lowered: Lowered, index_maps: bool = False) -> None:
+        """`index_maps`: the emitter renders a Region's statements; one that does not (the default)
+        gets Unsupported for a graph with any, rather than a chain reading values it never computes."""
         self.lowered = lowered
         self.leaves: dict[str, tuple[str, str]] = {}  # node name -> (placeholder, launcher view code)
         self.ops: list[Op] = []
@@ -58,6 +60,9 @@ class Plan:
         if bad:
             raise Unsupported(f"not pointwise: {', '.join(bad)}")
         mapped = region_nodes(lowered.graph.nodes)
+        if mapped and not index_maps:
+            raise Unsupported(f"index maps ({', '.join(sorted({str(n.target) for n in mapped}))}) "
+                              "that this backend's pointwise emitter does not read")
         for node in lowered.graph.nodes:
             if node.op == "placeholder":
                 self.leaves[node.name] = (node.name, node.name)
