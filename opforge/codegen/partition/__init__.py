@@ -1,7 +1,7 @@
 """The partitioner: a graph no single emitter takes (softmax(x @ W), two Linears, a conv then
-GroupNorm) cut into fusion groups (cut.py), each group a graph of its own (subgraph.py) written by an
-existing emitter of the backend, and the kernels spliced into one candidate file whose ModelNew runs
-them in order (rename.py, splice.py).
+GroupNorm) cut into fusion groups (cut.py, after rewrite.py moves unary ops before views), each group
+a graph of its own (subgraph.py) written by an existing emitter of the backend, and the kernels
+spliced into one candidate file whose ModelNew runs them in order (rename.py, splice.py).
 
     kernel = generate(lowered, title, shapes, emitters)   # emitters: [(name, module)] of one backend
     kernel.kernels, kernel.family                          # 2, "program:matmul+rowwise"
@@ -17,11 +17,26 @@ from opforge.codegen.partition.cut import Group, cut
 from opforge.codegen.partition.rewrite import sink_unary_past_views
 from opforge.codegen.partition.splice import program
 
-__all__ = ["Group", "generate", "space"]
+__all__ = ["Group", "generate", "groups", "space"]
 
 
 def generate(lowered: Lowered, title: str, shapes: dict, emitters: list[tuple[str, object]]) -> Kernel:
     """A program of several kernels; Unsupported naming the group no emitter takes."""
+    lowered = sink_unary_past_views(lowered)
+    cut_groups = groups(lowered, title, shapes, emitters)
+    if len(cut_groups) < 2:
+        raise Unsupported("the graph is one group, which the emitters above refused")
+    family = "program:" + "+".join(dict.fromkeys(g.kernel.family for g in cut_groups))
+
+    def render(config: dict) -> str:
+        return program(title, family, cut_groups, config["kernels"], lowered, shapes)
+
+    return Kernel(family, space(cut_groups), render, kernels=len(cut_groups))
+
+
+def groups(lowered: Lowered, title: str, shapes: dict, emitters: list[tuple[str, object]]) -> list[Group]:
+    """The cut of `lowered`, each group's Kernel generated under its own title (`title_0`, ...):
+    distinct kernel names, in the profile and among CUDA's C launchers."""
     modules = dict(emitters)
 
     def accept(sub: Lowered) -> tuple[str, Kernel]:
@@ -33,20 +48,8 @@ def generate(lowered: Lowered, title: str, shapes: dict, emitters: list[tuple[st
                 reasons.append(f"{name}: {exc}")
         raise Unsupported("; ".join(reasons))
 
-    lowered = sink_unary_past_views(lowered)
-    groups = cut(lowered, accept)
-    if len(groups) < 2:
-        raise Unsupported("the graph is one group, which the emitters above refused")
-    # A title per group: distinct kernel names, in the profile and among CUDA's C launchers.
-    groups = [replace(g, kernel=modules[g.emitter].generate(g.sub.lowered, f"{title}_{i}", shapes))
-              for i, g in enumerate(groups)]
-    families = list(dict.fromkeys(g.kernel.family for g in groups))
-    family = "program:" + "+".join(families)
-
-    def render(config: dict) -> str:
-        return program(title, family, groups, config["kernels"], lowered, shapes)
-
-    return Kernel(family, space(groups), render, kernels=len(groups))
+    return [replace(g, kernel=modules[g.emitter].generate(g.sub.lowered, f"{title}_{i}", shapes))
+            for i, g in enumerate(cut(lowered, accept))]
 
 
 def space(groups: list[Group]) -> tuple[dict, ...]:

@@ -30,9 +30,9 @@ def program(title: str, family: str, groups: list[Group], configs: list[dict], l
              if isinstance(stmt, (ast.Import, ast.ImportFrom)) for a in stmt.names}
     pieces = [parts(src, f"_g{i}", taken) for i, src in enumerate(rendered)]
     imports = list(dict.fromkeys(line for p in pieces for line in p.imports))
-    listing = "\n".join(f"  {i}. {g.emitter} ({g.kernel.family}): {g.ops()}" for i, g in enumerate(groups))
+    listing = "\n".join(f"  {i}. {g.kernel.family}: {g.ops()}" for i, g in enumerate(groups))
     head = HEADER.format(title=title, family=family, n=len(groups), groups=listing, ops=fused_ops(lowered))
-    sections = [f"# -- kernel {i}: {g.emitter}, fusing {g.ops()} " + "-" * max(0, 60 - len(g.ops())) + "\n\n" + p.body
+    sections = [f"# -- kernel {i}: {g.kernel.family}, fusing {g.ops()}\n\n" + p.body
                 for i, (g, p) in enumerate(zip(groups, pieces))]
     return (head + "\n".join(imports) + "\n\n\n" + "\n\n".join(sections)
             + model_new(groups, [p.launcher for p in pieces], lowered, shapes, taken))
@@ -53,7 +53,7 @@ def model_new(groups: list[Group], launchers: list[str], lowered: Lowered, shape
     for i, (group, launcher) in enumerate(zip(groups, launchers)):
         call = [values[n] if n in values else names[n.name] for n in group.sub.inputs]
         outs = [values.setdefault(n, _free(f"v{len(values)}", taken)) for n in group.sub.outputs]
-        body.append(f"{', '.join(outs)} = {launcher}({', '.join(call)})  # kernel {i}: {group.emitter}")
+        body.append(f"{', '.join(outs)} = {launcher}({', '.join(call)})  # kernel {i}: {group.kernel.family}")
     results = [values[o] for o in lowered.outputs]
     body.append(f"return {results[0]}" if len(results) == 1 else f"return {', '.join(results)}")
     init = "\n".join("        " + line for line in declare_state(lowered, shapes) or ["pass"])

@@ -1,0 +1,186 @@
+"""The expert's partitioner (codegen/partition/): graphs no single emitter takes are cut into groups
+(which nodes, which family, which ATen ops), the groups' candidates are renamed apart and spliced into
+one file, and two programs are verified end to end by the real harness on the CPU; a program with one
+group's kernel broken fails verification."""
+from __future__ import annotations
+
+import ast
+import importlib
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from opforge.agents.drafters.base import DraftRequest
+from opforge.agents.drafters.expert import ExpertDrafter
+from opforge.codegen import BACKENDS, generate, partition
+from opforge.codegen.emit.triton import matmul
+from opforge.codegen.emit.triton.rowwise import launch as rowwise_launch
+from opforge.codegen.lower import Unsupported, lower
+from opforge.codegen.partition.rename import parts
+from opforge.codegen.partition.rewrite import sink_unary_past_views
+from conftest import write
+from opforge.harness.verify import VerifyOptions, verify
+
+OPTIONS = VerifyOptions(device="cpu", trials=1, seed=1, sandbox="none")
+
+# Tiny KernelBench-style specs: (init, forward, inputs). Sizes are literals so the export keeps them.
+SPECS = {
+    "softmax_of_matmul": ("self.W = torch.nn.Parameter(torch.randn(24, 40) * 0.2)",
+                          "torch.softmax(x @ self.W, dim=-1)", "torch.randn(20, 24)"),
+    "mlp": ("self.fc1 = torch.nn.Linear(24, 32); self.fc2 = torch.nn.Linear(32, 16)",
+            "self.fc2(torch.relu(self.fc1(x)))", "torch.randn(20, 24)"),
+    "matmul_layernorm_gelu": ("self.W = torch.nn.Parameter(torch.randn(24, 40) * 0.2); self.ln = torch.nn.LayerNorm(40)",
+                              "torch.nn.functional.gelu(self.ln(x @ self.W))", "torch.randn(20, 24)"),
+    "residual_mlp": ("self.fc1 = torch.nn.Linear(24, 32); self.fc2 = torch.nn.Linear(32, 24)",
+                     "x + self.fc2(torch.nn.functional.gelu(self.fc1(x)))", "torch.randn(3, 7, 24)"),
+    "attention": ("", "torch.matmul(torch.softmax(x @ x.transpose(-2, -1) * 0.25, dim=-1), x)",
+                  "torch.randn(2, 3, 12, 16)"),
+    "conv_groupnorm_relu": ("self.conv = torch.nn.Conv2d(3, 8, 3); self.norm = torch.nn.GroupNorm(2, 8)",
+                            "torch.relu(self.norm(self.conv(x)))", "torch.randn(2, 3, 10, 10)"),
+}
+# Each group: its family and ATen ops it must fuse.
+CUTS = {
+    "softmax_of_matmul": [("matmul", {"mm"}), ("rowwise", {"amax", "exp", "sum.dim_IntList", "div.Tensor"})],
+    "mlp": [("matmul", {"mm", "relu"}), ("matmul", {"mm", "add.Tensor"})],
+    "matmul_layernorm_gelu": [("matmul", {"mm"}), ("rowwise", {"prims.var", "rsqrt", "erf"})],
+    "residual_mlp": [("matmul", {"mm", "erf"}), ("matmul", {"mm", "add.Tensor"})],
+    "attention": [("matmul", {"bmm", "mul.Tensor"}), ("rowwise", {"amax", "exp"}), ("matmul", {"bmm"})],
+    "conv_groupnorm_relu": [("conv", {"convolution"}), ("rowwise", {"mean.dim", "rsqrt", "relu"})],
+}
+
+
+def _spec(tmp_path: Path, name: str) -> Path:
+    init, forward, inputs = SPECS[name]
+    source = textwrap.dedent(f"""\
+        import torch
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                {init or 'pass'}
+
+            def forward(self, x):
+                return {forward}
+
+
+        def get_inputs():
+            return [{inputs}]
+
+
+        def get_init_inputs():
+            return []
+        """)
+    return write(tmp_path / f"{name}.py", source)
+
+
+def _triton() -> list:
+    package, names = BACKENDS["triton"]
+    return [(n, importlib.import_module(f"{package}.{n}")) for n in names]
+
+
+@pytest.mark.parametrize("name", sorted(CUTS))
+def test_cut_groups_and_their_ops(name, tmp_path):
+    if name == "conv_groupnorm_relu" and "conv" not in BACKENDS["triton"][1]:
+        pytest.skip("no Triton conv emitter in this tree")
+    lowered = sink_unary_past_views(lower(_spec(tmp_path, name)))
+    groups = partition.groups(lowered, name, {}, _triton())
+    got = [(g.kernel.family, set(g.ops().split(", "))) for g in groups]
+    assert [f for f, _ in got] == [f for f, _ in CUTS[name]], got
+    for (_, ops), (_, wanted) in zip(got, CUTS[name]):
+        assert wanted <= ops, (wanted - ops, got)
+
+
+def test_a_unary_op_after_a_view_moves_before_it_and_the_reference_graph_is_kept(tmp_path):
+    spec = write(tmp_path / "gn.py", "import torch\n\n\nclass Model(torch.nn.Module):\n"
+                 "    def forward(self, x):\n        return torch.relu(torch.nn.functional.group_norm(x, 2))\n\n\n"
+                 "def get_inputs():\n    return [torch.randn(2, 4, 5)]\n\n\ndef get_init_inputs():\n    return []\n")
+    lowered = lower(spec)
+    moved = sink_unary_past_views(lowered)
+    before, after = lowered.outputs[0], moved.outputs[0]
+    assert str(before.target) == "aten.relu.default" and str(before.args[0].target) == "aten.view.default"
+    assert str(after.target) == "aten.view.default" and str(after.args[0].target) == "aten.relu.default"
+    assert tuple(after.meta["val"].shape) == (2, 4, 5) and tuple(after.args[0].meta["val"].shape) == (2, 2, 2, 5)
+
+
+def test_two_groups_defining_launch_stay_distinct_and_only_names_are_renamed():
+    source = textwrap.dedent('''\
+        """A candidate."""
+        import torch
+        BLOCK = 128
+
+
+        def launch(x, BLOCK=BLOCK):
+            y = torch.launch(x)  # an attribute: not the module's name
+            z = _kernel[(1,)](x, BLOCK=BLOCK, launch="launch")
+            return launch_helper(BLOCK=BLOCK) + f"{BLOCK}"
+
+
+        def launch_helper(BLOCK):
+            return BLOCK
+
+
+        class ModelNew(torch.nn.Module):
+            def forward(self, a0):
+                return launch(a0)
+        ''')
+    taken = {"torch"}
+    first, second = parts(source, "_g0", taken), parts(source, "_g1", taken)
+    assert (first.launcher, second.launcher) == ("launch_g0", "launch_g1")
+    assert first.imports == ["import torch"] and "ModelNew" not in first.body and "A candidate" not in first.body
+    body = first.body
+    assert "def launch_g0(x, BLOCK_g0=BLOCK_g0):" in body and "torch.launch(x)" in body
+    assert '_kernel[(1,)](x, BLOCK=BLOCK_g0, launch="launch")' in body  # an external call's keyword stays
+    assert 'launch_helper_g0(BLOCK_g0=BLOCK_g0) + f"{BLOCK_g0}"' in body  # a call of its own: renamed
+    namespace = {}
+    exec(compile(first.body + second.body, "<program>", "exec"), {"torch": None, "_kernel": None}, namespace)
+    assert namespace["launch_helper_g0"](BLOCK_g0=3) == 3 and "launch_g1" in namespace
+
+
+def test_op_name_starting_with_a_digit_gives_a_valid_program_and_space(tmp_path):
+    source = _spec(tmp_path, "softmax_of_matmul").read_text()
+    kernel = generate(source, "41_Softmax_of_Matmul", {}, backend="triton")
+    assert (kernel.family, kernel.kernels) == ("program:matmul+rowwise", 2)
+    assert kernel.space[0]["kernels"] == [matmul.SPACE[0], rowwise_launch.SPACE[0]]
+    assert all(len(c["kernels"]) == 2 for c in kernel.space) and len(kernel.space) > 2
+    for config in kernel.space[:2]:
+        tree = ast.parse(kernel.render(config))
+        names = [s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.ClassDef))]
+        assert len(names) == len(set(names)) and names[-1] == "ModelNew"
+    draft = ExpertDrafter().draft(DraftRequest(op="41_Softmax_of_Matmul", spec_source=source, backend="triton",
+                                               hardware="cpu/x86_64/triton-interpreter"))[0]
+    assert draft.meta["kernels"] == 2 and draft.meta["family"] == "program:matmul+rowwise"
+
+
+def test_unsupported_names_the_group_and_ascendc_refuses_a_program(tmp_path):
+    source = _spec(tmp_path, "softmax_of_matmul").read_text().replace(
+        "torch.softmax(x @ self.W, dim=-1)", "torch.sort(torch.softmax(x @ self.W, dim=-1), dim=0).values")
+    with pytest.raises(Unsupported, match=r"partitioner: no emitter takes the group starting at sort \(ATen op sort"):
+        generate(source, "sorted", {}, backend="triton")
+    with pytest.raises(Unsupported, match="partitioner: an AscendC candidate is one kernel project"):
+        generate(_spec(tmp_path, "softmax_of_matmul").read_text(), "op", {}, backend="ascendc")
+
+
+def _verify(spec: Path, source: str, tmp_path: Path) -> dict:
+    return verify(spec, write(tmp_path / "candidate.py", source), OPTIONS)
+
+
+@pytest.mark.parametrize("name", ["softmax_of_matmul", "attention"])
+def test_programs_verify(name, tmp_path):
+    spec = _spec(tmp_path, name)
+    kernel = generate(spec.read_text(), name, {}, backend="triton")
+    v = _verify(spec, kernel.render(kernel.space[0]), tmp_path)
+    assert v["correct"], v["reasons"]
+    launched = [k["kernel"] for k in v["build"]["kernels"]]
+    assert len(launched) == kernel.kernels == len(CUTS[name]), launched
+
+
+def test_a_program_with_one_kernel_broken_fails(tmp_path):
+    spec = _spec(tmp_path, "softmax_of_matmul")
+    kernel = generate(spec.read_text(), "softmax_of_matmul", {}, backend="triton")
+    source = kernel.render(kernel.space[0])
+    head, softmax = source.split("# -- kernel 1:")
+    assert "tl.exp(" in softmax
+    v = _verify(spec, head + "# -- kernel 1:" + softmax.replace("tl.exp(", "tl.exp2("), tmp_path)
+    assert not v["correct"] and "mismatch" in " ".join(v["reasons"])
