@@ -71,7 +71,7 @@ def test_transposed_plan_and_gather_text(tmp_path):
     assert h.transposed and h.output_padding == (1, 1, 1) and h.groups == 2
     source = _source(spec)
     assert "u_2 = o_2[:, None] + 1 - t_2[None, :]" in source and "(v_2 % 2 == 0)" in source
-    assert "c_out = p_conv_weight.shape[1] * 2" in source
+    assert "groups = 2" in source and "c_out = p_conv_weight.shape[1] * groups" in source
     assert "out_0 = (in_0 - 1) * 2 - 2 + (k_0 - 1) + 2" in source
 
 
@@ -82,12 +82,13 @@ def test_epilogue_is_fused_and_source_passes_static_checks(tmp_path):
     assert "def _op_41_Depthwise_conv_kernel(" in source and "def op_41_Depthwise(" in source
     assert "tl.maximum(acc, 0.0)" in source and "e0 = tl.load(e0_ptr + n[:, None] * stride_e0n" in source
     assert 'input_precision="ieee"' in source
-    assert conv.generate(lower(spec), "op", {}).space[0] == conv.NARROW  # one channel per group
+    assert conv.generate(lower(spec), "op", {}).space[0]["BLOCK_N"] == 16  # one channel per group
 
 
-def test_space_is_valid_and_wide_groups_start_with_the_tall_tile(tmp_path):
+def test_space_is_valid_and_starts_with_a_tile_fitted_to_the_group(tmp_path):
     space = conv.generate(lower(_spec(tmp_path, "nn.Conv2d(4, 32, 3)")), "op", {}).space
-    assert space[0] == conv.SPACE[0] and space[0]["BLOCK_M"] == 128 and conv.NARROW in space
+    assert space[0] == {"BLOCK_M": 512, "BLOCK_N": 32, "BLOCK_K": 64, "num_warps": 8, "num_stages": 2}
+    assert set(map(str, conv.SPACE)) <= set(map(str, space)) and len(space) == len(conv.SPACE) + 1
     for config in space:
         blocks = [config[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K")]
         assert all(b >= 16 and b & (b - 1) == 0 for b in blocks), config

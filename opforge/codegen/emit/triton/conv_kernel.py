@@ -20,12 +20,12 @@ def {kernel}(
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
 ):
     # {what}
-    # stride {stride}, padding {pad_lo} low / {pad_hi} high, dilation {dilation}{output_padding}, groups {groups}.
+    # stride {stride}, padding {pad_lo} low / {pad_hi} high, dilation {dilation}{output_padding}; {groups} group(s) at export.
     # One program per (BLOCK_M output positions, BLOCK_N output channels of group g).
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     g = tl.program_id(2)
-    cin_g = c_in // {groups}
+    cin_g = c_in // groups
     M = batch * {out_count}
     K = cin_g * {tap_count}  # (input channel of the group, tap) pairs, in the weight's order
     rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -96,7 +96,7 @@ def kernel_source(plan: Plan) -> str:
     pointers = ["x_ptr", "w_ptr"] + (["b_ptr"] if plan.bias else []) + ["out_ptr"]
     pointers += [f"{leaf.name}_ptr" for leaf in epi.leaves]
     sizes = ["batch", "c_in"] + [f"in_{d}" for d in dims] + [f"out_{d}" for d in dims]
-    sizes += [f"k_{d}" for d in dims] + ["cout_g"]
+    sizes += [f"k_{d}" for d in dims] + ["cout_g", "groups"]
     axes = ["n", "c"] + [str(d) for d in dims]
     strides = [f"stride_{p}{a}" for p in ("x", "w", "o") + tuple(leaf.name for leaf in epi.leaves) for a in axes]
     x_offsets = "n[:, None] * stride_xn + ci[None, :] * stride_xc" + "".join(

@@ -4,7 +4,8 @@ and K = (C_in / groups) * prod(kernel) taps; nothing is unfolded in memory, the 
 input tile from (row, tap) indices. A transposed convolution is the same GEMM read as a gather: for
 output o and tap k the input is i = (o + pad - k * dil) / stride, where that divides and is in range.
 
-Only the reference's literal hyper-parameters (stride, padding, dilation, groups) are constants;
+Only the reference's literal hyper-parameters (stride, padding, dilation) are constants; groups
+are read from the weight's shape where it tells them (Plan._groups);
 every size is read at run time from the tensors, so one candidate fits every input shape. A zero
 `constant_pad_nd` right before a convolution ('same' padding with an even kernel, F.pad) folds into
 per-side padding. The epilogue reuses the matmul family's symbolic shapes: the result's frame is
@@ -25,7 +26,7 @@ from opforge.codegen.lower import Lowered, Unsupported, arg, val
 CONV = "aten.convolution.default"
 PAD = "aten.constant_pad_nd.default"
 # Launcher locals and kernel names a placeholder must not shadow.
-RESERVED = {"out", "batch", "c_in", "c_out", "cout_g", "cin_g", "grid", "torch", "triton", "tl", "ModelNew",
+RESERVED = {"out", "batch", "groups", "c_in", "c_out", "cout_g", "cin_g", "grid", "torch", "triton", "tl", "ModelNew",
             "M", "K"} | {f"{p}_{d}" for p in ("in", "k", "out") for d in range(3)}
 
 
@@ -142,9 +143,22 @@ class Plan:
         self.result = str(self.epilogue.value(output))  # the kernel value that is stored
         self.out = self.epilogue.frames[output]  # `out` [batch, c_out, out_*] through the epilogue's views
         self.out_dtype = f"{self.x}.dtype" if val(output).dtype == val(conv).dtype else str(val(output).dtype)
+        self.groups = self._groups(val(x).shape[1])
         # Export-time sizes (the export runs smaller): hints for the order of the tuning space only.
         self.cout_g = shape[1] // self.hyper.groups
         self.k_taps = val(x).shape[1] // self.hyper.groups * math.prod(val(arg(conv, 1, "weight")).shape[2:])
+
+    def _groups(self, c_in: int) -> str:
+        """The launcher's expression of the group count. Groups often follow the channels (depthwise:
+        groups=channels), which the harness shrinks: a convolution's weight [C_out, C_in / groups, ...]
+        gives the count exactly at any size; a transposed one's [C_in, C_out / groups, ...] does not, so
+        a depthwise one stays depthwise and any other keeps its literal count."""
+        g = self.hyper.groups
+        if g == 1:
+            return "1"
+        if not self.hyper.transposed:
+            return f"{self.x}.shape[1] // {self.w}.shape[1]"
+        return f"{self.x}.shape[1]" if g == c_in else str(g)
 
 
 def check_epilogue_op(target: str) -> None:
