@@ -22,14 +22,21 @@ __all__ = ["Group", "generate", "groups", "space"]
 
 def generate(lowered: Lowered, title: str, shapes: dict, emitters: list[tuple[str, object]]) -> Kernel:
     """A program of several kernels; Unsupported naming the group no emitter takes."""
-    lowered = sink_unary_past_views(lowered)
-    cut_groups = groups(lowered, title, shapes, emitters)
+    cuts, failures = [], []
+    for graph in (sink_unary_past_views(lowered), lowered):  # fewer kernels wins; a tie, the first
+        try:
+            cuts.append((graph, groups(graph, title, shapes, emitters)))
+        except Unsupported as exc:
+            failures.append(exc)
+    if not cuts:
+        raise failures[-1]  # the reference's own graph: its node names are the ones the user can find
+    graph, cut_groups = min(cuts, key=lambda c: len(c[1]))
     if len(cut_groups) < 2:
         raise Unsupported("the graph is one group, which the emitters above refused")
     family = "program:" + "+".join(dict.fromkeys(g.kernel.family for g in cut_groups))
 
     def render(config: dict) -> str:
-        return program(title, family, cut_groups, config["kernels"], lowered, shapes)
+        return program(title, family, cut_groups, config["kernels"], graph, shapes)
 
     return Kernel(family, space(cut_groups), render, kernels=len(cut_groups))
 

@@ -94,12 +94,12 @@ class _Search:
 
 
 def cut(lowered: Lowered, accept: Accept, lookahead: int = LOOKAHEAD) -> list[Group]:
-    """The groups in order; Unsupported naming the first node from which no group is accepted."""
+    """The groups in order; Unsupported naming the furthest node from which no group is accepted."""
     search = _Search(lowered, accept, lookahead)
     solved = search.solve(0)
     if solved is not None:
         return solved[1]
-    stuck = min(search.dead)  # solve(0) failed, so some start reached has no accepted group
+    stuck = max(search.dead)  # the furthest start any cut reached: where the graph stops fitting
     node = search.nodes[stuck]
     op = str(node.target).replace("aten.", "").replace(".default", "")
     raise Unsupported(f"no emitter takes the group starting at {node.name} (ATen op {op}, with up to "

@@ -2,7 +2,8 @@
 value moves before the view. `relu(flatten(groupnorm))` becomes `flatten(relu(groupnorm))`, so the
 ReLU fuses into the GroupNorm kernel's epilogue instead of starting a kernel of its own. The two are
 equal for any view (a view only re-indexes values); only ops whose other arguments are Python
-numbers move, since a tensor operand would have to be viewed too. The reference's graph is copied,
+numbers move, since a tensor operand would have to be viewed too. The partitioner cuts both graphs
+and keeps the one with fewer kernels. The reference's graph is copied,
 not changed: the lowering is cached and shared."""
 from __future__ import annotations
 
@@ -11,7 +12,12 @@ from torch.fx import Graph, Node
 
 from opforge.codegen.exprs import ELEMENTWISE
 from opforge.codegen.lower import Lowered, val
-from opforge.codegen.partition.subgraph import FREE_VIEWS, free_nodes
+from opforge.codegen.partition.subgraph import free_nodes
+from opforge.codegen.views import PERMUTES, RESHAPES
+
+# Views that regroup or reorder a value (a norm's flatten back, a head split): a broadcast or a
+# slice stays where it is (a reduction's broadcast result is the row-wise plan's own pattern).
+MOVED_PAST = RESHAPES | PERMUTES | {"aten.unsqueeze.default", "aten.squeeze.dim", "aten.squeeze.dims"}
 
 
 def sink_unary_past_views(lowered: Lowered) -> Lowered:
@@ -32,7 +38,7 @@ def _movable(op: Node, free: set[Node]) -> Node | None:
     if op.op != "call_function" or str(op.target) not in ELEMENTWISE or len(inputs) != 1 or op.kwargs:
         return None
     view = inputs[0]
-    if view.op != "call_function" or str(view.target) not in FREE_VIEWS or view in free or len(view.users) != 1:
+    if view.op != "call_function" or str(view.target) not in MOVED_PAST or view in free or len(view.users) != 1:
         return None
     if sum(a is view for a in op.args) != 1 or not isinstance(val(view.args[0]), torch.Tensor):
         return None
