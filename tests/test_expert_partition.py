@@ -184,3 +184,33 @@ def test_a_program_with_one_kernel_broken_fails(tmp_path):
     assert "tl.exp(" in softmax
     v = _verify(spec, head + "# -- kernel 1:" + softmax.replace("tl.exp(", "tl.exp2("), tmp_path)
     assert not v["correct"] and "mismatch" in " ".join(v["reasons"])
+
+
+def test_a_sequential_models_numbered_children_are_declared_and_read_by_name(tmp_path):
+    """nn.Sequential names its children `0`, `1`...: `self.layers.0.weight` is no Python, so ModelNew
+    declares them with add_module/register_parameter and reads them with get_parameter; the
+    reference's state dict loads into it unchanged."""
+    spec = write(tmp_path / "3_seq.py", textwrap.dedent("""
+        import torch
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = torch.nn.Sequential(torch.nn.Linear(12, 20), torch.nn.ReLU(), torch.nn.Linear(20, 8))
+
+            def forward(self, x):
+                return self.layers(x)
+
+        def get_inputs():
+            return [torch.randn(5, 12)]
+
+        def get_init_inputs():
+            return []
+        """))
+    kernel = generate(spec.read_text(), "3_seq", {})
+    source = kernel.render(kernel.space[0])
+    ast.parse(source)
+    assert "self.get_parameter('layers.0.weight')" in source and "self.layers.0" not in source
+    from opforge.harness.spec import load_module
+    model = load_module(write(tmp_path / "cand_3_seq.py", source)).ModelNew()
+    model.load_state_dict(load_module(spec).Model().state_dict())

@@ -4,6 +4,7 @@ under the same names and shapes (the harness copies the reference's weights into
 generated launcher."""
 from __future__ import annotations
 
+import keyword
 from dataclasses import dataclass
 from typing import Callable
 
@@ -26,6 +27,26 @@ def fused_ops(lowered: Lowered) -> str:
     return ", ".join(sorted(op.replace("aten.", "").replace(".default", "") for op in lowered.ops)) or "none"
 
 
+def _attribute_path(fqn: str) -> bool:
+    """Whether `self.<fqn>` is valid Python: nn.Sequential and ModuleList name children `0`, `1`..."""
+    return all(part.isidentifier() and not keyword.iskeyword(part) for part in fqn.split("."))
+
+
+def state_ref(p) -> str:
+    """The expression reading a parameter or buffer in ModelNew: `self.fc.weight`, or
+    `self.get_parameter('layers.0.weight')` where a name is not an attribute path."""
+    if _attribute_path(p.fqn):
+        return "self." + p.fqn
+    getter = "get_parameter" if p.kind == "parameter" else "get_buffer"
+    return f"self.{getter}({p.fqn!r})"
+
+
+def _owner(path: str) -> str:
+    if not path:
+        return "self"
+    return "self." + path if _attribute_path(path) else f"self.get_submodule({path!r})"
+
+
 def declare_state(lowered: Lowered, shapes: dict[str, tuple[int, ...]]) -> list[str]:
     lines, made = [], set()
     for p in lowered.state():
@@ -34,12 +55,19 @@ def declare_state(lowered: Lowered, shapes: dict[str, tuple[int, ...]]) -> list[
             owner = ".".join(parts[:i])
             if owner not in made:
                 made.add(owner)
-                lines.append(f"self.{owner} = torch.nn.Module()")
+                if _attribute_path(owner):
+                    lines.append(f"self.{owner} = torch.nn.Module()")
+                else:
+                    lines.append(f"{_owner('.'.join(parts[:i - 1]))}.add_module({parts[i - 1]!r}, torch.nn.Module())")
         shape = tuple(shapes.get(p.fqn, p.shape))
         tensor = f"torch.empty({shape!r}, dtype={p.dtype})"
-        target = "self" + ("." + ".".join(parts[:-1]) if len(parts) > 1 else "")
+        target = _owner(".".join(parts[:-1]))
         if p.kind == "parameter":
-            lines.append(f"{target}.{parts[-1]} = torch.nn.Parameter({tensor}, requires_grad=False)")
+            if _attribute_path(p.fqn):
+                lines.append(f"{target}.{parts[-1]} = torch.nn.Parameter({tensor}, requires_grad=False)")
+            else:
+                lines.append(f"{target}.register_parameter({parts[-1]!r}, torch.nn.Parameter({tensor}, "
+                             "requires_grad=False))")
         else:
             lines.append(f"{target}.register_buffer({parts[-1]!r}, {tensor})")
     return lines
@@ -50,7 +78,7 @@ def model_new(lowered: Lowered, launcher: str, shapes: dict[str, tuple[int, ...]
     graph placeholder order, to `launcher` — the same order the generators' launchers take."""
     args = [f"a{i}" for i in range(lowered.n_forward_args)]
     inputs = iter(args)
-    call = [next(inputs) if p.kind in ("input", "scalar") else "self." + p.fqn for p in lowered.placeholders]
+    call = [next(inputs) if p.kind in ("input", "scalar") else state_ref(p) for p in lowered.placeholders]
     body = declare_state(lowered, shapes) or ["pass"]
     init = "\n".join("        " + line for line in body)
     forward_inputs = [p for p in lowered.placeholders if p.kind in ("input", "scalar")]

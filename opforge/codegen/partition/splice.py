@@ -7,7 +7,7 @@ import ast
 
 from torch.fx import Node
 
-from opforge.codegen.candidate import declare_state, fused_ops
+from opforge.codegen.candidate import declare_state, fused_ops, state_ref
 from opforge.codegen.lower import Lowered
 from opforge.codegen.partition.cut import Group
 from opforge.codegen.partition.rename import parts
@@ -44,7 +44,7 @@ def model_new(groups: list[Group], launchers: list[str], lowered: Lowered, shape
     args = [_free(f"a{i}", taken) for i in range(lowered.n_forward_args)]
     forward_inputs = [p for p in lowered.placeholders if p.kind in ("input", "scalar")]
     names: dict[str, str] = dict(zip((p.name for p in forward_inputs), args))
-    names.update({p.name: f"self.{p.fqn}" for p in lowered.state()})
+    names.update({p.name: state_ref(p) for p in lowered.state()})
     tensor_arg = next((a for a, p in zip(args, forward_inputs) if p.kind == "input"), None)
     device = f"{tensor_arg}.device" if tensor_arg else "None"
     body = [f"{a} = torch.full((), {a}, device={device})  # a Python number as a 0-d tensor"
