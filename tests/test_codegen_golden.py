@@ -1,6 +1,7 @@
 """The expert's generated Triton is byte-identical to what agents/expert rendered before its move to
 opforge/codegen/ (tests/data/expert_golden.json, written at 8472527 by scripts/codegen_golden.py): every
-configuration of every suite op (ops/) and of the 87 benchmarks/expert_specs (about 40 s in all)."""
+configuration of every suite op (ops/) and of the top-level benchmarks/expert_specs (new specs
+added with their first digests; about 40 s in all)."""
 from __future__ import annotations
 
 import importlib.util
