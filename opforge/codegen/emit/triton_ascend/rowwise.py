@@ -18,7 +18,8 @@ from opforge.codegen.emit.triton.rowwise.launch import (PART_HELPER, KernelText,
                                                         launcher, reduced_lines)
 from opforge.codegen.emit.triton_ascend.common import blocks, header
 from opforge.codegen.families.rowwise.plan import analyse
-from opforge.codegen.lower import Lowered
+from opforge.codegen.emit.triton.rowwise.scans import HELPERS as SCAN_HELPERS
+from opforge.codegen.lower import Lowered, Unsupported
 
 HELPERS_PY = AS_ROWS_PY + '''def _tiles(n_rows, n_cols):
     """Column block and rows per program for a TILE-element tile."""
@@ -76,6 +77,9 @@ def _line_bytes(line: str) -> int:
 def generate(lowered: Lowered, title: str, shapes: dict) -> Kernel:
     """A candidate per tuning configuration; raises Unsupported naming the ops or pattern it cannot fuse."""
     plan = analyse(lowered, identifier(title))
+    paired = sorted(set(plan.scans.values()) & SCAN_HELPERS.keys())
+    if paired:  # their block scans read lanes with tl.gather, which triton-ascend 3.2 does not have
+        raise Unsupported(f"{', '.join(paired)} in a Triton-Ascend row kernel (no tl.gather)")
     writers: list[AscendRowWriter] = []
 
     def writer(plan, name: str) -> AscendRowWriter:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 from torch.fx import Node
 
-from opforge.codegen.families.rowwise.layout import SHAPE_VIEWS, Plan
+from opforge.codegen.families.rowwise.layout import SHAPE_VIEWS, Plan, rank_of
 from opforge.codegen.lower import Unsupported, val
 
 
@@ -23,9 +23,10 @@ def place(plan: Plan, nodes: list[Node]) -> None:
     after = plan.after
     by_rank = {rank: full, len(squeezed): squeezed, 0: ()}
     for node in nodes:
-        if node.op != "call_function" or not isinstance(val(node), torch.Tensor) and node not in plan.reduces:
+        if node.op != "call_function" or not isinstance(val(node), torch.Tensor) and not (
+                node in plan.reduces or node in plan.scans):
             continue
-        r = _rank(node)
+        r = rank_of(node)
         if r == rank:
             plan.maps[node] = full
         elif after[node] or node in plan.reduces:
@@ -46,11 +47,6 @@ def place(plan: Plan, nodes: list[Node]) -> None:
     for node in nodes:
         if node.op == "call_function" and str(node.target) in SHAPE_VIEWS and node not in plan.leaves:
             _check_view(plan, node)
-
-
-def _rank(node: Node) -> int:
-    v = val(node)
-    return v.dim() if isinstance(v, torch.Tensor) else v[0].dim()  # max.dim: (values, indices)
 
 
 def _from_users(plan: Plan, node: Node, guessed: set[Node]) -> tuple:

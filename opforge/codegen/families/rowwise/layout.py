@@ -36,7 +36,10 @@ REDUCE_OPS = {
     # gather(x, dim, index) with one index per row: the value at that column (cross-entropy, NLL)
     "aten.gather.default": ("pick", "gather"),
 }
-SCAN_OPS = {"aten.cumsum.default": "cumsum", "aten.cumprod.default": "cumprod"}
+SCAN_OPS = {"aten.cumsum.default": "cumsum", "aten.cumprod.default": "cumprod",
+            "aten.cummax.default": "cummax", "aten.cummin.default": "cummin",  # (values, indices)
+            "aten.logcumsumexp.default": "logcumsumexp"}
+PAIRED = {"aten.max.dim", "aten.min.dim", "aten.cummax.default", "aten.cummin.default"}  # read through getitem
 FLIP, GETITEM = "aten.flip.default", "<built-in function getitem>"
 CONSTANTS = {"aten.scalar_tensor.default": 0, "aten.full.default": 1}  # target -> index of the value
 # Views that only add, drop or broadcast size-1 dims are the identity in the row layout.
@@ -155,6 +158,12 @@ def acc_dtype(kind: str, source: Node, node: Node) -> torch.dtype:
     if ref.is_floating_point:
         return torch.float32
     return torch.int32 if ref == torch.bool else torch.int64
+
+
+def rank_of(node: Node) -> int:
+    """A value's rank; a (values, indices) pair's (max.dim, cummax) is its values' rank."""
+    v = val(node)
+    return v.dim() if isinstance(v, torch.Tensor) else v[0].dim()
 
 
 def _value_dtype(node: Node) -> torch.dtype:

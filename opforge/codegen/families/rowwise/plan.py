@@ -7,11 +7,10 @@ from torch.fx import Node
 
 from opforge.codegen.exprs import ELEMENTWISE
 from opforge.codegen.families.rowwise.frames import place
-from opforge.codegen.families.rowwise.layout import (FLIP, FULL_KINDS, GETITEM, REDUCE_OPS, SCAN_OPS, SHAPE_VIEWS,
-                                                     Output, Plan, Reduce)
+from opforge.codegen.families.rowwise.layout import (FLIP, FULL_KINDS, GETITEM, PAIRED, REDUCE_OPS, SCAN_OPS,
+                                                     SHAPE_VIEWS, Output, Plan, Reduce, rank_of)
 from opforge.codegen.lower import Lowered, Unsupported, arg, val
 from opforge.codegen.views import edges
-
 
 
 def analyse(lowered: Lowered, title: str) -> Plan:
@@ -41,7 +40,7 @@ def analyse(lowered: Lowered, title: str) -> Plan:
 def _supported(node: Node) -> bool:
     target = str(node.target)
     if target == GETITEM:
-        return str(node.args[0].target) in ("aten.max.dim", "aten.min.dim")
+        return str(node.args[0].target) in PAIRED
     return any(target in table for table in (ELEMENTWISE, SHAPE_VIEWS, REDUCE_OPS, SCAN_OPS)) or target == FLIP
 
 
@@ -108,7 +107,7 @@ def _from_left(node: Node, written: list[int], norm: tuple[int, ...]) -> bool:
 def _choose_dims(plan: Plan) -> None:
     """R is the largest reduced rank; D the dims its reductions and scans agree on. A reduction over
     every dim is full (global) unless the tensors are 1-D, where a row is the whole tensor."""
-    ranks = {val(r.source).dim() for r in plan.reduces.values()} | {val(n).dim() for n in plan.scans}
+    ranks = {val(r.source).dim() for r in plan.reduces.values()} | {rank_of(n) for n in plan.scans}
     plan.rank = rank = max(ranks)
     if rank == 0:
         raise Unsupported("a reduction of a 0-d tensor")
@@ -146,7 +145,7 @@ def _check_full(node: Node, red: Reduce) -> None:
 
 
 def _scan_dim(node: Node) -> int:
-    dim, rank = arg(node, 1, "dim"), val(node).dim()
+    dim, rank = arg(node, 1, "dim"), rank_of(node)
     return dim - rank if dim >= 0 else dim
 
 

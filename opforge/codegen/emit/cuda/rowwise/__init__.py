@@ -3,9 +3,9 @@ and epilogue fused, reading the same Plan as the Triton emitter (families/rowwis
 the row kernel (a block per row), finish.py the single-block kernel of full reductions (a loss's
 mean), reduce.py the accumulators and block reductions, launch.py the launchers.
 
-Not emitted here (Unsupported, so the Triton emitter or an LLM takes them): flips, inputs that repeat
-along part of the row (GroupNorm's weight), outputs that need a full reduction per element (the
-apply kernel), float64 and Python-number inputs."""
+Not emitted here (Unsupported, so the Triton emitter or an LLM takes them): cummax, cummin and
+logcumsumexp (scans of pairs), flips, inputs that repeat along part of the row (GroupNorm's weight),
+outputs that need a full reduction per element (the apply kernel), float64 and Python-number inputs."""
 from __future__ import annotations
 
 from opforge.codegen.candidate import Kernel, model_new
@@ -49,6 +49,9 @@ def _check(plan: Plan) -> None:
         raise Unsupported("an input that repeats along part of the row in a CUDA row kernel")
     if any(o.late for o in plan.outputs):
         raise Unsupported("an output that needs a full reduction per element (the apply kernel)")
+    pairs = sorted(kind for kind in set(plan.scans.values()) if kind not in ("cumsum", "cumprod"))
+    if pairs:
+        raise Unsupported(f"{', '.join(pairs)} in a CUDA row kernel (its block scan carries one value)")
 
 
 def write(plan: Plan, threads: int) -> list[KernelText]:

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from typing import Callable
 
+import torch
 from torch.fx import Node
 
 from opforge.codegen.emit.triton.exprs import lit
-from opforge.codegen.emit.triton.rowwise.accs import Acc, accumulators, last_lane, partial_acc, short, wrap
+from opforge.codegen.emit.triton.rowwise.accs import Acc, accumulators, partial_acc, short, wrap
 from opforge.codegen.emit.triton.rowwise.finish import FinishWriter
+from opforge.codegen.emit.triton.rowwise.scans import HELPERS as SCAN_HELPERS
+from opforge.codegen.emit.triton.rowwise.scans import scan_lines
 from opforge.codegen.emit.triton.rowwise.text import KernelText, render, safe, view_name
 from opforge.codegen.exprs import Var
 from opforge.codegen.families.rowwise.layout import ALIASES, CONSTANTS, FLIP, GETITEM, SHAPE_VIEWS, Output, Plan, constant
@@ -233,27 +236,22 @@ class RowWriter:
             return self.col(node.args[0], not rev)
         if target in SHAPE_VIEWS | ALIASES:
             return self.col(node.args[0], rev)
+        if target == GETITEM:  # a cummax's values or indices
+            return self.col(node.args[0], rev)[node.args[1]]
         if node in self.plan.scans:
             return self._scan(node)
         expr = render(self.plan, node, lambda a: self.col(a, rev), ("n_cols",), self.sizes)
         return self._assign(self.body, node.name + suffix, expr)
 
-    def _scan(self, node: Node) -> Var:
-        kind, name = self.plan.scans[node], safe(node.name)
-        source = self.col(node.args[0], False)
-        dtype = "tl.float64" if val(node).dtype.is_floating_point else "tl.int64"
-        one = kind == "cumprod"
-        self.code.append(f"carry_{name} = tl.full([ROWS, 1], {1 if one else 0}, dtype={dtype})")
-        self.body += [f"# {kind} in {dtype[3:]}, carried across column blocks (CPU torch scans fp32 in double)",
-                      f"u_{name} = tl.where(mask, {lit(source)}, {1 if one else 0}).to({dtype})"]
-        if one:  # the block's product is its scan's last lane (masked lanes hold 1)
-            self.body += [f"scan_{name} = tl.cumprod(u_{name}, axis=1)",
-                          f"{name} = scan_{name} * carry_{name}",
-                          f"carry_{name} *= {last_lane(f'scan_{name}', 1, ', keep_dims=True')}"]
-        else:
-            self.body += [f"{name} = tl.cumsum(u_{name}, axis=1) + carry_{name}",
-                          f"carry_{name} += tl.sum(u_{name}, axis=1, keep_dims=True)"]
-        return Var(name)
+    def _scan(self, node: Node):
+        """A scan along the row (scans.py): its value, or its (values, indices) names."""
+        name, v = safe(node.name), val(node)
+        dtype = (v if isinstance(v, torch.Tensor) else v[0]).dtype
+        setup, body, value = scan_lines(self.plan.scans[node], name, self.col(node.args[0], False), dtype)
+        self.code += setup
+        self.body += body
+        self.helpers |= {self.plan.scans[node]} & SCAN_HELPERS.keys()
+        return tuple(Var(x) for x in value) if isinstance(value, tuple) else Var(value)
 
     def _orient(self, node: Node, rev: bool) -> None:
         if not self._oriented(node, rev):
