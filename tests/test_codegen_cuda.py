@@ -111,7 +111,7 @@ def test_the_expert_drafter_drafts_cuda_for_a_cuda_run():
     drafts = ExpertDrafter().draft(request)
     assert len(drafts) == 1, "no timings on a CPU: one configuration a round"
     assert "CUDA_SRC = r" in drafts[0].source and "triton" not in drafts[0].source
-    assert drafts[0].meta == {"family": "rowwise", "config": {"THREADS": 256}}
+    assert drafts[0].meta == {"family": "rowwise", "config": {"THREADS": 256}, "kernels": 1}
     gpu = ExpertDrafter().draft(DraftRequest(**{**request.__dict__, "hardware": "cuda/NVIDIA H200/sm_90", "round": 1}))
     assert [d.meta["config"] for d in gpu] == [{"THREADS": 1024}, {"THREADS": 128}]
 

@@ -19,7 +19,7 @@ import torch
 from torch.fx import Node
 
 from opforge.codegen.exprs import ELEMENTWISE, VIEWS
-from opforge.codegen.families.matmul.plan import FLOATS, _identifier
+from opforge.codegen.families.matmul.plan import FLOATS, identifier
 from opforge.codegen.families.matmul.shapes import IDENTITY, Factor, Sizes, Tracked
 from opforge.codegen.lower import Lowered, Unsupported, arg, val
 
@@ -122,9 +122,9 @@ class Plan:
                            _per_dim(arg(conv, 5, "dilation"), rank, "dilation"), transposed,
                            _per_dim(arg(conv, 7, "output_padding"), rank, "output_padding"),
                            arg(conv, 8, "groups", 1))
-        names = {p.name: _identifier(p.name, RESERVED) for p in lowered.placeholders}
+        names = {p.name: identifier(p.name, RESERVED) for p in lowered.placeholders}
         self.args, self.kernel = list(names.values()), f"_{title}_conv_kernel"
-        self.launcher = _identifier(title, set(self.args) | RESERVED)
+        self.launcher = identifier(title, set(self.args) | RESERVED)
         self.x = names[_placeholder(x, "input").name]
         self.w = names[_placeholder(arg(conv, 1, "weight"), "weight").name]
         bias = arg(conv, 2, "bias")

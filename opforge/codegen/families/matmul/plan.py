@@ -76,11 +76,11 @@ class Plan:
 
     def __init__(self, lowered: Lowered, title: str, epilogue: type) -> None:
         mm = _the_matmul(lowered)
-        names = {p.name: _identifier(p.name, set()) for p in lowered.placeholders}
+        names = {p.name: identifier(p.name, set()) for p in lowered.placeholders}
         bases = {p.name: Tracked(names[p.name], tuple((Factor(f"{names[p.name]}.shape[{i}]", s),)
                                                       for i, s in enumerate(p.shape))) for p in lowered.placeholders}
         self.args, self.kernel = list(names.values()), f"_{title}_matmul_kernel"
-        self.launcher = _identifier(title, set(self.args))
+        self.launcher = identifier(title, set(self.args))
         self.scale: list = []  # (op, number) pairs folded from operand prologues
         self.lhs, self.rhs = (trace(a, bases, self.scale) for a in mm.args[:2])  # [batch,] M, K / K, N
         self.batched, self.sizes = MM_TARGETS[str(mm.target)], Sizes()
@@ -124,7 +124,7 @@ def _the_matmul(lowered: Lowered) -> Node:
     return mms[0]
 
 
-def _identifier(name: str, taken: set) -> str:
+def identifier(name: str, taken: set) -> str:
     name = re.sub(r"\W", "_", name)
     clash = name in taken | RESERVED or keyword.iskeyword(name) or re.fullmatch(r"e\d+", name)
     return name + "_" if clash or name[0].isdigit() else name
