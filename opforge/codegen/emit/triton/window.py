@@ -17,6 +17,7 @@ from torch.fx import Node
 from opforge.codegen.candidate import Kernel, model_new
 from opforge.codegen.emit.triton.common import header
 from opforge.codegen.emit.triton.exprs import EXPR, lit
+from opforge.codegen.emit.triton.rowwise import identifier
 from opforge.codegen.exprs import Var
 from opforge.codegen.families.window.plan import IDENTITY, SIZE_VIEWS, Pool, pool_of
 from opforge.codegen.lower import Lowered, Unsupported, val
@@ -193,7 +194,7 @@ def generate(lowered: Lowered, title: str, shapes: dict) -> Kernel:
     placeholders = [p.name for p in lowered.placeholders]
     if placeholders != [x.name]:
         raise Unsupported("a pooling graph with more than one input")
-    launcher = f"{title}_pool"
+    launcher = f"{identifier(title)}_pool"  # a def: valid for a digit-led title (41_Max_Pooling_1D)
 
     def render(config: dict) -> str:
         parts = dict(MAX_PARTS) if pool.kind == "max" else dict(
