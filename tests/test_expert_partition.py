@@ -20,7 +20,7 @@ from opforge.codegen.lower import Unsupported, lower
 from opforge.codegen.partition.rename import parts
 from opforge.codegen.partition.rewrite import sink_unary_past_views
 from conftest import write
-from opforge.harness.verify import VerifyOptions, verify
+from opforge.harness.verify import VerifyOptions, prepare, verify
 
 OPTIONS = VerifyOptions(device="cpu", trials=1, seed=1, sandbox="none")
 
@@ -214,3 +214,65 @@ def test_a_sequential_models_numbered_children_are_declared_and_read_by_name(tmp
     from opforge.harness.spec import load_module
     model = load_module(write(tmp_path / "cand_3_seq.py", source)).ModelNew()
     model.load_state_dict(load_module(spec).Model().state_dict())
+
+
+# Specs traced at one shape and verified at others (get_input_variants), each a bug the programs had:
+# (init, forward, inputs, variants). K = 64 is a size constant: the export shrinks it to 48.
+VARIANT_SPECS = {
+    # a number computed from a size constant (1 / sqrt(K)) was baked at the export's K
+    "bmm_scaled_by_size": ("K = 64", "self.scale = 1.0 / K ** 0.5",
+                           "torch.softmax(torch.bmm(x, y) * self.scale, dim=-1)",
+                           "[torch.randn(2, 20, K), torch.randn(2, K, 24)]",
+                           "[[torch.randn(1, 1, K), torch.randn(1, K, 7)], [torch.randn(3, 5, K) * 4, torch.randn(3, K, 9)]]"),
+    # traced 2-D, run 3-D: the residual `x` was expanded to the folded rows without folding it
+    "residual_mlp_2d_traced": ("", "self.fc1 = torch.nn.Linear(24, 32); self.fc2 = torch.nn.Linear(32, 24)",
+                               "x + self.fc2(torch.nn.functional.gelu(self.fc1(x)))", "[torch.randn(20, 24)]",
+                               "[[torch.randn(3, 7, 24)], [torch.randn(1, 24)]]"),
+    # the Linear's rows split back into [B, T]: the softmax's group split them at the export's batch
+    "tokens_softmax_over_sequence": ("", "self.fc = torch.nn.Linear(24, 20); self.value = torch.nn.Parameter(torch.randn(20))",
+                                     "(torch.softmax(self.fc(x), dim=1) * self.value).sum(dim=1)",
+                                     "[torch.randn(4, 20, 24)]",
+                                     "[[torch.randn(2, 1, 24)], [torch.randn(3, 9, 24) * 5]]"),
+}
+
+
+def _variant_spec(tmp_path: Path, name: str) -> Path:
+    constants, init, forward, inputs, variants = VARIANT_SPECS[name]
+    source = textwrap.dedent(f"""\
+        import torch
+
+        {constants}
+
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                {init}
+
+            def forward(self, x, y=None):
+                return {forward}
+
+
+        def get_inputs():
+            return {inputs}
+
+
+        def get_init_inputs():
+            return []
+
+
+        def get_input_variants():
+            return {variants}
+        """)
+    return write(tmp_path / f"{name}.py", source)
+
+
+@pytest.mark.parametrize("name", sorted(VARIANT_SPECS))
+def test_programs_verify_at_shapes_other_than_the_traced_one(name, tmp_path):
+    spec = _variant_spec(tmp_path, name)
+    loaded, _ = prepare(spec, OPTIONS)
+    kernel = generate(spec.read_text(), name, loaded.sizes_used, backend="triton")
+    assert kernel.kernels == 2
+    v = _verify(spec, kernel.render(kernel.space[0]), tmp_path)
+    assert v["correct"], v["reasons"]
+    assert len(v["variants"]) == 3, v["variants"]  # the traced inputs and both variants

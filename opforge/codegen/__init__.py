@@ -36,7 +36,7 @@ def _lowered(spec_source: str, sizes: tuple) -> tuple[Lowered, dict]:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "spec.py"
         path.write_text(spec_source)
-        return lower(path), state_shapes(path, dict(sizes))
+        return lower(path, dict(sizes)), state_shapes(path, dict(sizes))
 
 
 def generate(spec_source: str, op: str, sizes: dict, backend: str = "triton") -> Kernel:

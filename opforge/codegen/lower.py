@@ -160,9 +160,12 @@ def _decompositions() -> dict:
     return table
 
 
-def lower(spec_path: str | Path) -> Lowered:
-    sizes = {k: min(v, EXPORT_SIZE) for k, v in declared_sizes(load_module(spec_path)).items() if v >= 16}
-    module = load_module(spec_path, sizes)
+def lower(spec_path: str | Path, sizes: dict[str, int] | None = None) -> Lowered:
+    """The spec's graph, exported with its size constants shrunk; `sizes` (the harness's, by default
+    the declared ones) are what the numbers computed from sizes are read at (sized_numbers)."""
+    declared = declared_sizes(load_module(spec_path))
+    shrunk = {k: min(v, EXPORT_SIZE) for k, v in declared.items() if v >= 16}
+    module = load_module(spec_path, shrunk)
     init = module.get_init_inputs() if hasattr(module, "get_init_inputs") else []
     torch.manual_seed(0)
     model = module.Model(*init).eval()
@@ -181,7 +184,51 @@ def lower(spec_path: str | Path) -> Lowered:
     for node in [n for n in program.graph.nodes if str(n.target) == "aten._assert_tensor_metadata.default"]:
         program.graph.erase_node(node)  # a dtype check the decomposition left behind: nothing to compute
     _diagonal_products(program.graph)
+    target = {**declared, **(sizes or {})}
+    if any(target.get(k, v) != v for k, v in shrunk.items()):
+        sized_numbers(program.graph, spec_path, target)
     return _describe(program, len(args), scalars)
+
+
+def _sized_graph(spec_path: str | Path, sizes: dict[str, int]) -> Graph | None:
+    """The graph exported at `sizes` on the meta device (nothing allocated), or None where it cannot be."""
+    module = load_module(spec_path, sizes)
+    try:
+        with torch.device("meta"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            model = module.Model(*(module.get_init_inputs() if hasattr(module, "get_init_inputs") else [])).eval()
+            args = tuple(torch.tensor(a) if isinstance(a, (int, float)) and not isinstance(a, bool) else a
+                         for a in module.get_inputs())
+            graph = torch.export.export(model, args).run_decompositions(_decompositions()).graph
+    except Exception:  # a spec whose inputs need data (randperm, .max()) keeps the export's numbers
+        return None
+    for node in [n for n in graph.nodes if str(n.target) == "aten._assert_tensor_metadata.default"]:
+        graph.erase_node(node)
+    _diagonal_products(graph)
+    return graph
+
+
+def sized_numbers(graph: Graph, spec_path: str | Path, sizes: dict[str, int]) -> None:
+    """Numbers the reference computed from its size constants (`self.scale = 1 / K ** 0.5`, `dim ** -0.5`)
+    set to their value at `sizes`: the export ran at shrunk sizes, so it baked 1/sqrt(48) where the
+    harness's model has 1/sqrt(64). The graph is exported again at `sizes`, on the meta device, and
+    each float operand (an int one of arithmetic) that differs between the two is taken from it.
+    Shapes and slice bounds stay the export's: the generators read those from run-time sizes."""
+    other = _sized_graph(spec_path, sizes)
+    if other is None:
+        return
+    pairs = list(zip(graph.nodes, other.nodes))
+    if len(graph.nodes) != len(other.nodes) or any(a.op != b.op or a.target != b.target for a, b in pairs):
+        return  # another structure at other sizes: no node-for-node reading
+    for node, sized in pairs:
+        arithmetic = str(node.target).split(".")[1:2] in (["mul"], ["div"], ["add"], ["sub"], ["rsub"], ["pow"])
+        numbers = (float, int) if arithmetic else (float,)
+
+        def number(a, b):
+            same_kind = type(a) is type(b) and isinstance(a, numbers) and not isinstance(a, bool)
+            return b if same_kind and a != b else a
+        node.args = tuple(number(a, b) for a, b in zip(node.args, sized.args))
+        node.kwargs = {k: number(v, sized.kwargs.get(k, v)) for k, v in node.kwargs.items()}
 
 
 def _is_index(node) -> bool:

@@ -7,9 +7,13 @@ some emitter of the backend accepts it as a whole graph; a rejected extension is
 softmax is rejected at amax, sub, exp and sum, then accepted at div), so up to LOOKAHEAD nodes past
 the last accepted end are tried. Of the accepted ends, the cut keeps the one that gives the fewest
 kernels for the whole graph (a search over starts, each start's outcome memoised), then the fewest
-groups that end in a view: a view left for the next group is a view of its input, which the
-emitters replay from run-time sizes (`x.shape[0] // 3`), where a view at the end of a group hands
-the next one a merged dim it can no longer split."""
+awkward views at the boundaries. A view left for the next group is a view of its input, which the
+emitters replay from run-time sizes, where a view at the end of a group (a flatten, a permute)
+hands the next one a merged dim it can no longer split. A split is the other way round: the group
+that computed the merged dim knows its factors (the matmul's rows are `x.shape[0] * x.shape[1]`),
+where the next group sees one dim and could only split it at the export's sizes (`[32, t.shape[0]
+// 32, N]` is wrong for a batch of 2). So a group ending in a split is not awkward, and a group
+splitting a dim an earlier group computed is."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,8 +23,9 @@ from torch.fx import Node
 
 from opforge.codegen.candidate import Kernel, fused_ops
 from opforge.codegen.exprs import VIEWS
-from opforge.codegen.lower import Lowered, Unsupported
+from opforge.codegen.lower import Lowered, Unsupported, val
 from opforge.codegen.partition.subgraph import Sub, free_nodes, needed, sub_lowered
+from opforge.codegen.views import RESHAPES, groups as regroupings
 
 # Nodes tried past the last accepted end: a row softmax is accepted 5 nodes after the amax it
 # starts with, a LayerNorm after prims.var 8, GroupNorm after its mean 10.
@@ -53,6 +58,26 @@ def compute_nodes(lowered: Lowered) -> list[Node]:
     return [n for n in lowered.graph.nodes if n.op == "call_function" and n in used and n not in free]
 
 
+def _splits(node: Node) -> bool:
+    """Whether `node` is a reshape that only splits dims (one source dim to several), none merged."""
+    if str(node.target) not in RESHAPES:
+        return False
+    try:
+        pairs = regroupings(tuple(val(node.args[0]).shape), tuple(val(node).shape))
+    except Unsupported:
+        return False
+    return all(len(src) == 1 for src, _ in pairs) and any(len(out) > 1 for _, out in pairs)
+
+
+def awkward_views(group: Group) -> int:
+    """The group's views at its boundaries that replay badly (the module docstring): ending in a view
+    other than a split, and each split of a value an earlier group computed."""
+    last = group.nodes[-1]
+    ends = str(last.target) in VIEWS and not _splits(last)
+    computed = {n for n in group.sub.inputs if n.op != "placeholder"}
+    return ends + sum(_splits(n) and n.args[0] in computed for n in group.nodes)
+
+
 class _Search:
     def __init__(self, lowered: Lowered, accept: Accept, lookahead: int) -> None:
         self.lowered, self.accept, self.lookahead = lowered, accept, lookahead
@@ -61,7 +86,7 @@ class _Search:
         self.dead: dict[int, str] = {}  # start -> why no group starting there is accepted
 
     def solve(self, start: int) -> tuple | None:
-        """(score, groups) of the best cut of nodes[start:]; score = (kernels, groups ending in a view)."""
+        """(score, groups) of the best cut of nodes[start:]; score = (kernels, awkward views)."""
         if start == len(self.nodes):
             return (0, 0), []
         if start not in self.best:
@@ -70,8 +95,7 @@ class _Search:
             for group in self._accepted(start):
                 rest = self.solve(start + len(group.nodes))
                 if rest is not None:
-                    ends_in_view = str(group.nodes[-1].target) in VIEWS
-                    options.append(((rest[0][0] + 1, rest[0][1] + ends_in_view), [group] + rest[1]))
+                    options.append(((rest[0][0] + 1, rest[0][1] + awkward_views(group)), [group] + rest[1]))
             self.best[start] = min(options, key=lambda o: o[0]) if options else None
         return self.best[start]
 

@@ -48,7 +48,9 @@ def _launcher_source(plan: Plan, config: dict) -> str:
         lines.append("# Epilogue tensors broadcast to the result's shape: stride 0 where they repeat.")
     for leaf in plan.epilogue.leaves:
         frame = ", ".join(s.dim(d) for d in leaf.frame.dims)
-        lines.append(f"{leaf.name} = {replay(leaf.tracked, s, {})}.expand({frame}){unreplay(leaf.frame, s)}")
+        t = leaf.tracked.base
+        tensor = f"{t}.reshape(-1, {t}.shape[-1])" if plan.folds_rows(leaf) else replay(leaf.tracked, s, {})
+        lines.append(f"{leaf.name} = {tensor}.expand({frame}){unreplay(leaf.frame, s)}")
     tensors = ["lhs", "rhs", "out"] + [leaf.name for leaf in plan.epilogue.leaves]
     c = config
     tiles = f"triton.cdiv(M, {c['BLOCK_M']}) * triton.cdiv(N, {c['BLOCK_N']})"

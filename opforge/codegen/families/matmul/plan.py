@@ -96,7 +96,15 @@ class Plan:
         kinds = {names[p.name]: p.kind for p in lowered.placeholders}
         plain = not self.batched and not self.lhs.steps and not self.out.steps and kinds[self.lhs.base] == "input"
         self.rows = self.lhs.base if plain else None
+        self.inputs = {name for name, kind in kinds.items() if kind == "input"}
         self.skinny = numel(self.lhs.dims[-2]) <= 16  # a row-vector problem
+
+    def folds_rows(self, leaf: Leaf) -> bool:
+        """Whether an epilogue tensor's leading dims fold into rows with the lhs's: a forward input
+        read as it is, of the result's rank (the residual `x + fc(x)`; an [M, 1] column). The graph
+        traced it 2-D; a 3-D input [B, T, N] at run time is the [B*T, N] the folded result is."""
+        tracked = leaf.tracked
+        return bool(self.rows) and not tracked.steps and tracked.base in self.inputs and len(tracked.dims) == 2
 
     def _result_dims(self) -> tuple:
         lhs, rhs, sizes = self.lhs, self.rhs, self.sizes
