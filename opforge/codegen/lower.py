@@ -174,47 +174,45 @@ def lower(spec_path: str | Path, sizes: dict[str, int] | None = None) -> Lowered
     args = tuple(torch.tensor(a) if isinstance(a, (int, float)) and not isinstance(a, bool) else a
                  for a in module.get_inputs())
     scalars = {i for i, a in enumerate(module.get_inputs()) if isinstance(a, (int, float)) and not isinstance(a, bool)}
+    target = {**declared, **(sizes or {})}
     try:
         with warnings.catch_warnings():  # torch.export's own deprecation chatter is not the user's concern
             warnings.simplefilter("ignore", FutureWarning)
-            program = torch.export.export(model, args).run_decompositions(_decompositions())
+            program = torch.export.export(model, args)
+            if any(target.get(k, v) != v for k, v in shrunk.items()):
+                sized_numbers(program, spec_path, target)
+            program = program.run_decompositions(_decompositions())
     except Exception as exc:  # export's own limits (data-dependent control flow...) end the expert's part
         raise Unsupported(f"torch.export could not trace the reference: {type(exc).__name__}: "
                           f"{str(exc).splitlines()[0][:200]}") from None
     for node in [n for n in program.graph.nodes if str(n.target) == "aten._assert_tensor_metadata.default"]:
         program.graph.erase_node(node)  # a dtype check the decomposition left behind: nothing to compute
     _diagonal_products(program.graph)
-    target = {**declared, **(sizes or {})}
-    if any(target.get(k, v) != v for k, v in shrunk.items()):
-        sized_numbers(program.graph, spec_path, target)
     return _describe(program, len(args), scalars)
 
 
 def _sized_graph(spec_path: str | Path, sizes: dict[str, int]) -> Graph | None:
-    """The graph exported at `sizes` on the meta device (nothing allocated), or None where it cannot be."""
+    """The graph torch.export traces at `sizes` on the meta device (nothing allocated, not
+    decomposed: the decomposition is most of an export's time), or None where it cannot be traced."""
     module = load_module(spec_path, sizes)
     try:
-        with torch.device("meta"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", FutureWarning)
+        with torch.device("meta"):
             model = module.Model(*(module.get_init_inputs() if hasattr(module, "get_init_inputs") else [])).eval()
             args = tuple(torch.tensor(a) if isinstance(a, (int, float)) and not isinstance(a, bool) else a
                          for a in module.get_inputs())
-            graph = torch.export.export(model, args).run_decompositions(_decompositions()).graph
+            return torch.export.export(model, args).graph
     except Exception:  # a spec whose inputs need data (randperm, .max()) keeps the export's numbers
         return None
-    for node in [n for n in graph.nodes if str(n.target) == "aten._assert_tensor_metadata.default"]:
-        graph.erase_node(node)
-    _diagonal_products(graph)
-    return graph
 
 
-def sized_numbers(graph: Graph, spec_path: str | Path, sizes: dict[str, int]) -> None:
+def sized_numbers(program: torch.export.ExportedProgram, spec_path: str | Path, sizes: dict[str, int]) -> None:
     """Numbers the reference computed from its size constants (`self.scale = 1 / K ** 0.5`, `dim ** -0.5`)
     set to their value at `sizes`: the export ran at shrunk sizes, so it baked 1/sqrt(48) where the
     harness's model has 1/sqrt(64). The graph is exported again at `sizes`, on the meta device, and
-    each float operand (an int one of arithmetic) that differs between the two is taken from it.
-    Shapes and slice bounds stay the export's: the generators read those from run-time sizes."""
-    other = _sized_graph(spec_path, sizes)
+    each float operand (an int one of arithmetic) that differs between the two is taken from it,
+    before the decomposition. Shapes and slice bounds stay the export's: the generators read those
+    from run-time sizes."""
+    other, graph = _sized_graph(spec_path, sizes), program.graph
     if other is None:
         return
     pairs = list(zip(graph.nodes, other.nodes))
@@ -229,6 +227,7 @@ def sized_numbers(graph: Graph, spec_path: str | Path, sizes: dict[str, int]) ->
             return b if same_kind and a != b else a
         node.args = tuple(number(a, b) for a, b in zip(node.args, sized.args))
         node.kwargs = {k: number(v, sized.kwargs.get(k, v)) for k, v in node.kwargs.items()}
+    program.graph_module.recompile()  # the decomposition retraces the module's code, not its graph
 
 
 def _is_index(node) -> bool:
