@@ -10,6 +10,14 @@ inputs are randn * 8. So elements whose |ref| is well above the noise floor of a
 computation (|ref| >= floor x rms) must also be right relative to themselves (rtol_small). Below the
 floor, cancellation makes relative error meaningless: 1 + erf(-3.5) keeps only the absolute error of
 erf near -1 in any fp32 implementation.
+
+A case may carry the reference's own rounding error (`noise`: its max abs difference from the same
+reference run in float64, which the judge measures on the scaled stress cases): inputs x1e3 make
+the few outputs that cancel to near zero ill-conditioned, and there the fp32 reference is itself
+off by more than the atol (a Linear + SiLU + clamp at x1e3: 2.3e-4 from float64 under an atol of
+7.8e-5; a kernel summing in another order is 1.4e-4 off). The atol is then at least NOISE_FACTOR
+times that error (capped at NOISE_CAP x rms): a kernel is asked to be as accurate as the reference
+can be, not more.
 """
 from __future__ import annotations
 
@@ -44,6 +52,12 @@ TOLERANCES: dict[torch.dtype, Tolerance] = {
     torch.bfloat16: Tolerance(1.6e-2, 1.6e-2, 5e-2, 1e-1),
 }
 EXACT = Tolerance(0.0, 0.0, 0.0, 0.0)
+# A kernel may be this many times as far from the fp32 reference as that reference is from float64
+# (two fp32 computations, each off by up to the reference's error, can differ by twice it).
+NOISE_FACTOR = 2.0
+# ...but never more than this x rms (KernelBench's own tolerance): a reference whose float64 run
+# jumps (a round or a step at a boundary) widens nothing past it.
+NOISE_CAP = 1e-2
 
 
 def tolerance(dtype: torch.dtype, atol: float | None = None, rtol: float | None = None) -> tuple[float, float]:
@@ -82,6 +96,7 @@ class OutputReport:
     floor: float = 0.0  # elements with |ref| >= floor x rms were also checked against rtol_small
     rtol_small: float = 0.0
     max_small_rel_err: float = 0.0  # worst relative error among those elements
+    noise: float = 0.0  # the reference's own max abs error against float64 on this case, when measured
 
 
 def _index(flat: int, shape: torch.Size) -> list[int]:
@@ -103,8 +118,10 @@ def _parity(ref: torch.Tensor, out: torch.Tensor) -> str | None:
     return None
 
 
-def compare_tensor(index: int, ref: torch.Tensor, out: object, atol: float | None, rtol: float | None) -> OutputReport:
-    report = OutputReport(index=index, shape=list(ref.shape), dtype=str(ref.dtype).removeprefix("torch."))
+def compare_tensor(index: int, ref: torch.Tensor, out: object, atol: float | None, rtol: float | None,
+                   noise: float | None = None) -> OutputReport:
+    report = OutputReport(index=index, shape=list(ref.shape), dtype=str(ref.dtype).removeprefix("torch."),
+                          noise=float(noise or 0.0))
     if not isinstance(out, torch.Tensor):
         report.problem = f"output {index}: expected a tensor, got {type(out).__name__}"
         return report
@@ -133,7 +150,8 @@ def _compare_values(report: OutputReport, ref: torch.Tensor, out: torch.Tensor) 
     ref64 = torch.where(finite, ref64, 0.0)
     out64 = torch.where(finite, out64, 0.0)
     scale = ref64.square().mean().sqrt().item() if ref.is_floating_point() else 1.0
-    atol_eff = report.atol * max(scale, torch.finfo(torch.float32).tiny)
+    report.noise = min(report.noise, NOISE_CAP * scale / NOISE_FACTOR)
+    atol_eff = max(report.atol * max(scale, torch.finfo(torch.float32).tiny), NOISE_FACTOR * report.noise)
     diff = (out64 - ref64).abs()
     report.max_abs_err = diff.max().item()
     report.max_rel_err = (diff / ref64.abs().clamp_min(1e-12)).max().item()
@@ -144,12 +162,19 @@ def _compare_values(report: OutputReport, ref: torch.Tensor, out: torch.Tensor) 
         report.problem = (
             f"output {report.index}: max abs err {report.max_abs_err:.3g} at {where} "
             f"(got {out[at].item():.6g}, expected {ref[at].item():.6g}; "
-            f"atol {atol_eff:.3g} = {report.atol:g} x rms {scale:.3g}, rtol {report.rtol:g}); "
+            f"atol {atol_eff:.3g} = {_atol_terms(report, scale)}, rtol {report.rtol:g}); "
             f"{int(bad.sum())} of {ref.numel()} elements differ"
         )
     elif ref.is_floating_point():
         _compare_small_elements(report, ref, out, diff, ref64.abs(), scale)
     return report
+
+
+def _atol_terms(report: OutputReport, scale: float) -> str:
+    terms = f"{report.atol:g} x rms {scale:.3g}"
+    if report.noise:
+        terms = f"max({terms}, {NOISE_FACTOR:g} x the reference's own error {report.noise:.3g} against float64)"
+    return terms
 
 
 def _compare_small_elements(report: OutputReport, ref: torch.Tensor, out: torch.Tensor,
@@ -162,7 +187,7 @@ def _compare_small_elements(report: OutputReport, ref: torch.Tensor, out: torch.
         return
     rel = torch.where(checked, diff / mag.clamp_min(torch.finfo(torch.float64).tiny), 0.0)
     report.max_small_rel_err = rel.max().item()
-    bad = rel > report.rtol_small
+    bad = (rel > report.rtol_small) & (diff > NOISE_FACTOR * report.noise)
     if not bool(bad.any()):
         return
     worst = int(torch.argmax(rel).item())
@@ -185,10 +210,14 @@ def flatten_outputs(value: object) -> list:
     return [value]
 
 
-def compare_outputs(ref: object, out: object, atol: float | None, rtol: float | None) -> list[OutputReport]:
+def compare_outputs(ref: object, out: object, atol: float | None, rtol: float | None,
+                    noise: list | None = None) -> list[OutputReport]:
+    """One report per output; `noise`: per output, the reference's own error against float64 (or None)."""
     refs, outs = flatten_outputs(ref), flatten_outputs(out)
     if len(refs) != len(outs):
         report = OutputReport(index=0, shape=[], dtype="")
         report.problem = f"returned {len(outs)} outputs, reference returns {len(refs)}"
         return [report]
-    return [compare_tensor(i, r, o, atol, rtol) for i, (r, o) in enumerate(zip(refs, outs))]
+    noise = list(noise or [])
+    noise += [None] * (len(refs) - len(noise))
+    return [compare_tensor(i, r, o, atol, rtol, n) for i, (r, o, n) in enumerate(zip(refs, outs, noise))]

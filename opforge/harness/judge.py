@@ -8,6 +8,7 @@ turns the candidate process's report and outputs into the run part of a verdict.
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 import inspect
 import io
@@ -43,6 +44,7 @@ class Case:
     inputs: list
     expected: list
     variant: int | None = None
+    noise: list | None = None  # per output, the reference's own max abs error against float64 (scaled cases)
 
 
 @dataclass
@@ -131,6 +133,29 @@ class Reference:
         return [t.detach() for t in flatten_outputs(out)] + [args[i].detach() for i in self.mutates]
 
 
+    def float64_error(self, ref: Any, inputs: list, expected: list) -> list | None:
+        """Per output, how far the reference is from itself run in float64 on the same inputs (its
+        own rounding error: the accuracy a kernel can be held to); None for an output that is not
+        a finite float, and None in all when the reference cannot run in float64."""
+        try:
+            wide = copy.deepcopy(ref).double()
+            args = [x.detach().clone().double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+                    for x in inputs]
+            with torch.no_grad():
+                truth = flatten_outputs(wide(*args))
+        except Exception:  # a reference that builds float32 tensors of its own, or copies nothing
+            return None
+        outputs = len(expected) - len(self.mutates)
+        if len(truth) != outputs:
+            return None
+        noise = []
+        for e, t in zip(expected[:outputs], truth):
+            ok = (isinstance(e, torch.Tensor) and isinstance(t, torch.Tensor) and e.is_floating_point()
+                  and t.shape == e.shape and bool(torch.isfinite(e).all()) and bool(torch.isfinite(t).all()))
+            noise.append(float((e.double() - t.double()).abs().max()) if ok and e.numel() else None)
+        return noise + [None] * len(self.mutates)
+
+
 class ReferenceError_(Exception):
     """The reference itself failed on the spec's own inputs: the spec's problem, not the candidate's."""
 
@@ -176,10 +201,11 @@ def _add_perturbed(material: Material, ref: Reference, case: Case, gen: torch.Ge
 
 
 def _try_case(material: Material, ref: Reference, base: Case, label: str, inputs: list | None,
-              check_finite: bool = True, same_values: bool = False) -> None:
+              check_finite: bool = True, same_values: bool = False, noise: bool = False) -> None:
     """Add a stress case where the reference supports it. `same_values`: the inputs are `base`'s
     in another layout, so `base`'s outputs are what to expect (the reference's own kernels for
-    that layout may round differently, GroupNorm's channels_last path does by ~1e-3)."""
+    that layout may round differently, GroupNorm's channels_last path does by ~1e-3). `noise`:
+    measure the reference's own error against float64, which the comparison allows twice of."""
     if inputs is None:
         return
     try:
@@ -192,7 +218,10 @@ def _try_case(material: Material, ref: Reference, base: Case, label: str, inputs
         material.skipped.append({"case": label, "status": "skipped",
                                  "reason": "the reference's outputs are not finite on it"})
         return
-    material.add(Case(label, "stress", 0, inputs, base.expected if same_values else expected))
+    case = Case(label, "stress", 0, inputs, base.expected if same_values else expected)
+    if noise:
+        case.noise = ref.float64_error(material.refs[0], inputs, expected)
+    material.add(case)
 
 
 def _stress_base(material: Material) -> Case | None:
@@ -214,7 +243,7 @@ def _add_stress(material: Material, ref: Reference, spec: OpSpec, main: Case | N
         return
     if "scaled" in kinds:
         for factor in stress.SCALES:
-            _try_case(material, ref, base, f"scaled x{factor:g}", stress.scaled(base.inputs, factor))
+            _try_case(material, ref, base, f"scaled x{factor:g}", stress.scaled(base.inputs, factor), noise=True)
     if "zeros" in kinds:
         _try_case(material, ref, base, "zeros", stress.zeros(base.inputs))
     if "layouts" in kinds:
