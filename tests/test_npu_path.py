@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from opforge.harness import hardware, profile
 from opforge.sandbox import base, exposure
 
@@ -53,15 +55,37 @@ class HostEvents:
         return "cpu"
 
 
+class FakeClock(HostEvents):
+    """HostEvents on a clock that only the timed function moves: no host load can change a reading."""
+
+    now = 0.0
+
+    class Event(HostEvents.Event):
+        def record(self):
+            self.t = FakeClock.now
+
+
 def test_the_event_timer_reports_the_median_of_runs():
+    pattern = [2.0, 2.0, 50.0, 2.5, 2.0, 3.0, 2.0]  # ms; one outlier in seven, so the mean is ~9 ms
     calls = []
 
+    def run():
+        ms = pattern[len(calls) % len(pattern)]
+        calls.append(ms)
+        FakeClock.now += ms / 1e3
+
+    ms = profile._bench_events(run, FakeClock, warmup_ms=40, rep_ms=200)
+    estimate = sum(calls[1:6]) / 5
+    timed = calls[-max(1, int(200 / estimate)):]
+    assert len(calls) == 1 + 5 + int(40 / estimate) + len(timed)  # first call, estimate, warm-up, timed runs
+    assert ms == pytest.approx(sorted(timed)[len(timed) // 2]) and ms <= 3.0
+    assert sum(timed) / len(timed) > 8  # a mean (or the total) would be far from it
+
+
+def test_the_event_timer_times_real_runs_on_the_host_clock():
     def two_ms():
-        calls.append(1)
         end = time.perf_counter() + 0.002
         while time.perf_counter() < end:
             pass
 
-    ms = profile._bench_events(two_ms, HostEvents, warmup_ms=4, rep_ms=20)
-    assert 1.9 <= ms <= 4.0
-    assert len(calls) >= 1 + 5 + 2 + 10 - 3  # first call, estimate, warm-up, timed runs
+    assert profile._bench_events(two_ms, HostEvents, warmup_ms=4, rep_ms=20) >= 1.9  # never under the work
