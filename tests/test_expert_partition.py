@@ -233,7 +233,20 @@ VARIANT_SPECS = {
                                      "(torch.softmax(self.fc(x), dim=1) * self.value).sum(dim=1)",
                                      "[torch.randn(4, 20, 24)]",
                                      "[[torch.randn(2, 1, 24)], [torch.randn(3, 9, 24) * 5]]"),
+    # one qkv projection read by two later groups (the scores' q and k, the weighted sum's v)
+    "fused_qkv_attention": ("", "self.qkv = torch.nn.Linear(16, 48); self.out = torch.nn.Linear(16, 16)",
+                            "self.out(_attention(*self.qkv(x).chunk(3, dim=-1), x.shape))", "[torch.randn(2, 6, 16)]",
+                            "[[torch.randn(1, 1, 16)], [torch.randn(3, 7, 16) * 3]]"),
 }
+# Kernels each program launches: two where not listed.
+VARIANT_KERNELS = {"fused_qkv_attention": 5}
+ATTENTION = """
+def _attention(q, k, v, shape, heads=2):
+    b, t, e = shape
+    q, k, v = (y.reshape(b, t, heads, e // heads).transpose(1, 2) for y in (q, k, v))
+    scores = torch.softmax(torch.matmul(q, k.transpose(-2, -1)) * (e // heads) ** -0.5, dim=-1)
+    return torch.matmul(scores, v).transpose(1, 2).reshape(b, t, e)
+"""
 
 
 def _variant_spec(tmp_path: Path, name: str) -> Path:
@@ -242,6 +255,7 @@ def _variant_spec(tmp_path: Path, name: str) -> Path:
         import torch
 
         {constants}
+        {{attention}}
 
 
         class Model(torch.nn.Module):
@@ -263,7 +277,7 @@ def _variant_spec(tmp_path: Path, name: str) -> Path:
 
         def get_input_variants():
             return {variants}
-        """)
+        """).replace("{attention}", ATTENTION)
     return write(tmp_path / f"{name}.py", source)
 
 
@@ -272,7 +286,7 @@ def test_programs_verify_at_shapes_other_than_the_traced_one(name, tmp_path):
     spec = _variant_spec(tmp_path, name)
     loaded, _ = prepare(spec, OPTIONS)
     kernel = generate(spec.read_text(), name, loaded.sizes_used, backend="triton")
-    assert kernel.kernels == 2
+    assert kernel.kernels == VARIANT_KERNELS.get(name, 2)
     v = _verify(spec, kernel.render(kernel.space[0]), tmp_path)
     assert v["correct"], v["reasons"]
     assert len(v["variants"]) == 3, v["variants"]  # the traced inputs and both variants

@@ -24,11 +24,11 @@ from torch.fx import Node
 from opforge.codegen.candidate import Kernel, fused_ops
 from opforge.codegen.exprs import VIEWS
 from opforge.codegen.lower import Lowered, Unsupported, val
-from opforge.codegen.partition.subgraph import Sub, free_nodes, needed, sub_lowered
+from opforge.codegen.partition.subgraph import FREE_VIEWS, Sub, free_nodes, needed, sub_lowered
 from opforge.codegen.views import RESHAPES, groups as regroupings
 
-# Nodes tried past the last accepted end: a row softmax is accepted 5 nodes after the amax it
-# starts with, a LayerNorm after prims.var 8, GroupNorm after its mean 10.
+# Nodes tried past the last accepted end, views not counted: a row softmax is accepted 5 nodes
+# after the amax it starts with, a LayerNorm after prims.var 8, GroupNorm after its mean 10.
 LOOKAHEAD = 12
 
 
@@ -50,12 +50,41 @@ Accept = Callable[[Lowered], tuple[str, Kernel]]
 
 
 def compute_nodes(lowered: Lowered) -> list[Node]:
-    """The nodes a kernel must compute, in graph order; Unsupported when an output computes nothing."""
+    """The nodes a kernel must compute, in graph order but for views, each moved to just before its
+    first reader; Unsupported when an output computes nothing."""
     free, used = free_nodes(lowered), needed(lowered)
     for out in lowered.outputs:
         if not isinstance(out, Node) or out in free:
             raise Unsupported(f"an output ({out}) that is an input or a view of one, not computed by a kernel")
-    return [n for n in lowered.graph.nodes if n.op == "call_function" and n in used and n not in free]
+    return views_at_readers([n for n in lowered.graph.nodes if n.op == "call_function" and n in used and n not in free])
+
+
+def views_at_readers(nodes: list[Node]) -> list[Node]:
+    """`nodes` (topologically ordered) with each view moved to just before the first node that reads
+    it. torch.export writes `q, k, v = qkv.chunk(3, -1)` and the heads' views of all three before the
+    first matmul of q and k: in that order the cut would put v's views in the scores' group, where
+    they are one more output no emitter writes; at its reader, v's view is a view of the qkv group's
+    output, copied into the group that reads it."""
+    members, placed, order = set(nodes), set(), []
+
+    def place(node: Node) -> None:
+        if node in placed:
+            return
+        placed.add(node)
+        for arg in node.all_input_nodes:
+            if arg in members and str(arg.target) in FREE_VIEWS:
+                place(arg)
+        order.append(node)
+
+    for node in nodes:
+        if str(node.target) not in FREE_VIEWS:
+            for arg in node.all_input_nodes:
+                if arg in members and str(arg.target) in FREE_VIEWS:
+                    place(arg)
+            place(node)
+    for node in nodes:  # views no computation reads: the graph's outputs
+        place(node)
+    return order
 
 
 def _splits(node: Node) -> bool:
@@ -110,7 +139,7 @@ class _Search:
                 misses = 0
             except Unsupported as exc:
                 first = first or str(exc)  # why the first node alone is rejected says most
-                misses += 1
+                misses += str(nodes[-1].target) not in FREE_VIEWS  # a head split's views are 5 nodes
             end += 1
         if not found:
             self.dead[start] = first

@@ -40,8 +40,8 @@ class Epilogue:
         target = str(node.target)
         if target in VIEWS or target in IDENTITY:  # a view of the result re-indexes it; the tile is the same
             value = self.value(node.args[0])
-            if target == "aten.expand.default":
-                raise Unsupported("the epilogue broadcasts the matmul result (aten.expand)")
+            if target in ("aten.expand.default", "aten.slice.Tensor"):
+                raise Unsupported(f"the epilogue broadcasts or slices the matmul result ({target})")
             self.frames[node] = view(self.frames[node.args[0]], node)
             return value
         if target not in EXPR:

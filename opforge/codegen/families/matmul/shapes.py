@@ -37,9 +37,9 @@ def numel(dims) -> int:
 
 @dataclass(frozen=True)
 class Step:
-    kind: str  # "permute", "reshape" or "expand"
+    kind: str  # "permute", "reshape", "expand" or "narrow"
     dims: tuple  # the dims after the step
-    perm: tuple = ()
+    perm: tuple = ()  # a permute's order; a narrow's (dim, start, length) as launcher expressions
 
 
 @dataclass(frozen=True)
@@ -86,13 +86,24 @@ class Sizes:
             raise Unsupported("a broadcast that regroups batch dimensions")
 
 
+def _split(f: Factor, size: int) -> tuple[Factor, Factor]:
+    """A factor split into a leading `size`, as the reference wrote it (a head count), and the rest of
+    it at run time (`x.shape[2] // 8`, the head dim)."""
+    if f.expr is None or f.size % size:
+        raise Unsupported(f"a view that splits a broadcast or uneven dimension ({f.size} by {size})")
+    return Factor(str(size), size), Factor(f"({f.expr}) // {size}", f.size // size)
+
+
 def _regroup(dims: tuple, shape: tuple) -> tuple:
-    """`view`/`reshape`/`(un)squeeze` as a regrouping of factors in row-major order."""
+    """`view`/`reshape`/`(un)squeeze` as a regrouping of factors in row-major order; a factor larger
+    than the dim it starts is split (the heads of [B, T, H*D] viewed [B, T, H, D])."""
     factors = [f for d in dims for f in d if f.size != 1]
     out, i = [], 0
     for size in shape:
         group = []
         while numel(group) < size and i < len(factors):
+            if not group and factors[i].size > size > 1:
+                factors[i:i + 1] = _split(factors[i], size)
             group.append(factors[i])
             i += 1
         if numel(group) != size:
@@ -131,6 +142,8 @@ def view(t: Tracked, node: Node) -> Tracked:
         else:
             perm = [d % rank for d in node.args[1]]
         return t.then(Step("permute", tuple(t.dims[p] for p in perm), tuple(perm)))
+    if target == "aten.slice.Tensor":
+        return _narrow(t, node)
     if target == "aten.expand.default":
         step = Step("expand", _expand(t.dims, shape))
     elif target in RESHAPES:
@@ -140,11 +153,40 @@ def view(t: Tracked, node: Node) -> Tracked:
     return t if step.dims == t.dims else t.then(step)
 
 
+def _bound(value: int, size: int, whole: str) -> str:
+    """A slice bound torch.export wrote for one size, as a fraction or an offset of `whole` (views.py's rule)."""
+    if value <= 0 or value >= size:
+        return "0" if value <= 0 else whole
+    for q in range(2, 9):
+        if value * q % size == 0:
+            return f"{whole} * {value * q // size} // {q}"
+    return f"{whole} - {size - value}" if size - value <= 8 else str(value)
+
+
+def _narrow(t: Tracked, node: Node) -> Tracked:
+    """A slice (step 1) of one dim: `chunk`'s q, k and v of a fused projection. The sliced dim is a
+    new factor whose size is its length at run time."""
+    dim = node.args[1] % len(t.dims)
+    d, size = t.dims[dim], numel(t.dims[dim])
+    start = node.args[2] if len(node.args) > 2 and node.args[2] is not None else 0
+    end = node.args[3] if len(node.args) > 3 and node.args[3] is not None else size
+    if (node.args[4] if len(node.args) > 4 else 1) != 1 or any(f.expr is None for f in d):
+        raise Unsupported("a slice with a step, or of a broadcast dimension, on a matmul operand")
+    start, end = (min(max(v + size if v < 0 else v, 0), size) for v in (start, end))
+    whole = " * ".join(f"({f.expr})" for f in d) or "1"
+    lo, hi = _bound(start, size, whole), _bound(end, size, whole)
+    length = Factor(hi if lo == "0" else f"({hi}) - ({lo})", end - start)
+    dims = t.dims[:dim] + ((length,) if end - start != 1 else (),) + t.dims[dim + 1:]
+    return t.then(Step("narrow", dims, (dim, lo, length.expr)))
+
+
 def replay(t: Tracked, sizes: Sizes, names: dict | None = None) -> str:
     code = t.base
     for step in t.steps:
         if step.kind == "permute":
             code += f".permute({', '.join(map(str, step.perm))})"
+        elif step.kind == "narrow":
+            code += f".narrow({', '.join(map(str, step.perm))})"
         else:
             code += f".{step.kind}({', '.join(sizes.dim(d, names) for d in step.dims)})"
     return code
