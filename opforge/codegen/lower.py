@@ -209,22 +209,19 @@ def sized_numbers(program: torch.export.ExportedProgram, spec_path: str | Path, 
     """Numbers the reference computed from its size constants (`self.scale = 1 / K ** 0.5`, `dim ** -0.5`)
     set to their value at `sizes`: the export ran at shrunk sizes, so it baked 1/sqrt(48) where the
     harness's model has 1/sqrt(64). The graph is exported again at `sizes`, on the meta device, and
-    each float operand (an int one of arithmetic) that differs between the two is taken from it,
-    before the decomposition. Shapes and slice bounds stay the export's: the generators read those
-    from run-time sizes."""
+    each float operand that differs between the two is taken from it, before the decomposition.
+    Ints stay the export's: shapes, slice bounds and divisors like kl_div's batchmean `sum / 48`
+    are sizes the generators recognise and read at run time."""
     other, graph = _sized_graph(spec_path, sizes), program.graph
     if other is None:
         return
     pairs = list(zip(graph.nodes, other.nodes))
     if len(graph.nodes) != len(other.nodes) or any(a.op != b.op or a.target != b.target for a, b in pairs):
         return  # another structure at other sizes: no node-for-node reading
-    for node, sized in pairs:
-        arithmetic = str(node.target).split(".")[1:2] in (["mul"], ["div"], ["add"], ["sub"], ["rsub"], ["pow"])
-        numbers = (float, int) if arithmetic else (float,)
+    def number(a, b):
+        return b if type(a) is float and type(b) is float and a != b else a
 
-        def number(a, b):
-            same_kind = type(a) is type(b) and isinstance(a, numbers) and not isinstance(a, bool)
-            return b if same_kind and a != b else a
+    for node, sized in pairs:
         node.args = tuple(number(a, b) for a, b in zip(node.args, sized.args))
         node.kwargs = {k: number(v, sized.kwargs.get(k, v)) for k, v in node.kwargs.items()}
     program.graph_module.recompile()  # the decomposition retraces the module's code, not its graph
