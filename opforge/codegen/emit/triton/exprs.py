@@ -114,10 +114,30 @@ def _fmt(template: str) -> Formatter:
     return lambda a, k: template.format(*(lit(x) for x in a))
 
 
+# log1p and expm1 by Goldberg's and Kahan's corrections (D. Goldberg, "What every computer scientist
+# should know about floating-point arithmetic", 1991, theorem 4): with u = 1 + x rounded,
+# log1p(x) = log(u) * x / (u - 1), and with u = exp(x), expm1(x) = (u - 1) * x / log(u); the ratio
+# cancels u's rounding. A cut-over to log(1 + x) at |x| = 1e-4 lost 6e-4 relative at x = 1e-4
+# (mish near x = -9 through softplus). u == 1 is x itself; from |x| = 0.5 on the plain forms lose
+# nothing (|u - 1| >= 0.39) and keep 0, inf and denormal u (exp(-100)) out of the ratio.
 # sinh(x) = (expm1(x) - expm1(-x)) / 2 keeps tiny arguments exact; asinh(|x|) is
 # log1p(|x| + x^2 / (1 + sqrt(x^2 + 1))), a sum without cancellation.
-_EXPM1 = "tl.where(tl.abs({0}) < 1e-5, {0} * (1.0 + 0.5 * {0}), tl.exp({0}) - 1.0)"
-_LOG1P = "tl.where(tl.abs({0}) < 1e-4, {0} * (1.0 - {0} * (0.5 - {0} / 3.0)), tl.log(1.0 + {0}))"
+_EXPM1 = ("tl.where(tl.exp({0}) == 1.0, {0}, tl.where(tl.abs({0}) < 0.5, "
+          "(tl.exp({0}) - 1.0) * ({0} / tl.log(tl.exp({0}))), tl.exp({0}) - 1.0))")
+_LOG1P = ("tl.where(1.0 + {0} == 1.0, {0}, tl.where(tl.abs({0}) < 0.5, "
+          "tl.log(1.0 + {0}) * ({0} / ((1.0 + {0}) - 1.0)), tl.log(1.0 + {0})))")
+
+
+# tanh: Cephes tanhf (S. L. Moshier, single/tanhf.c; peak relative error 1.3e-7 on [-2, 2]): an odd
+# degree-11 polynomial for |x| < 0.625, else 1 - 2 / (exp(2|x|) + 1) with x's sign (exact 1 once exp
+# overflows). 2 * sigmoid(2x) - 1 cancelled to a 2e-3 relative error at x = 1e-4.
+def _tanh(a, k) -> str:
+    x = lit(a[0])
+    z = f"({x} * {x})"
+    small = (f"({x} * (1.0 + ((((-5.70498872745e-3 * {z} + 2.06390887954e-2) * {z} - 5.37397155531e-2) * {z}"
+             f" + 1.33314422036e-1) * {z} - 3.33332819422e-1) * {z}))")  # x * (...): tanh(-0) = -0
+    large = f"(1.0 - 2.0 / (tl.exp(2.0 * tl.abs({x})) + 1.0))"
+    return f"tl.where(tl.abs({x}) < 0.625, {small}, tl.where({x} < 0, -{large}, {large}))"
 
 
 def _asinh(a, k) -> str:
@@ -155,7 +175,7 @@ def _atan_nonneg(u: str, big: bool = True) -> str:
 
 def _atan(a, k) -> str:
     x = lit(a[0])
-    return f"({_atan_nonneg(f'tl.abs({x})')} * tl.where({x} < 0, -1.0, 1.0))"
+    return f"({_atan_nonneg(f'tl.abs({x})')} * tl.where({_negative(x)}, -1.0, 1.0))"
 
 
 def _negative(x: str) -> str:
@@ -193,17 +213,26 @@ def _fmod(a, k) -> str:
     for integers and under the interpreter (np.fmod). A result of the other sign (NVPTX lowers frem as
     x - trunc(x/y) * y, so a quotient rounded up to the next integer overshoots; a floored %, as some
     Triton front ends define it for floats) is one |y| off: the where adds it back, a no-op for an
-    exact remainder. Triton-Ascend's interpreter has no float % (create_mod): there such a candidate
-    fails its emulated run rather than computing anything else."""
+    exact remainder. Triton-Ascend's interpreter has no float % (create_mod): its emitter takes
+    DIVIDED_FMOD for floats."""
     x, y = a
     r = f"({lit(x)} % {lit(y)})"
     return f"tl.where({_opposite(r, x)}, {r} + {_toward(y, x)}, {r})"
 
 
-def _remainder(a, k) -> str:
+def _fmod_divided(a, k) -> str:
+    """fmod as x - trunc(x / y) * y, for a target without a float %: within an ulp of x rather than
+    exact; the same sign fix as _fmod for a quotient rounded onto the next integer."""
+    x, y = a
+    q = f"({lit(x)} / {lit(y)})"
+    r = f"({lit(x)} - tl.where({q} >= 0, tl.floor({q}), tl.ceil({q})) * {lit(y)})"
+    return f"tl.where({_opposite(r, x)}, {r} + {_toward(y, x)}, {r})"
+
+
+def _remainder(a, k, fmod=_fmod) -> str:
     """torch.remainder (Python's %), as torch computes it: fmod, then + y where the signs differ."""
     y = a[1]
-    m = _fmod(a, k)
+    m = fmod(a, k)
     return f"tl.where({_opposite(m, y)}, {m} + {lit(y)}, {m})"
 
 
@@ -240,7 +269,7 @@ EXPR: dict[str, Formatter] = {
     "aten.expm1.default": lambda a, k: _EXPM1.format(lit(a[0])),
     "aten.sqrt.default": _call("tl.sqrt"), "aten.rsqrt.default": _call("tl.rsqrt"),
     "aten.sigmoid.default": _call("tl.sigmoid"), "aten.erf.default": _call("tl.math.erf"),
-    "aten.tanh.default": lambda a, k: "(2.0 * tl.sigmoid(2.0 * {0}) - 1.0)".format(lit(a[0])),
+    "aten.tanh.default": _tanh,
     "aten.sin.default": _call("tl.sin"), "aten.cos.default": _call("tl.cos"),
     "aten.floor.default": _call("tl.floor"), "aten.ceil.default": _call("tl.ceil"),
     "aten.reciprocal.default": lambda a, k: f"(1.0 / {lit(a[0])})",
@@ -284,4 +313,11 @@ EXPR: dict[str, Formatter] = {
     "aten.remainder.Tensor": _remainder, "aten.remainder.Scalar": _remainder,
     "aten.remainder.Scalar_Tensor": _remainder,
     "aten.erfinv.default": _erfinv,
+}
+
+# fmod and remainder of floats without the % operator (Triton-Ascend's interpreter has none for floats).
+DIVIDED_FMOD: dict[str, Formatter] = {
+    "aten.fmod.Tensor": _fmod_divided, "aten.fmod.Scalar": _fmod_divided,
+    **{t: (lambda a, k: _remainder(a, k, _fmod_divided))
+       for t in ("aten.remainder.Tensor", "aten.remainder.Scalar", "aten.remainder.Scalar_Tensor")},
 }

@@ -5,7 +5,7 @@ programs; BLOCK from the unified-buffer rule (common.py), no num_warps."""
 from __future__ import annotations
 
 from opforge.codegen.candidate import Kernel, model_new
-from opforge.codegen.emit.triton.exprs import EXPR
+from opforge.codegen.emit.triton.exprs import DIVIDED_FMOD, EXPR
 from opforge.codegen.emit.triton.pointwise import block_body, kernel_params, launcher
 from opforge.codegen.emit.triton_ascend.common import blocks, header, value_bytes
 from opforge.codegen.families.pointwise.plan import MAX_RANK, Plan
@@ -18,7 +18,7 @@ INDEX_BYTES, STRIDED_BYTES, OFFSET_BYTES = 8 + 1, 2 * 8, 8
 
 def generate(lowered: Lowered, title: str, shapes: dict) -> Kernel:
     plan = Plan(lowered, index_maps=True)
-    exprs = [(op.var, EXPR[op.target](op.args, op.kwargs)) for op in plan.ops]
+    exprs = [(op.var, _formatter(op)(op.args, op.kwargs)) for op in plan.ops]
     leaves = plan.used
     name = f"_{title}_pointwise_kernel"
     space = tuple({"BLOCK": b} for b in blocks(tile_bytes(plan, leaves), f"the pointwise chain of {title}"))
@@ -30,6 +30,13 @@ def generate(lowered: Lowered, title: str, shapes: dict) -> Kernel:
                 + model_new(lowered, "launch", shapes))
 
     return Kernel("pointwise", space, render)
+
+
+def _formatter(op):
+    """Triton's formatter, but fmod/remainder of floats by division: no float % on Triton-Ascend."""
+    if op.target in DIVIDED_FMOD and val(op.node).dtype.is_floating_point:
+        return DIVIDED_FMOD[op.target]
+    return EXPR[op.target]
 
 
 def tile_bytes(plan: Plan, leaves: list[str]) -> int:
