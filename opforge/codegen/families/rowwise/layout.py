@@ -48,10 +48,13 @@ SHAPE_VIEWS = {"aten.view.default", "aten._unsafe_view.default", "aten.reshape.d
                "prims.broadcast_in_dim.default"} & VIEWS
 DIVISIONS = {"aten.div.Tensor", "aten.div.Scalar", "prims.div.default"}
 ALIASES = {"aten.clone.default", "aten.alias.default", "aten.detach.default", "aten.lift_fresh_copy.default"}
-# Full reductions combine per-row partials; these kinds combine exactly (mean: sums, divided once).
-FULL_KINDS = {"sum", "mean", "max", "min", "prod", "any", "all"}
+# Full reductions combine per-row partials; these kinds combine exactly (mean: sums, divided once;
+# var/std: each row's mean and squared deviations, combined by Chan's formula).
+FULL_KINDS = {"sum", "mean", "max", "min", "prod", "any", "all", "var", "std"}
 # A full reduction's per-row partials and how they combine (a mean's partials are sums).
-COMBINE = {"sum": "sum", "mean": "sum", "max": "max", "min": "min", "prod": "prod", "any": "any", "all": "all"}
+COMBINE = {"sum": "sum", "mean": "sum", "max": "max", "min": "min", "prod": "prod", "any": "any", "all": "all",
+           "var": "var", "std": "var"}
+MOMENTS = {"var", "std"}  # full reductions whose per-row partials are two: the row's mean and M2
 
 
 @dataclass(frozen=True)

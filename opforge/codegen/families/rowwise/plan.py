@@ -7,8 +7,8 @@ from torch.fx import Node
 
 from opforge.codegen.exprs import ELEMENTWISE
 from opforge.codegen.families.rowwise.frames import place
-from opforge.codegen.families.rowwise.layout import (FLIP, FULL_KINDS, GETITEM, PAIRED, REDUCE_OPS, SCAN_OPS,
-                                                     SHAPE_VIEWS, Output, Plan, Reduce, rank_of)
+from opforge.codegen.families.rowwise.layout import (FLIP, FULL_KINDS, GETITEM, MOMENTS, PAIRED, REDUCE_OPS,
+                                                     SCAN_OPS, SHAPE_VIEWS, Output, Plan, Reduce, rank_of)
 from opforge.codegen.lower import Lowered, Unsupported, arg, val
 from opforge.codegen.views import edges
 
@@ -199,6 +199,8 @@ def _classify_one(plan: Plan, node: Node) -> None:
     if red is not None and red.full:
         if plan.scope[red.source] != "row" or plan.late[red.source]:
             raise Unsupported(f"{target} of a value that needs another full reduction")
+        if red.kind in MOMENTS and not plan.cv[red.source]:
+            raise Unsupported(f"{target} over every dim of a value that is one per row")
         plan.cv[node], plan.scope[node], plan.late[node] = False, "global", False
         return
     if red is not None and red.index is not None and plan.cv[red.index]:

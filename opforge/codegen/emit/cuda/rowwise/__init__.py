@@ -15,7 +15,7 @@ from opforge.codegen.emit.cuda.rowwise.finish import FinishWriter
 from opforge.codegen.emit.cuda.rowwise.kernel import KernelText, RowWriter
 from opforge.codegen.emit.cuda.rowwise.launch import ROWS_ARG_PY, c_launcher, launcher
 from opforge.codegen.emit.cuda.rowwise.reduce import PRELUDE as REDUCE_PRELUDE
-from opforge.codegen.families.rowwise.layout import FLIP, Plan
+from opforge.codegen.families.rowwise.layout import FLIP, MOMENTS, Plan
 from opforge.codegen.families.rowwise.plan import analyse
 from opforge.codegen.lower import Lowered, Unsupported
 
@@ -49,6 +49,10 @@ def _check(plan: Plan) -> None:
         raise Unsupported("an input that repeats along part of the row in a CUDA row kernel")
     if any(o.late for o in plan.outputs):
         raise Unsupported("an output that needs a full reduction per element (the apply kernel)")
+    moments = sorted({str(n.target) for n, r in plan.reduces.items() if r.full and r.kind in MOMENTS})
+    if moments:
+        raise Unsupported(f"{', '.join(moments)} over every dim in a CUDA row kernel (its finish kernel "
+                          "combines one partial per row, var/std need two)")
     pairs = sorted(kind for kind in set(plan.scans.values()) if kind not in ("cumsum", "cumprod"))
     if pairs:
         raise Unsupported(f"{', '.join(pairs)} in a CUDA row kernel (its block scan carries one value)")

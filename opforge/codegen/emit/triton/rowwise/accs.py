@@ -13,7 +13,7 @@ from torch.fx import Node
 
 from opforge.codegen.emit.triton.exprs import TL_DTYPES, lit
 from opforge.codegen.exprs import Var
-from opforge.codegen.families.rowwise.layout import COMBINE, acc_dtype
+from opforge.codegen.families.rowwise.layout import COMBINE, MOMENTS, acc_dtype
 
 LABELS = {"max": "amax", "min": "amin", "sumsq": "sum of squared deviations", "pick": "gather (the index's column)"}
 
@@ -77,14 +77,18 @@ class Acc:
         lines = [f"{self.tile} = tl.full({shape}, {identity(self.op, self.dtype)}, dtype={TL_DTYPES[self.dtype]})"]
         if self.op in ("argmax", "argmin"):
             lines.append(f"{self.index_tile} = tl.full({shape}, -1, dtype=tl.int32)")
+        if self.op == "m2":
+            lines.append(f"dsum_{self.name} = tl.zeros({shape}, dtype={TL_DTYPES[self.dtype]})")
         return lines
 
     def update(self, value, mask: str | None, cast: bool, center=None, index=None) -> list[str]:
         """Fold one block into the tile; `mask=None` when masked-off lanes already hold the identity."""
         v = f"{lit(value)}.to({TL_DTYPES[self.dtype]})" if cast else lit(value)
         a, ident = self.tile, identity(self.op, self.dtype)
-        if self.op == "sumsq":
-            return [f"d_{self.name} = tl.where({mask}, {v} - {lit(center)}, 0.0)", f"{a} += d_{self.name} * d_{self.name}"]
+        if self.op in ("sumsq", "m2"):
+            d = f"d_{self.name}"
+            lines = [f"{d} = tl.where({mask}, {v} - {lit(center)}, 0.0)", f"{a} += {d} * {d}"]
+            return lines + [f"dsum_{self.name} += {d}"] * (self.op == "m2")
         if self.op == "pick":  # only the index's lane adds its value: exact, whatever the others hold
             return [f"{a} += tl.where({mask} & (c == {lit(index)}), {v}, {ident})"]
         if self.op in ("argmax", "argmin"):
@@ -106,6 +110,9 @@ class Acc:
         a, kd = self.tile, ", keep_dims=True" if keep else ""
         if self.op in ("argmax", "argmin"):
             return [f"{self.name}_{self.op[3:]}, {self.name} = _{self.op}_finish({a}, {self.index_tile})"]
+        if self.op == "m2":  # the deviations' sum is n * (the mean's rounding error): taken out of M2 and the mean
+            return [f"{self.name}_shift = tl.sum(dsum_{self.name}, axis={axis}{kd}) / n_cols",
+                    f"{self.name} = tl.sum({a}, axis={axis}{kd}) - {self.name}_shift * {self.name}_shift * n_cols"]
         reduced = {
             "sum": f"tl.sum({a}, axis={axis}{kd})", "sumsq": f"tl.sum({a}, axis={axis}{kd})",
             "pick": f"tl.sum({a}, axis={axis}{kd})",
@@ -171,6 +178,20 @@ def accumulators(node: Node, red, name: str) -> list[Acc]:
               ("value", node), post=post, pair=pair, index=red.index)
     acc.helpers = {op} if op in ("max", "min", "argmax", "argmin") else set()
     return [acc]
+
+
+def partial_accs(node: Node, red, name: str) -> list[Acc]:
+    """A full reduction's per-row partials in pass order: var/std keep the row's mean and its squared
+    deviations from it (M2), which the finish kernel combines exactly (finish.py); the rest one value.
+    M2 is the corrected two-pass sum (Chan, Golub and LeVeque 1983, eq. 1.7): sum(d^2) - sum(d)^2 / n
+    with d = x - the first pass's mean, whose fp32 rounding (1e-4 for a row of 347 values near 1000)
+    would otherwise add n * error^2 (a 8e-5 relative error on a variance of 1e-4)."""
+    if red.kind not in MOMENTS:
+        return [partial_acc(node, red, name)]
+    dtype = acc_dtype(red.kind, red.source, node)
+    return [Acc(f"{name}_mean", "sum", red.source, dtype, "mean (per-row partial)", ("mean", node), post="{r} / n_cols"),
+            Acc(name, "m2", red.source, dtype, "sum of squared deviations (per-row partial)", ("partial", node),
+                center=node)]
 
 
 def partial_acc(node: Node, red, name: str) -> Acc:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from torch.fx import Node
 
-from opforge.codegen.emit.triton.exprs import lit
+from opforge.codegen.emit.triton.exprs import TL_DTYPES, lit
 from opforge.codegen.emit.triton.rowwise.accs import identity, partial_acc, wrap
 from opforge.codegen.emit.triton.rowwise.text import KernelText, render, safe
 from opforge.codegen.exprs import Var
-from opforge.codegen.families.rowwise.layout import ALIASES, CONSTANTS, SHAPE_VIEWS, Plan, Reduce, constant
+from opforge.codegen.families.rowwise.layout import (ALIASES, CONSTANTS, MOMENTS, SHAPE_VIEWS, Plan, Reduce, acc_dtype,
+                                                     constant)
 from opforge.codegen.lower import Unsupported, val
 
 
@@ -45,6 +46,48 @@ class FinishWriter:
         return KernelText(self.name, source, params, "one", self.helpers)
 
     def _reduce_partials(self, fulls: list[tuple[Node, Reduce]]) -> None:
+        for node, red in fulls:
+            if red.kind in MOMENTS:
+                self._combine_moments(node, red)
+        fulls = [(node, red) for node, red in fulls if red.kind not in MOMENTS]
+        if fulls:
+            self._combine(fulls)
+
+    def _combine_moments(self, node: Node, red: Reduce) -> None:
+        """var/std from each row's mean m_r and squared deviations M2_r, every row n_cols elements
+        (Chan, Golub and LeVeque's pairwise update with equal counts): mean = sum(m_r) / n_rows, then
+        M2 = sum(M2_r) + n_cols * sum((m_r - mean)^2), the last sum corrected as the rows' M2 are
+        (accs.partial_accs). No sum of squares of raw values, so a mean of 1000 over 1e5 elements
+        keeps fp32's relative precision."""
+        name = safe(node.name)
+        dtype = TL_DTYPES[acc_dtype(red.kind, red.source, node)]
+        means, m2s = f"{name}_mean_part_ptr", f"{name}_part_ptr"
+        self.params.update({means: f"part_{name}_mean", m2s: f"part_{name}"})
+        self.sizes |= {"n_cols", "numel"}
+        loop = ["for start in range(0, n_rows, BLOCK):", "    r = start + offs", "    valid = r < n_rows"]
+        def load(ptr: str) -> str:
+            return f"tl.load({ptr} + r, mask=valid, other=0.0)"
+
+        divisor = f"(numel - {red.correction!r})" if red.correction else "numel"
+        value = f"{name}_m2 / {divisor}"
+        self.code += [f"# {red.kind} over every dim: combine the rows' means and squared deviations",
+                      f"acc_{name}_mean = tl.zeros([BLOCK], dtype={dtype})", *loop,
+                      f"    acc_{name}_mean += {load(means)}",
+                      f"{name}_mean = tl.sum(acc_{name}_mean, axis=0) / n_rows",
+                      f"acc_{name}_m2 = tl.zeros([BLOCK], dtype={dtype})",
+                      f"acc_{name}_dev = tl.zeros([BLOCK], dtype={dtype})",
+                      f"acc_{name}_dsum = tl.zeros([BLOCK], dtype={dtype})", *loop,
+                      f"    d_{name} = tl.where(valid, {load(means)} - {name}_mean, 0.0)",
+                      f"    acc_{name}_dev += d_{name} * d_{name}",
+                      f"    acc_{name}_dsum += d_{name}",
+                      f"    acc_{name}_m2 += {load(m2s)}",
+                      f"{name}_dsum = tl.sum(acc_{name}_dsum, axis=0)",
+                      f"{name}_between = tl.sum(acc_{name}_dev, axis=0) - {name}_dsum * {name}_dsum / n_rows",
+                      f"{name}_m2 = tl.sum(acc_{name}_m2, axis=0) + n_cols * {name}_between",
+                      f"{name} = {f'tl.sqrt({value})' if red.kind == 'std' else value}"]
+        self.memo[node] = Var(name)
+
+    def _combine(self, fulls: list[tuple[Node, Reduce]]) -> None:
         accs = [partial_acc(node, red, safe(node.name)) for node, red in fulls]
         self.code.append("# combine the per-row partials (one program: deterministic, no atomics)")
         loop = ["for start in range(0, n_rows, BLOCK):", "    r = start + offs", "    valid = r < n_rows"]

@@ -14,13 +14,14 @@ import torch
 from torch.fx import Node
 
 from opforge.codegen.emit.triton.exprs import lit
-from opforge.codegen.emit.triton.rowwise.accs import Acc, accumulators, partial_acc, short, wrap
+from opforge.codegen.emit.triton.rowwise.accs import Acc, accumulators, partial_accs, short, wrap
 from opforge.codegen.emit.triton.rowwise.finish import FinishWriter
 from opforge.codegen.emit.triton.rowwise.scans import HELPERS as SCAN_HELPERS
 from opforge.codegen.emit.triton.rowwise.scans import scan_lines
 from opforge.codegen.emit.triton.rowwise.text import KernelText, render, safe, view_name
 from opforge.codegen.exprs import Var
-from opforge.codegen.families.rowwise.layout import ALIASES, CONSTANTS, FLIP, GETITEM, SHAPE_VIEWS, Output, Plan, constant
+from opforge.codegen.families.rowwise.layout import (ALIASES, CONSTANTS, FLIP, GETITEM, MOMENTS, SHAPE_VIEWS, Output, Plan,
+                                                     constant)
 from opforge.codegen.lower import Unsupported, val
 
 def write(plan: Plan, writer: Callable[[Plan, str], RowWriter] | None = None) -> list[KernelText]:
@@ -74,6 +75,9 @@ class RowWriter:
                 self._store_row(f"out{i}_ptr", f"out{i}", self.row(o.node))
         for node in partials:
             red = self.plan.reduces[node]
+            if red.kind in MOMENTS:  # var/std: the row's mean too (the plan makes their source col-varying)
+                mean = Var(f"({self.done[('mean', node)]} + {safe(node.name)}_part_shift)")
+                self._store_row(f"{safe(node.name)}_mean_part_ptr", f"part_{safe(node.name)}_mean", mean)
             value = self.done.get(("partial", node)) or self.row(red.source)
             self._store_row(f"{safe(node.name)}_part_ptr", f"part_{safe(node.name)}", value)
         return self._text()
@@ -119,8 +123,8 @@ class RowWriter:
         for node in partials:
             red = self.plan.reduces[node]
             if self.plan.cv[red.source]:
-                acc = partial_acc(node, red, safe(node.name) + "_part")
-                passes.setdefault(visit(red.source) + 1, []).append(acc)
+                for k, acc in enumerate(partial_accs(node, red, safe(node.name) + "_part")):
+                    passes.setdefault(visit(red.source) + 1 + k, []).append(acc)
         return passes
 
     def _pass(self, depth: int, accs: list[Acc]) -> None:

@@ -137,7 +137,7 @@ def _allocations(plan: Plan, kernels: list[KernelText]) -> list[str]:
 
 def _partial_dtype(plan: Plan, param: str):
     for node, red in plan.reduces.items():
-        if red.full and f"{safe(node.name)}_part_ptr" == param:
+        if red.full and param in (f"{safe(node.name)}_part_ptr", f"{safe(node.name)}_mean_part_ptr"):
             return acc_dtype(COMBINE[red.kind], red.source, node)
     raise KeyError(param)
 
