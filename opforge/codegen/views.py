@@ -7,6 +7,7 @@ constant (the group count, an index) stays literal. A slice bound torch.export b
 read back as a fraction or an offset of that size (`x.shape[1] * 1 // 2`, `x.shape[1] - 1`)."""
 from __future__ import annotations
 
+import ast
 import math
 
 from torch.fx import Node
@@ -76,11 +77,34 @@ def _bound(value: int, size: int, t: str, dim: int) -> str:
     return f"{t}.shape[{dim}] - {size - value}" if size - value <= 8 else str(value)
 
 
+def _after_ellipsis(node: Node) -> int:
+    """How many dims the reference's subscript indexes after an Ellipsis (`x[..., :d]`: 1), read from
+    the source line torch.export recorded; 0 when there is none. Python indexing reaches the graph
+    with dims counted from the left, so only the written line says they were counted from the right."""
+    lines = str(node.meta.get("stack_trace") or "").strip().splitlines()
+    try:
+        tree = ast.parse(lines[-1].strip()) if lines else None
+    except SyntaxError:
+        return 0
+    counts = [0]
+    for sub in ast.walk(tree) if tree else ():
+        items = sub.slice.elts if isinstance(sub, ast.Subscript) and isinstance(sub.slice, ast.Tuple) else []
+        marks = [i for i, e in enumerate(items) if isinstance(e, ast.Constant) and e.value is Ellipsis]
+        counts += [len(items) - 1 - marks[0]] if marks else []
+    return max(counts)
+
+
+def _written_dim(node: Node, rank: int) -> int:
+    """The dim as the reference counted it: a dim after an Ellipsis (x[..., :d], x[..., 0]) from the right."""
+    dim = node.args[1]
+    return dim - rank if 0 <= rank - dim <= _after_ellipsis(node) else dim
+
+
 def index_replay(node: Node, t: str) -> str:
     """Torch code taking `t` to a slice (step 1) or a select of it; the dim keeps the side the
     reference counted it from, so an input of another rank slices the same dim."""
     shape = tuple(val(node.args[0]).shape)
-    written = node.args[1]
+    written = _written_dim(node, len(shape))
     dim = written % len(shape)
     if str(node.target) == "aten.select.int":
         return f"{t}.select({written}, {node.args[2]})"
