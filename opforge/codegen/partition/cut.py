@@ -1,19 +1,20 @@
 """Cutting a graph into fusion groups, each one kernel of an existing emitter.
 
-The graph's compute nodes (every node but the free ones, subgraph.py) are taken in topological order
-and cut into contiguous runs, so no value leaves a group and comes back: the groups run in order,
-each reading the reference's inputs and earlier groups' results. From each start a group grows while
+The graph's compute nodes (every node but the free ones, subgraph.py) are taken in topological order,
+each view just before its first reader, and cut into contiguous runs, so no value leaves a group and
+comes back: the groups run in order, each reading the reference's inputs and earlier groups' results
+(a value may be read by several later groups). From each start a group grows while
 some emitter of the backend accepts it as a whole graph; a rejected extension is not the end (a row
 softmax is rejected at amax, sub, exp and sum, then accepted at div), so up to LOOKAHEAD nodes past
 the last accepted end are tried. Of the accepted ends, the cut keeps the one that gives the fewest
 kernels for the whole graph (a search over starts, each start's outcome memoised), then the fewest
 awkward views at the boundaries. A view left for the next group is a view of its input, which the
 emitters replay from run-time sizes, where a view at the end of a group (a flatten, a permute)
-hands the next one a merged dim it can no longer split. A split is the other way round: the group
-that computed the merged dim knows its factors (the matmul's rows are `x.shape[0] * x.shape[1]`),
-where the next group sees one dim and could only split it at the export's sizes (`[32, t.shape[0]
-// 32, N]` is wrong for a batch of 2). So a group ending in a split is not awkward, and a group
-splitting a dim an earlier group computed is."""
+hands the next one a merged dim it can no longer split. A split of the leading dim is worse still:
+the group that computed the merged dim knows its factors (the matmul's rows are `x.shape[0] *
+x.shape[1]`), where the next group sees one dim and splits off the leading factor at the export's
+size (`[32, t.shape[0] // 32, N]` is wrong for a batch of 2), so it counts twice. Splits of inner
+dims (GroupNorm's groups, the heads) replay with the count the reference wrote."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -63,8 +64,8 @@ def views_at_readers(nodes: list[Node]) -> list[Node]:
     """`nodes` (topologically ordered) with each view moved to just before the first node that reads
     it. torch.export writes `q, k, v = qkv.chunk(3, -1)` and the heads' views of all three before the
     first matmul of q and k: in that order the cut would put v's views in the scores' group, where
-    they are one more output no emitter writes; at its reader, v's view is a view of the qkv group's
-    output, copied into the group that reads it."""
+    they are one more output no emitter writes; at their reader they join the second matmul's group,
+    which reads them as views of the qkv group's output (one value read by two later groups)."""
     members, placed, order = set(nodes), set(), []
 
     def place(node: Node) -> None:
@@ -78,33 +79,29 @@ def views_at_readers(nodes: list[Node]) -> list[Node]:
 
     for node in nodes:
         if str(node.target) not in FREE_VIEWS:
-            for arg in node.all_input_nodes:
-                if arg in members and str(arg.target) in FREE_VIEWS:
-                    place(arg)
             place(node)
     for node in nodes:  # views no computation reads: the graph's outputs
         place(node)
     return order
 
 
-def _splits(node: Node) -> bool:
-    """Whether `node` is a reshape that only splits dims (one source dim to several), none merged."""
+def _splits_leading_dim(node: Node) -> bool:
+    """Whether `node` is a reshape that splits its input's first non-1 dim into several."""
     if str(node.target) not in RESHAPES:
         return False
     try:
         pairs = regroupings(tuple(val(node.args[0]).shape), tuple(val(node).shape))
     except Unsupported:
         return False
-    return all(len(src) == 1 for src, _ in pairs) and any(len(out) > 1 for _, out in pairs)
+    return bool(pairs) and len(pairs[0][0]) == 1 and len(pairs[0][1]) > 1
 
 
 def awkward_views(group: Group) -> int:
-    """The group's views at its boundaries that replay badly (the module docstring): ending in a view
-    other than a split, and each split of a value an earlier group computed."""
-    last = group.nodes[-1]
-    ends = str(last.target) in VIEWS and not _splits(last)
+    """The group's views at its boundaries that replay badly (the module docstring): one for ending in
+    a view, two for each split of the leading dim of a value an earlier group computed."""
     computed = {n for n in group.sub.inputs if n.op != "placeholder"}
-    return ends + sum(_splits(n) and n.args[0] in computed for n in group.nodes)
+    splits = sum(_splits_leading_dim(n) and n.args[0] in computed for n in group.nodes)
+    return (str(group.nodes[-1].target) in VIEWS) + 2 * splits
 
 
 class _Search:

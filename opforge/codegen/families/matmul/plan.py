@@ -102,9 +102,11 @@ class Plan:
     def folds_rows(self, leaf: Leaf) -> bool:
         """Whether an epilogue tensor's leading dims fold into rows with the lhs's: a forward input
         read as it is, of the result's rank (the residual `x + fc(x)`; an [M, 1] column). The graph
-        traced it 2-D; a 3-D input [B, T, N] at run time is the [B*T, N] the folded result is."""
+        traced it 2-D; a 3-D input [B, T, N] at run time is the [B*T, N] the folded result is. The
+        lhs itself is folded already (the launcher rebinds it)."""
         tracked = leaf.tracked
-        return bool(self.rows) and not tracked.steps and tracked.base in self.inputs and len(tracked.dims) == 2
+        return (self.rows not in (None, tracked.base) and not tracked.steps and tracked.base in self.inputs
+                and len(tracked.dims) == 2)
 
     def _result_dims(self) -> tuple:
         lhs, rhs, sizes = self.lhs, self.rhs, self.sizes
