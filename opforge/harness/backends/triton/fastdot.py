@@ -1,0 +1,34 @@
+"""tl.dot on the CPU interpreter through BLAS.
+
+Triton's interpreter runs `tl.dot(a, b, acc)` as `np.matmul(a, b, dtype=acc.dtype) + acc`, and
+numpy's matmul given a `dtype` takes its generic loop instead of BLAS: 17x slower on a 64x128 @
+128x128 fp32 tile, and 6.2 s of the 22.6 s one call of a three-Linear MLP took on this machine,
+enough for a KernelBench-sized GEMM chain to pass the 600 s verification limit. Where both
+operands and the accumulator already share a float dtype (fp32, fp64), the same IEEE product is
+taken through `np.matmul(a, b)` (BLAS); every other case (fp8 or fp16 operands into fp32, int8
+into int32) keeps Triton's own path. Installed by the Triton backend's worker before the module
+snapshot, so the anti-patch guard sees it as the baseline and a candidate's own patch still shows."""
+from __future__ import annotations
+
+import numpy as np
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def install() -> bool:
+    """Patch the interpreter's dot once; False where its builder has no `create_dot` to replace."""
+    from triton.runtime import interpreter
+
+    builder = getattr(interpreter, "InterpreterBuilder", None)
+    original = getattr(builder, "create_dot", None)
+    if original is None or getattr(original, "opforge_blas", False):
+        return original is not None
+
+    def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
+        if a.data.dtype == b.data.dtype == d.data.dtype and a.data.dtype in _FLOATS:
+            return interpreter.TensorHandle(np.matmul(a.data, b.data) + d.data, d.dtype.scalar)
+        return original(self, a, b, d, input_precision, max_num_imprecise_acc)
+
+    create_dot.opforge_blas = True
+    builder.create_dot = create_dot
+    return True

@@ -1,0 +1,53 @@
+"""The CPU worker's tl.dot through BLAS (harness/backends/triton/fastdot.py): the same fp32 product
+as Triton's own interpreter path, the other dtypes on that path, and installed before the snapshot."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from opforge.harness.backends.triton import fastdot
+
+
+class _Handle:
+    def __init__(self, data, scalar="acc"):
+        self.data = data
+        self.dtype = type("T", (), {"scalar": scalar, "primitive_bitwidth": data.dtype.itemsize * 8,
+                                    "is_floating": lambda self: data.dtype.kind == "f"})()
+
+
+@pytest.fixture()
+def builder(monkeypatch):
+    from triton.runtime import interpreter
+
+    calls = []
+    original = interpreter.InterpreterBuilder.create_dot
+
+    def counting(self, a, b, d, input_precision, max_num_imprecise_acc):
+        calls.append(a.data.dtype)
+        return original(self, a, b, d, input_precision, max_num_imprecise_acc)
+
+    monkeypatch.setattr(interpreter.InterpreterBuilder, "create_dot", counting)
+    monkeypatch.setattr(interpreter, "TensorHandle", lambda data, scalar: _Handle(data, scalar))
+    assert fastdot.install() and fastdot.install()  # once: the second call finds it installed
+    return interpreter.InterpreterBuilder.__new__(interpreter.InterpreterBuilder), calls
+
+
+def test_fp32_dots_go_through_blas_with_the_same_result(builder):
+    b, calls = builder
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((64, 128), dtype=np.float32), rng.standard_normal((128, 96), dtype=np.float32)
+    acc = rng.standard_normal((64, 96), dtype=np.float32)
+    out = b.create_dot(_Handle(x), _Handle(w), _Handle(acc), "ieee", 0)
+    assert calls == [] and out.data.dtype == np.float32
+    want = (x.astype(np.float64) @ w.astype(np.float64) + acc).astype(np.float32)
+    assert np.abs(out.data - want).max() < 1e-4 * np.abs(want).max()
+
+
+def test_mixed_and_integer_dots_keep_tritons_path(builder):
+    b, calls = builder
+    i8 = np.full((16, 32), 100, dtype=np.int8)  # 100 * 100 * 32 overflows int8 and int16: needs the int32 path
+    out = b.create_dot(_Handle(i8), _Handle(i8.T.copy()), _Handle(np.zeros((16, 16), np.int32)), "ieee", 0)
+    assert calls == [np.int8] and int(out.data[0, 0]) == 320000
+    half = np.ones((16, 16), np.float16)
+    b.create_dot(_Handle(half), _Handle(half), _Handle(np.zeros((16, 16), np.float32)), "ieee", 0)
+    assert calls == [np.int8, np.float16]
