@@ -96,13 +96,14 @@ def _split(f: Factor, size: int) -> tuple[Factor, Factor]:
 
 def _regroup(dims: tuple, shape: tuple) -> tuple:
     """`view`/`reshape`/`(un)squeeze` as a regrouping of factors in row-major order; a factor larger
-    than the dim it starts is split (the heads of [B, T, H*D] viewed [B, T, H, D])."""
+    than the dim it starts is split (the heads of [B, T, H*D] viewed [B, T, H, D]), but not the first
+    one: its leading size would be the export's batch, not a count the reference wrote."""
     factors = [f for d in dims for f in d if f.size != 1]
     out, i = [], 0
     for size in shape:
         group = []
         while numel(group) < size and i < len(factors):
-            if not group and factors[i].size > size > 1:
+            if not group and i > 0 and factors[i].size > size > 1:
                 factors[i:i + 1] = _split(factors[i], size)
             group.append(factors[i])
             i += 1
