@@ -237,9 +237,15 @@ VARIANT_SPECS = {
     "fused_qkv_attention": ("", "self.qkv = torch.nn.Linear(16, 48); self.out = torch.nn.Linear(16, 16)",
                             "self.out(_attention(*self.qkv(x).chunk(3, dim=-1), x.shape))", "[torch.randn(2, 6, 16)]",
                             "[[torch.randn(1, 1, 16)], [torch.randn(3, 7, 16) * 3]]"),
+    # three projections, each one's rows split back into [B, T] where the later bmm reads them
+    "separate_qkv_attention": ("", "self.q = torch.nn.Linear(16, 16); self.k = torch.nn.Linear(16, 16); "
+                               "self.v = torch.nn.Linear(16, 16)",
+                               "torch.bmm(torch.softmax(torch.bmm(self.q(x), self.k(x).transpose(1, 2)), dim=-1), "
+                               "self.v(x))", "[torch.randn(2, 6, 16)]",
+                               "[[torch.randn(1, 1, 16)], [torch.randn(3, 7, 16) * 3]]"),
 }
 # Kernels each program launches: two where not listed.
-VARIANT_KERNELS = {"fused_qkv_attention": 5}
+VARIANT_KERNELS = {"fused_qkv_attention": 5, "separate_qkv_attention": 6}
 ATTENTION = """
 def _attention(q, k, v, shape, heads=2):
     b, t, e = shape

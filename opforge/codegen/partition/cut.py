@@ -1,7 +1,7 @@
 """Cutting a graph into fusion groups, each one kernel of an existing emitter.
 
 The graph's compute nodes (every node but the free ones, subgraph.py) are taken in topological order,
-each view just before its first reader, and cut into contiguous runs, so no value leaves a group and
+each view of a view just before its first reader, and cut into contiguous runs, so no value leaves a group and
 comes back: the groups run in order, each reading the reference's inputs and earlier groups' results
 (a value may be read by several later groups). From each start a group grows while
 some emitter of the backend accepts it as a whole graph; a rejected extension is not the end (a row
@@ -61,24 +61,31 @@ def compute_nodes(lowered: Lowered) -> list[Node]:
 
 
 def views_at_readers(nodes: list[Node]) -> list[Node]:
-    """`nodes` (topologically ordered) with each view moved to just before the first node that reads
-    it. torch.export writes `q, k, v = qkv.chunk(3, -1)` and the heads' views of all three before the
-    first matmul of q and k: in that order the cut would put v's views in the scores' group, where
-    they are one more output no emitter writes; at their reader they join the second matmul's group,
-    which reads them as views of the qkv group's output (one value read by two later groups)."""
+    """`nodes` (topologically ordered) with each view of a view moved to just before the first node
+    that reads it. torch.export writes `q, k, v = qkv.chunk(3, -1)` and the heads' views of all three
+    before the first matmul of q and k: in that order the cut would put v's views in the scores'
+    group, where they are one more output no emitter writes; at their reader they join the second
+    matmul's group, which reads them as views of the qkv group's output (one value read by two later
+    groups). A view of a computation stays where export wrote it, after it: it may end that group
+    (the rows of a Linear split back into [B, T], which only the matmul's group can replay)."""
     members, placed, order = set(nodes), set(), []
+
+    def is_view(node: Node) -> bool:
+        return node in members and str(node.target) in FREE_VIEWS
+
+    moved = {n for n in nodes if is_view(n) and any(is_view(a) for a in n.all_input_nodes)}
 
     def place(node: Node) -> None:
         if node in placed:
             return
         placed.add(node)
         for arg in node.all_input_nodes:
-            if arg in members and str(arg.target) in FREE_VIEWS:
+            if arg in moved:
                 place(arg)
         order.append(node)
 
     for node in nodes:
-        if str(node.target) not in FREE_VIEWS:
+        if node not in moved:
             place(node)
     for node in nodes:  # views no computation reads: the graph's outputs
         place(node)
