@@ -210,3 +210,17 @@ def test_noise_is_per_output():
     reports = compare_outputs((a, b), (a + 3e-4, b + 3e-4), None, None, noise=[2e-4, None])
     assert reports[0].problem is None and reports[0].noise == 2e-4
     assert reports[1].problem and reports[1].noise == 0.0
+
+
+def test_float8_outputs_compare_on_a_cpu():
+    ref = torch.tensor([1.0, -2.0, 448.0, 0.0]).to(torch.float8_e4m3fn)
+    assert compare_tensor(0, ref, ref.clone(), None, None).problem is None
+    off = torch.tensor([1.0, -2.0, 416.0, 0.0]).to(torch.float8_e4m3fn)
+    assert "max abs err 32" in compare_tensor(0, ref, off, None, None).problem
+    nan = torch.tensor([1.0, float("nan"), 448.0, 0.0]).to(torch.float8_e4m3fn)
+    assert "NaN mismatch" in compare_tensor(0, ref, nan, None, None).problem
+
+
+def test_a_forward_returning_none_has_no_outputs():
+    assert compare_outputs(None, None, None, None) == []
+    assert compare_outputs(None, torch.ones(2), None, None)[0].problem == "returned 1 outputs, reference returns 0"

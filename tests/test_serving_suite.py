@@ -30,18 +30,7 @@ OUTPUT_DTYPES = {
     "per_token_int8_quant": ["int8", "float32"], "per_tensor_fp8_quant": ["float8_e4m3fn", "float32"],
     "int8_gemm_scaled": ["bfloat16"], "fp8_gemm_scaled": ["bfloat16"], "topk_topp_mask": ["float32"],
 }
-# Specs the judge cannot prepare yet, for reasons in the harness, not the spec: (the error it raises, why).
-# Strict: once the harness is fixed the case passes, fails as XPASS, and its entry goes.
-HARNESS_GAPS = {
-    "reshape_and_cache": (judge.ReferenceError_, "judge.Reference.run and checker.flatten: a forward that "
-                          "returns None (vLLM's in-place ops; the exporter supports it) flattens to [None]"),
-    "per_tensor_fp8_quant": (NotImplementedError, "stress.supported, judge.float64_error, compare._parity: "
-                             "torch.isfinite is not implemented for float8_e4m3fn on a CPU"),
-    "fp8_gemm_scaled": (NotImplementedError, "stress.perturbed: abs().mean() and += are not implemented for "
-                        "float8_e4m3fn on a CPU"),
-}
-PREPARABLE = [pytest.param(s, marks=pytest.mark.xfail(raises=HARNESS_GAPS[s][0], reason=HARNESS_GAPS[s][1],
-                                                     strict=True)) if s in HARNESS_GAPS else s for s in SPECS]
+PREPARABLE = SPECS
 
 
 @functools.cache

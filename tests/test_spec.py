@@ -207,3 +207,11 @@ def test_a_real_sizing_call_stops_at_its_time_limit(tmp_path, monkeypatch):
     body = "def get_inputs():\n    n = int(torch.tensor(3))\n    while True:\n        torch.zeros(n)\n"
     with pytest.raises(SpecError, match="stopped: it ran longer than 0.5 s"):
         load(write(tmp_path / "slow.py", IDENTITY + body), max_elements=1 << 19)
+
+
+def test_a_reference_that_returns_nothing_and_mutates_nothing_is_the_specs_error(tmp_path):
+    source = ("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        x.mul(2)\n"
+              "def get_inputs():\n    return [torch.randn(8, 8)]\ndef get_init_inputs():\n    return []\n")
+    spec = load(write(tmp_path / "nothing.py", source))
+    with pytest.raises(judge.ReferenceError_, match="returns nothing and declares no in-place argument"):
+        judge.prepare(spec, seed=0, trials=1, device="cpu")

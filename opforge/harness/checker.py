@@ -180,7 +180,9 @@ def _equal_nan(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 
 def flatten(value: Any) -> list:
-    """A model may return a tensor, a tuple/list of tensors, or a Python number."""
+    """A model may return a tensor, a tuple/list of tensors, a Python number, or None (an in-place op)."""
+    if value is None:
+        return []
     if isinstance(value, (tuple, list)):
         return [v for item in value for v in flatten(item)]
     return [value]

@@ -107,7 +107,14 @@ def _index(flat: int, shape: torch.Size) -> list[int]:
     return list(reversed(idx))
 
 
+def wide(t: torch.Tensor) -> torch.Tensor:
+    """A 1-byte float (float8_e4m3fn, e5m2) as float32: a CPU build of torch has no isfinite, abs or
+    add for them; every float8 value is exact in float32."""
+    return t.float() if t.is_floating_point() and t.element_size() == 1 else t
+
+
 def _parity(ref: torch.Tensor, out: torch.Tensor) -> str | None:
+    ref, out = wide(ref), wide(out)
     if bool(torch.isfinite(ref).all()) and bool(torch.isfinite(out).all()):
         return None
     for name, test in (("NaN", torch.isnan), ("+Inf", lambda t: torch.isposinf(t)), ("-Inf", torch.isneginf)):
@@ -202,7 +209,10 @@ def _compare_small_elements(report: OutputReport, ref: torch.Tensor, out: torch.
 
 
 def flatten_outputs(value: object) -> list:
-    """A model may return a tensor, a tuple/list of tensors, or a Python scalar."""
+    """A model may return a tensor, a tuple/list of tensors, a Python scalar, or None (an in-place
+    op like vLLM's reshape_and_cache, whose results are its declared `mutates` arguments)."""
+    if value is None:
+        return []
     if isinstance(value, (tuple, list)):
         return [v for item in value for v in flatten_outputs(item)]
     if isinstance(value, (int, float, bool)):

@@ -20,7 +20,7 @@ from typing import Any
 import torch
 
 from opforge.harness import stress
-from opforge.harness.compare import compare_outputs, flatten_outputs
+from opforge.harness.compare import compare_outputs, flatten_outputs, wide
 from opforge.harness.guards import count_sentinel
 from opforge.harness.spec import OpSpec, input_lists
 from opforge.harness.spec import footprint as spec_footprint
@@ -138,11 +138,11 @@ class Reference:
         own rounding error: the accuracy a kernel can be held to); None for an output that is not
         a finite float, and None in all when the reference cannot run in float64."""
         try:
-            wide = copy.deepcopy(ref).double()
+            model64 = copy.deepcopy(ref).double()
             args = [x.detach().clone().double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
                     for x in inputs]
             with torch.no_grad():
-                truth = flatten_outputs(wide(*args))
+                truth = flatten_outputs(model64(*args))
         except Exception:  # a reference that builds float32 tensors of its own, or copies nothing
             return None
         outputs = len(expected) - len(self.mutates)
@@ -150,8 +150,10 @@ class Reference:
             return None
         noise = []
         for e, t in zip(expected[:outputs], truth):
+            # float8 outputs are quantised results, not sums: their rounding is the op, not noise
             ok = (isinstance(e, torch.Tensor) and isinstance(t, torch.Tensor) and e.is_floating_point()
-                  and t.shape == e.shape and bool(torch.isfinite(e).all()) and bool(torch.isfinite(t).all()))
+                  and e.element_size() > 1 and t.shape == e.shape and bool(torch.isfinite(e).all())
+                  and bool(torch.isfinite(wide(t)).all()))
             noise.append(float((e.double() - t.double()).abs().max()) if ok and e.numel() else None)
         return noise + [None] * len(self.mutates)
 
@@ -174,6 +176,9 @@ def prepare(spec: OpSpec, seed: int, trials: int, device: str) -> Material:
         except Exception as exc:
             raise ReferenceError_(f"reference-error: the reference failed on the spec's inputs: "
                                   f"{type(exc).__name__}: {str(exc)[:200]}") from None
+        if base is not None and not base.expected:
+            raise ReferenceError_("reference-error: the reference returns nothing and declares no in-place "
+                                  "argument (OPFORGE[\"mutates\"]): there is nothing to compare a kernel with")
         _add_stress(material, ref, spec, base, _stress_base(material), seed)
         _add_repeats(material, ref, base, seed, device)
         if base is not None:  # last, so a cache the probe fills cannot shape the other calls

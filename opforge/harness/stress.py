@@ -26,6 +26,8 @@ from typing import Any
 
 import torch
 
+from opforge.harness.compare import wide
+
 SCALES = (1e-3, 1e3)
 KINDS = ("scaled", "zeros", "layouts", "larger")
 
@@ -91,11 +93,11 @@ def perturbed(inputs: list, generator: torch.Generator) -> list | None:
     out, changed = [], False
     for x in inputs:
         if isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel() > 2:
-            flat = x.detach().clone().reshape(-1)
+            flat = wide(x.detach().clone().reshape(-1))  # float8: the arithmetic in float32, then back
             noise = torch.rand(flat.numel() - 2, generator=generator, dtype=torch.float64)
             spread = flat.abs().mean().item() or 1.0
             flat[1:-1] += ((noise - 0.5) * spread).to(flat.dtype).to(flat.device)
-            x = flat.reshape(x.shape)
+            x = flat.reshape(x.shape).to(x.dtype)
             changed = True
         out.append(x)
     return out if changed else None
@@ -125,8 +127,8 @@ def grown_sizes(sizes: dict[str, int], footprint, cap: int) -> dict[str, int] | 
 def supported(base_out: list, case_out: list) -> bool:
     """The reference supports a case when it keeps every finite output finite."""
     for b, c in zip(base_out, case_out):
-        if isinstance(b, torch.Tensor) and b.is_floating_point() and bool(torch.isfinite(b).all()):
-            if not bool(torch.isfinite(c).all()):
+        if isinstance(b, torch.Tensor) and b.is_floating_point() and bool(torch.isfinite(wide(b)).all()):
+            if not bool(torch.isfinite(wide(c)).all()):
                 return False
     return True
 
