@@ -1,6 +1,9 @@
-"""Knowledge retrieval: the notes are well-formed, spec tags come from the AST without running the
-spec, and ranking puts the same op first, related ops next, and the GPU-rules note always in."""
+"""Knowledge retrieval: the notes are well-formed (their Python fragments parse), spec tags come from
+the AST without running the spec, and ranking puts the same op first, related ops next, each serving
+spec's own note first among the notes, and the GPU-rules note always in."""
 from __future__ import annotations
+
+import ast
 
 import pytest
 
@@ -210,6 +213,43 @@ def test_results_are_deterministic():
     first = retrieve(spec("layer_norm"), k=8, history=history)
     again = retrieve(spec("layer_norm"), k=8, history=iter(history))
     assert first == again
+
+
+# --- the serving suite ---------------------------------------------------------------------------
+
+# Each vLLM-layout spec of ops/serving/ and the note written for it.
+SERVING_NOTES = {
+    "prefill_attention_causal": "flash_attention", "paged_decode_attention": "paged_kv_cache",
+    "reshape_and_cache": "paged_kv_cache", "rotary_neox": "rotary_embedding", "rotary_gptj": "rotary_embedding",
+    "moe_topk_softmax": "moe_routing", "moe_align_permute": "moe_routing",
+    "per_token_int8_quant": "quantization", "per_tensor_fp8_quant": "quantization",
+    "int8_gemm_scaled": "quantization", "fp8_gemm_scaled": "quantization", "topk_topp_mask": "sampling",
+}
+
+
+@pytest.mark.parametrize("op, note", sorted(SERVING_NOTES.items()))
+def test_each_serving_spec_ranks_its_note_first_among_the_notes(op, note):
+    items = retrieve((ROOT / "ops" / "serving" / f"{op}.py").read_text(), k=6)
+    notes = sorted(kinds(items, "note"), key=lambda i: -i.score)
+    assert notes and notes[0].source == f"knowledge/notes/triton/{note}.md", [(i.source, i.score) for i in notes]
+    assert INTERPRETER_NOTE in [i.source for i in items]
+
+
+def test_the_serving_notes_stay_out_of_unrelated_ops():
+    serving = {f"knowledge/notes/triton/{n}.md" for n in SERVING_NOTES.values()}
+    for op in ("softmax", "layer_norm", "matmul", "gelu_tanh", "row_sum"):
+        best = max(kinds(retrieve(spec(op), k=6), "note"), key=lambda i: i.score)
+        assert best.source not in serving, (op, best.source)
+
+
+def test_every_python_fragment_in_a_triton_note_parses():
+    for path in sorted((NOTES_DIR / "triton").glob("*.md")):
+        blocks = path.read_text().split("```python\n")[1:]
+        for n, block in enumerate(blocks):
+            try:
+                ast.parse(block.split("```", 1)[0])
+            except SyntaxError as exc:
+                pytest.fail(f"{path.name}: python block {n}: {exc}")
 
 
 # --- history -----------------------------------------------------------------------------------
