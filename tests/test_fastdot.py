@@ -51,3 +51,39 @@ def test_mixed_and_integer_dots_keep_tritons_path(builder):
     half = np.ones((16, 16), np.float16)
     b.create_dot(_Handle(half), _Handle(half), _Handle(np.zeros((16, 16), np.float32)), "ieee", 0)
     assert calls == [np.int8, np.float16]
+
+
+BF16_KERNEL = '''
+import os, sys
+os.environ["TRITON_INTERPRET"] = "1"
+import torch, triton, triton.language as tl
+from opforge.harness.backends.triton import fastdot
+if sys.argv[1] == "installed":
+    fastdot.install()
+
+@triton.jit
+def dot(a, b, c, N: tl.constexpr):
+    r = tl.arange(0, N)
+    x = tl.load(a + r[:, None] * N + r[None, :])
+    y = tl.load(b + r[:, None] * N + r[None, :])
+    tl.store(c + r[:, None] * N + r[None, :], tl.dot(x, y))
+
+torch.manual_seed(0)
+a, b, c = torch.randn(16, 16).bfloat16(), torch.randn(16, 16).bfloat16(), torch.empty(16, 16)
+dot[(1,)](a, b, c, 16)
+print(float((c - a.float() @ b.float()).abs().max()))
+'''
+
+
+@pytest.mark.parametrize("mode", ["installed", "plain"])
+def test_a_bf16_dot_is_right_only_with_the_fix(mode, tmp_path):
+    """Triton's interpreter keeps bf16 as raw uint16 bits and multiplies the integers."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "bf16_dot.py"
+    script.write_text(BF16_KERNEL)
+    ran = subprocess.run([sys.executable, str(script), mode], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    err = float(ran.stdout.strip().splitlines()[-1])
+    assert (err < 1e-5) if mode == "installed" else (err > 1.0)
