@@ -1,6 +1,6 @@
 """The judge measures the reference's own rounding error (against itself in float64) on the scaled
 stress cases, where outputs that cancel to near zero are ill-conditioned, and the comparison allows
-twice it: a kernel summing in another order is held to what the fp32 reference achieves."""
+four times it: a kernel summing in another order is held to what the fp32 reference achieves."""
 from __future__ import annotations
 
 from conftest import write

@@ -53,8 +53,10 @@ TOLERANCES: dict[torch.dtype, Tolerance] = {
 }
 EXACT = Tolerance(0.0, 0.0, 0.0, 0.0)
 # A kernel may be this many times as far from the fp32 reference as that reference is from float64
-# (two fp32 computations, each off by up to the reference's error, can differ by twice it).
-NOISE_FACTOR = 2.0
+# A kernel accumulating K tiles in sequence is less accurate than a blocked reference: measured at
+# x1e3, a Linear + SiLU + clamp kernel 1.3x the reference's max error from float64, a conv2d + Mish
+# + tanh 1.0x, a conv1d + tanh 2.2x (one seed in six).
+NOISE_FACTOR = 4.0
 # ...but never more than this x rms (KernelBench's own tolerance): a reference whose float64 run
 # jumps (a round or a step at a boundary) widens nothing past it.
 NOISE_CAP = 1e-2

@@ -90,7 +90,7 @@ def _values(f: Findings, case: Case, outs: list, atol, rtol, n_mutates: int, rep
         entry["max_abs_err"] = max(entry["max_abs_err"], rep.max_abs_err)
         entry["max_rel_err"] = max(entry["max_rel_err"], rep.max_rel_err)
         entry["atol"], entry["rtol"] = rep.atol, rep.rtol
-        if rep.noise:  # the reference's own error against float64, of which the atol allowed twice
+        if rep.noise:  # the reference's own error against float64, of which the atol allowed NOISE_FACTOR times
             entry["reference_error"] = max(entry.get("reference_error", 0.0), rep.noise)
         if rep.problem:
             ok = entry["passed"] = False

@@ -210,7 +210,7 @@ def _try_case(material: Material, ref: Reference, base: Case, label: str, inputs
     """Add a stress case where the reference supports it. `same_values`: the inputs are `base`'s
     in another layout, so `base`'s outputs are what to expect (the reference's own kernels for
     that layout may round differently, GroupNorm's channels_last path does by ~1e-3). `noise`:
-    measure the reference's own error against float64, which the comparison allows twice of."""
+    measure the reference's own error against float64, which the comparison allows NOISE_FACTOR times."""
     if inputs is None:
         return
     try:
