@@ -18,7 +18,9 @@ from packaging.requirements import Requirement
 from conftest import ROOT
 from opforge.exporter.library import MARKER, build_wheel
 
-pytestmark = pytest.mark.xdist_group("export_suite")
+# The first test here pays for the session fixture suite_export (19 verifications and a wheel):
+# 7.5 minutes on an idle 2-core machine, past the default 600 s when the other worker is busy.
+pytestmark = [pytest.mark.xdist_group("export_suite"), pytest.mark.timeout(1800)]
 COMMITTED = ROOT / "kernels_generated"
 
 

@@ -8,7 +8,9 @@ import pytest
 
 from conftest import ROOT
 
-pytestmark = pytest.mark.xdist_group("export_suite")
+# The first test here pays for the session fixture suite_export (19 verifications and a wheel):
+# 7.5 minutes on an idle 2-core machine, past the default 600 s when the other worker is busy.
+pytestmark = [pytest.mark.xdist_group("export_suite"), pytest.mark.timeout(1800)]
 OPS = sorted(p.stem for p in (ROOT / "ops").glob("*.py"))
 
 
