@@ -2,4 +2,4 @@
 aten.convolution as an implicit GEMM with a fused epilogue), matmul (an mm/bmm with a fused
 epilogue), rowwise (reductions and scans with fused prologue and epilogue), pointwise, window
 (max/avg pooling)."""
-EMITTERS = ("conv", "matmul", "rowwise", "pointwise", "window")
+EMITTERS = ("conv", "attention", "matmul", "scatter", "sort", "rowwise", "pointwise", "window")
