@@ -147,6 +147,39 @@ INLINE = {
         def get_inputs():
             return [torch.randn(3, 16, 32), torch.randn(3, 16, 24)]
         """,
+    # W8A8: int8 operands cast to fp32 inside the kernel (an int32 dot per tile), per-row and per-column scales.
+    "int8_scaled": """
+        class Model(torch.nn.Module):
+            def forward(self, a, b, sa, sb):
+                return torch.mm(a.float(), b.float()) * sa * sb
+
+        def get_inputs():
+            return [torch.randint(-127, 128, (33, 70), dtype=torch.int8), torch.randint(-127, 128, (70, 20), dtype=torch.int8),
+                    torch.rand(33, 1) * 0.01, torch.rand(1, 20) * 0.01]
+
+        def get_input_variants():
+            return [[torch.randint(-127, 128, (1, 40), dtype=torch.int8), torch.randint(-127, 128, (40, 9), dtype=torch.int8),
+                     torch.rand(1, 1) * 0.01, torch.rand(1, 9) * 0.01]]
+        """,
+    # e5m2 activations times e4m3 weights, one tensor scale, fp32 out.
+    "fp8_mixed": """
+        class Model(torch.nn.Module):
+            def forward(self, a, b, s):
+                return torch.mm(a.float(), b.float()) * s
+
+        def get_inputs():
+            return [torch.randn(33, 70).mul(16).to(torch.float8_e5m2), torch.randn(70, 20).mul(16).to(torch.float8_e4m3fn),
+                    torch.rand(1)]
+        """,
+    # bf16 operands upcast to fp32 (a true fp32 product), the result rounded back to bf16.
+    "bf16_upcast": """
+        class Model(torch.nn.Module):
+            def forward(self, x, w):
+                return (x.float() @ w.float().t()).to(torch.bfloat16)
+
+        def get_inputs():
+            return [torch.randn(3, 17, 40).to(torch.bfloat16), torch.randn(24, 40).to(torch.bfloat16)]
+        """,
 }
 
 
@@ -222,3 +255,17 @@ def test_unfusable_graphs_name_what_is_not_supported(forward, reason, tmp_path):
         """) + TAIL)
     with pytest.raises(Unsupported, match=re.escape(reason)):
         matmul.generate(lower(spec), "op", {})
+
+
+@pytest.mark.parametrize("name, dot, width", [("int8_scaled", "out_dtype=tl.int32", "torch.int8"),
+                                              ("fp8_mixed", "a.to(tl.bfloat16), b.to(tl.bfloat16)", None),
+                                              ("bf16_upcast", 'a = a.to(tl.float32)', None)])
+def test_operand_casts_are_applied_to_the_loaded_tiles(name, dot, width, tmp_path):
+    """A cast operand is read at its own width by the one matmul kernel (no pointwise kernel writes an
+    fp32 copy first), and the dot suits its dtype."""
+    kernel = _generate(_spec(tmp_path, name), name)
+    source = kernel.render(kernel.space[0])
+    assert kernel.family == "matmul" and dot in source
+    assert "pointwise" not in source
+    launcher = source[source.index(f"def {name}("):source.index("class ModelNew")]
+    assert ".float()" not in launcher and ".to(torch.float32)" not in launcher

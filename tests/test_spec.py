@@ -7,6 +7,7 @@ import ast
 import json
 
 import pytest
+import torch
 
 import opforge.harness.spec as spec_module
 from conftest import DATA, KERNELS, ROOT, TINY, write
@@ -215,3 +216,24 @@ def test_a_reference_that_returns_nothing_and_mutates_nothing_is_the_specs_error
     spec = load(write(tmp_path / "nothing.py", source))
     with pytest.raises(judge.ReferenceError_, match="returns nothing and declares no in-place argument"):
         judge.prepare(spec, seed=0, trials=1, device="cpu")
+
+
+def test_quantised_operands_make_an_op_not_float32(tmp_path):
+    """An op given int8 or float8 tensors multiplies them at their own width (int8/FP8 tensor cores): the
+    float32 precision rules would refuse exactly that. Integer index inputs leave a float32 op float32."""
+    body = ("import torch\n\nclass Model(torch.nn.Module):\n    def forward(self, a, s):\n        return a.float() * s\n\n"
+            "def get_inputs():\n    return [torch.ones(4, dtype=torch.{dtype}), torch.rand(4)]\n\n"
+            "def get_init_inputs():\n    return []\n")
+    flags = {dtype: load_spec(write(tmp_path / f"q_{dtype}.py", body.format(dtype=dtype)), max_elements=None,
+                              max_bytes=1 << 20).is_float32
+             for dtype in ("int8", "float8_e4m3fn", "int64", "float32")}
+    assert flags == {"int8": False, "float8_e4m3fn": False, "int64": True, "float32": True}
+
+
+def test_scaled_stress_leaves_float8_inputs_as_they_are():
+    """×1e3 of an e4m3 tensor is NaN past 448: the scaled case multiplies the wider floats only."""
+    from opforge.harness import stress
+    q, s = torch.ones(3).to(torch.float8_e4m3fn), torch.ones(3)
+    out = stress.scaled([q, s], 1e3)
+    assert out[0] is q and torch.equal(out[1], s * 1e3)
+    assert stress.scaled([q], 1e3) is None

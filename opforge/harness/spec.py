@@ -52,9 +52,12 @@ class OpSpec:
 
     @property
     def is_float32(self) -> bool:
-        """A float32 op: its float inputs are float32 (precision tricks are judged against that)."""
+        """A float32 op: its float inputs are float32 (precision tricks are judged against that), and
+        none is int8 or float8: an op given quantised operands (a W8A8 GEMM) may multiply them at their
+        own width (int8 or FP8 tensor cores), which in a float32 op would be a precision trick."""
         floats = [d for d in self.input_dtypes if d.startswith(("float", "bfloat"))]
-        return bool(floats) and all(d in ("float32", "float64") for d in floats)
+        quantised = any(d == "int8" or d.startswith("float8") for d in self.input_dtypes)
+        return bool(floats) and all(d in ("float32", "float64") for d in floats) and not quantised
 
     def module(self, sizes: dict[str, int] | None = None) -> ModuleType:
         """A fresh run of the spec's source at the sizes used, or at `sizes` over them: the one way

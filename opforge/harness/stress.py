@@ -41,14 +41,16 @@ def enabled(meta: dict) -> set[str]:
     return {kind for kind in KINDS if option.get(kind, True)}
 
 
-def _floats(inputs: list) -> bool:
-    return any(isinstance(x, torch.Tensor) and x.is_floating_point() for x in inputs)
+def _scalable(x) -> bool:
+    """A float tensor the scaled case multiplies: not a float8 one, whose narrow range is the point
+    (×1e3 of an e4m3 value is NaN past 448; quantised operands come with their own scale tensors)."""
+    return isinstance(x, torch.Tensor) and x.is_floating_point() and x.element_size() > 1
 
 
 def scaled(inputs: list, factor: float) -> list | None:
-    if not _floats(inputs):
+    if not any(_scalable(x) for x in inputs):
         return None
-    return [x * factor if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
+    return [x * factor if _scalable(x) else x for x in inputs]
 
 
 def zeros(inputs: list) -> list | None:

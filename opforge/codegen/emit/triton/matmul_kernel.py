@@ -57,6 +57,27 @@ IEEE_DOT = '''\
         # "ieee": true fp32 products; the reduced-mantissa tensor-core default would break the fp32 contract.
         acc = tl.dot(a, b, acc, input_precision="ieee")'''
 HALF_DOT = "        acc = tl.dot(a, b, acc)  # half-precision inputs, fp32 accumulation"
+INT8_DOT = '''\
+        # int8 x int8: an exact int32 dot per K tile, summed in fp32 like the reference's fp32 sums
+        # (per tile, so no int32 accumulator can overflow however long K is); "ieee" names the contract,
+        # integer products have no reduced-precision mode.
+        acc += tl.dot(a, b, out_dtype=tl.int32, input_precision="ieee").to(tl.float32)'''
+FP8_DOT = '''\
+        # FP8 operands widened to bf16 (exact: fewer mantissa bits, a narrower exponent range), then a
+        # bf16 dot with fp32 accumulation: the products are exact, as in the reference's fp32 dot.
+        acc = tl.dot(a.to(tl.bfloat16), b.to(tl.bfloat16), acc)'''
+TL_DTYPES = {"torch.float32": "tl.float32", "torch.float16": "tl.float16", "torch.bfloat16": "tl.bfloat16"}
+
+
+def dot_source(plan: Plan) -> str:
+    """The K loop's dot, after the operands' own casts (a cast operand is converted as loaded)."""
+    if plan.dot == "int8":
+        return INT8_DOT
+    if plan.dot == "fp8":
+        return FP8_DOT
+    lines = [f"        {side} = {side}.to({TL_DTYPES[str(cast[1])]})  # the reference's {cast[0]} -> {cast[1]}"
+             for side, cast in zip("ab", plan.casts) if cast]
+    return "\n".join(lines + [IEEE_DOT if plan.ieee else HALF_DOT])
 
 
 def fill(items: list[str], indent: str) -> str:
@@ -77,6 +98,6 @@ def kernel_source(plan: Plan) -> str:
         strides=fill(strides, "    ") + ",",
         batch="    batch = tl.program_id(1).to(tl.int64)  # int64: batch * stride passes 2**31\n" if b else "",
         a_batch="batch * stride_ab + " if b else "", b_batch="batch * stride_bb + " if b else "",
-        dot=IEEE_DOT if plan.ieee else HALF_DOT,
+        dot=dot_source(plan),
         epilogue="\n".join("    " + line for line in [comment] + body),
         out_offsets=offsets_of("o", b), result=plan.result)

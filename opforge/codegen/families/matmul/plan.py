@@ -7,7 +7,8 @@ viewed back) replay at any size, not at the export's. Operand views become strid
 rebuilds the view and passes `.stride()`; `reshape` copies only where strides cannot express it).
 Epilogue tensors are expanded to the result's shape: stride 0 on broadcast dims covers a bias [N], a
 column [M, 1], a 0-d tensor and a full [M, N] alike. A scalar multiply on an operand is moved onto the
-accumulator."""
+accumulator. A dtype cast on an operand (`a.float()` of an int8, FP8 or half input: W8A8 scaled GEMMs,
+mixed-precision references) is applied to the loaded tile, so the operand is read at its own width."""
 from __future__ import annotations
 
 import keyword
@@ -24,6 +25,9 @@ from opforge.codegen.lower import Lowered, Unsupported, val
 MM_TARGETS = {"aten.mm.default": False, "aten.bmm.default": True}  # target -> batched
 SCALES = {"aten.mul.Tensor": "*", "aten.mul.Scalar": "*", "aten.div.Tensor": "/", "aten.div.Scalar": "/"}
 FLOATS = {torch.float32, torch.float16, torch.bfloat16}
+FP8 = {torch.float8_e4m3fn, torch.float8_e5m2}
+# Operand dtypes whose cast to a float the kernel applies to the loaded tile (every value exact in fp32).
+CASTABLE = FLOATS | FP8 | {torch.int8, torch.uint8, torch.int16}
 ARANGES = {"aten.arange.start_step": (0, 1, 2), "aten.arange.start": (0, 1, None), "aten.arange.default": (None, 0, None)}
 RESERVED = {"lhs", "rhs", "out", "batch", "M", "N", "K", "grid", "torch", "triton", "tl", "ModelNew"}
 
@@ -39,8 +43,20 @@ def scalar_factor(node: Node) -> tuple[Node, str, object] | None:
     return (a, op, b) if isinstance(a, Node) and number else None
 
 
-def trace(node: Node, bases: dict, scale: list | None = None) -> Tracked:
-    """A placeholder through views; with `scale`, scalar multiplies are collected there too."""
+def operand_cast(node: Node) -> tuple[torch.dtype, torch.dtype] | None:
+    """(from, to) for a pure dtype conversion `x.to(float)` of a CASTABLE tensor, else None."""
+    if str(node.target) != "aten._to_copy.default" or set(node.kwargs) - {"dtype", "layout", "device"}:
+        return None
+    source = node.args[0]
+    if not isinstance(source, Node) or "val" not in source.meta:
+        return None
+    src, dst = val(source).dtype, val(node).dtype
+    return (src, dst) if src in CASTABLE and dst in FLOATS else None
+
+
+def trace(node: Node, bases: dict, scale: list | None = None, casts: list | None = None) -> Tracked:
+    """A placeholder through views; with `scale`, scalar multiplies are collected there too, and with
+    `casts`, a dtype conversion (casts commute with views: the kernel converts the loaded tile)."""
     chain = []
     while node.op != "placeholder":
         target = str(node.target)
@@ -48,6 +64,13 @@ def trace(node: Node, bases: dict, scale: list | None = None) -> Tracked:
         if folded:
             node = folded[0]
             scale.append(folded[1:])
+            continue
+        cast = operand_cast(node) if casts is not None else None
+        if cast:
+            if casts:
+                raise Unsupported("a matmul operand converted twice (only one dtype cast is fused)")
+            casts.append(cast)
+            node = node.args[0]
             continue
         if target not in VIEWS and target not in IDENTITY:
             raise Unsupported(f"a matmul operand or epilogue tensor computed by {target} (only views are fused)")
@@ -82,16 +105,21 @@ class Plan:
         self.args, self.kernel = list(names.values()), f"_{title}_matmul_kernel"
         self.launcher = identifier(title, set(self.args))
         self.scale: list = []  # (op, number) pairs folded from operand prologues
-        self.lhs, self.rhs = (trace(a, bases, self.scale) for a in mm.args[:2])  # [batch,] M, K / K, N
+        lhs_cast, rhs_cast = [], []
+        self.lhs = trace(mm.args[0], bases, self.scale, lhs_cast)  # [batch,] M, K
+        self.rhs = trace(mm.args[1], bases, self.scale, rhs_cast)  # [batch,] K, N
+        self.casts = (lhs_cast[0] if lhs_cast else None, rhs_cast[0] if rhs_cast else None)
         self.batched, self.sizes = MM_TARGETS[str(mm.target)], Sizes()
         self.ieee = val(mm).dtype == torch.float32
+        self.dot = dot_kind(self.casts, self.ieee)
         self.epilogue = epilogue(mm, Tracked("out", self._result_dims()), bases, self.sizes, self.batched)
         output = lowered.outputs[0]
         if output not in self.epilogue.dependent:
             raise Unsupported("the output does not depend on the matmul")
         self.result = str(self.epilogue.value(output))  # the kernel value that is stored
         self.out = self.epilogue.frames[output]  # `out` ([batch,] M, N) through the epilogue's views
-        self.out_dtype = "lhs.dtype" if val(output).dtype == val(mm).dtype else str(val(output).dtype)
+        same = val(output).dtype == val(mm).dtype and self.casts == (None, None)
+        self.out_dtype = "lhs.dtype" if same else str(val(output).dtype)
         # A 2-D input [M, K] giving a plain [M, N]: leading dims it has at run time fold into rows.
         kinds = {names[p.name]: p.kind for p in lowered.placeholders}
         plain = not self.batched and not self.lhs.steps and not self.out.steps and kinds[self.lhs.base] == "input"
@@ -119,6 +147,20 @@ class Plan:
         dims = batch + (lhs.dims[-2], rhs.dims[-1])
         sizes.names = {d: n for d, n in zip(dims, ("batch", "M", "N")[-len(dims):]) if d}
         return dims
+
+
+def dot_kind(casts: tuple, ieee: bool) -> str:
+    """How the kernel multiplies the tiles. "int8": both operands int8 cast to a float, an exact int32
+    dot per K tile (IMMA) summed in fp32, as the reference's fp32 sums of exact products are; "fp8":
+    both FP8, widened to bf16 (exact) for a bf16 dot with fp32 accumulation, which every GPU since
+    sm80 has; otherwise each cast operand is converted to its target and the dot is fp32 ("ieee",
+    true fp32 products) or half precision ("half")."""
+    sources = [c[0] if c else None for c in casts]
+    if sources == [torch.int8, torch.int8]:
+        return "int8"
+    if all(s in FP8 for s in sources):
+        return "fp8"
+    return "ieee" if ieee else "half"
 
 
 def _the_matmul(lowered: Lowered) -> Node:
