@@ -9,9 +9,12 @@ verified on the CPU) into a throwaway registry:
 
 Spec sets, by where a spec lies: base (benchmarks/expert_specs/*.py but indexmap_*, and ops/*.py),
 indexmap (expert_specs/indexmap_*.py), conv, fusion, level3 (the expert_specs/ folders of those
-names; any other folder is a set of its name), all (the default: every one of them).
+names; any other folder is a set of its name), serving (the inference-engine suite, ops/serving/),
+serving-extra (expert_specs/serving/: the same ops written other ways, engine and HF styles), all
+(the default: every one of them).
 
-Targets: verified >= 90% of the conv set, >= 70% of fusion, >= 60% of every other set; median time
+Targets: verified >= 90% of the conv set, >= 80% of serving and serving-extra, >= 70% of fusion,
+>= 60% of every other set; median time
 to verdict < 60 s; 0 incorrect kernels promoted. Kernels per spec come from the run's promoted
 candidate, else its best, else its latest draft: the drafter's `kernels` meta, else the
 `@triton.jit` functions of its source. A spec the expert cannot handle is a row of the table, never
@@ -44,7 +47,7 @@ from opforge.harness.verify import VerifyOptions  # noqa: E402
 from opforge.registry import Registry  # noqa: E402
 
 SPEC_ROOT = ROOT / "benchmarks" / "expert_specs"
-SETS = ("base", "conv", "fusion", "level3", "indexmap", "all")
+SETS = ("base", "conv", "fusion", "level3", "indexmap", "serving", "serving-extra", "all")
 CANDIDATES_PER_ROUND = 4
 # Family guessed from a file name when the spec has no OPFORGE["family"]: first keyword found wins,
 # so the specific names come before the general ones ("softmax" before "max", "l2_norm" before "norm").
@@ -72,9 +75,10 @@ FAMILY_KEYWORDS = (
 
 
 def all_specs() -> list[Path]:
-    """Every spec file: expert_specs/ and its folders (files named `_*` are helpers), then ops/."""
+    """Every spec file: expert_specs/ and its folders (files named `_*` are helpers), then ops/ and
+    ops/serving/."""
     specs = [p for p in SPEC_ROOT.rglob("*.py") if not p.name.startswith("_")]
-    return sorted(specs) + sorted((ROOT / "ops").glob("*.py"))
+    return sorted(specs) + sorted((ROOT / "ops").glob("*.py")) + sorted((ROOT / "ops" / "serving").glob("*.py"))
 
 
 def spec_set(path: Path) -> str:
@@ -82,11 +86,13 @@ def spec_set(path: Path) -> str:
     path = path.resolve()
     if path.parent == (ROOT / "ops"):
         return "base"
+    if path.parent == (ROOT / "ops" / "serving"):
+        return "serving"
     if not path.is_relative_to(SPEC_ROOT):
         return "other"
     parts = path.relative_to(SPEC_ROOT).parts
     if len(parts) > 1:
-        return parts[0]
+        return "serving-extra" if parts[0] == "serving" else parts[0]
     return "indexmap" if path.name.startswith("indexmap_") else "base"
 
 

@@ -61,6 +61,11 @@ def test_each_set_selects_the_specs_where_they_lie():
     assert COV.spec_set(SPECS / "indexmap_gather_rows.py") == "indexmap"
     assert COV.spec_set(SPECS / "conv" / "conv2d_any.py") == "conv"
     assert COV.spec_set(ROOT / "tests" / "data" / "specs" / "tiny_softmax.py") == "other"
+    serving = COV.default_specs("serving")
+    assert len(serving) >= 16 and all(p.parent == ROOT / "ops" / "serving" for p in serving)
+    assert COV.spec_set(SPECS / "serving" / "any_rope.py") == "serving-extra"
+    from benchmarks.coverage_report import target_of
+    assert target_of("serving") == target_of("serving-extra") == 0.80 > target_of("base")
     args, paths = COV.parse_args(["--set", "level3", "--only", "attention"])
     assert paths and all("attention" in p.name and p.parent == SPECS / "level3" for p in paths)
 
