@@ -50,9 +50,12 @@ class Placeholder:
 class Lowered:
     graph: Graph
     placeholders: list[Placeholder]
-    outputs: list[Node]
+    outputs: list[Node]  # what forward returns (a returned None is nothing to return)
     n_forward_args: int
     ops: set[str] = field(default_factory=set)
+    # forward arguments the reference updates in place (a KV-cache write): the placeholder's name ->
+    # the node holding its value after forward, which the candidate writes into the argument itself
+    mutations: dict[str, Node] = field(default_factory=dict)
 
     def state(self) -> list[Placeholder]:
         return [p for p in self.placeholders if p.kind in ("parameter", "buffer")]
@@ -278,6 +281,9 @@ def _describe(program, n_args: int, scalars: set[int]) -> Lowered:
     signature = program.graph_signature
     params, buffers = signature.inputs_to_parameters, signature.inputs_to_buffers
     placeholders, outputs = [], []
+    mutated = {spec.arg.name: spec.target for spec in signature.output_specs
+               if spec.kind == torch.export.graph_signature.OutputKind.USER_INPUT_MUTATION}
+    mutations = {}
     for node in program.graph.nodes:
         if node.op == "placeholder":
             val = node.meta.get("val")
@@ -289,11 +295,12 @@ def _describe(program, n_args: int, scalars: set[int]) -> Lowered:
             fqn = params.get(node.name) or buffers.get(node.name)
             placeholders.append(Placeholder(node.name, kind, fqn, tuple(val.shape), val.dtype))
         elif node.op == "output":
-            outputs = [o for o in node.args[0]]
+            mutations = {mutated[o.name]: o for o in node.args[0] if isinstance(o, Node) and o.name in mutated}
+            outputs = [o for o in node.args[0] if o is not None and not (isinstance(o, Node) and o.name in mutated)]
     if signature.inputs_to_lifted_tensor_constants:
         raise Unsupported("tensor constants created in forward")
     ops = {str(n.target) for n in program.graph.nodes if n.op == "call_function"}
-    return Lowered(program.graph, placeholders, outputs, n_args, ops)
+    return Lowered(program.graph, placeholders, outputs, n_args, ops, mutations)
 
 
 def arg(node: Node, index: int, name: str, default=None):
