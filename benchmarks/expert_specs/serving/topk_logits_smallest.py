@@ -2,8 +2,11 @@
 nearest codebook entries by distance, per batch and position."""
 import torch
 
+# torch.topk leaves the order of equal values unspecified (on a CPU, torch.zeros(1, 8).topk(3) gives ids
+# [6, 5, 4]): the stress cases that make ties (a zeroed slice is all ties) have no one right answer to
+# compare ids with.
 OPFORGE = dict(name="topk_logits_smallest", dtypes=["float32"], family="serving",
-               tags=["serving", "topk", "ascending", "row"])
+               tags=["serving", "topk", "ascending", "row"], stress={"zeros": False})
 
 batch = 4
 seq = 64

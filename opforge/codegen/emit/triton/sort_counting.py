@@ -132,7 +132,7 @@ def kernel_source(plan: CountingPlan, prefix: str) -> str:
     for node in plan.bin_nodes:
         bins.emit(node)
     params, stores = _outputs(plan, bins, ("bin", "bin1"))
-    text = ROUND_BF16.format(name=bins.round) + HISTOGRAM.format(p=prefix)
+    text = HISTOGRAM.format(p=prefix)
     text += SCAN.format(p=prefix, outs="".join(f"{x}, " for x in params),
                         body="".join(f"    {line}\n" for line in bins.lines + stores))
     if plan.sort is not None:
@@ -142,7 +142,7 @@ def kernel_source(plan: CountingPlan, prefix: str) -> str:
         params, stores = _outputs(plan, slots, ("slot",))
         text += SCATTER.format(p=prefix, outs="".join(f"{x}, " for x in params),
                                body="".join(f"    {line}\n" for line in slots.lines + stores))
-    return text
+    return (ROUND_BF16.format(name=bins.round) if f"{bins.round}(" in text else "") + text
 
 
 LAUNCHER = '''

@@ -78,9 +78,7 @@ class _Writer:
             expr = self._reduce(node)
         else:
             args = [self.value(a) for a in node.args]
-            kwargs = {k: self.value(v) for k, v in node.kwargs.items() if not isinstance(v, (torch.dtype,
-                                                                                              torch.device))}
-            kwargs.update({k: v for k, v in node.kwargs.items() if isinstance(v, torch.dtype)})
+            kwargs = {k: self.value(v) if isinstance(v, Node) else v for k, v in node.kwargs.items()}
             expr = elementwise(node, args, kwargs, self.round)
         self.lines.append(f"{name} = {expr}  # {target} ({space})")
         self.names[node] = name
@@ -191,7 +189,8 @@ def kernel_source(plan: TopkPlan, prefix: str) -> tuple[str, list[str], list[str
                                        "BLOCK_K: tl.constexpr"]
     name = f"{prefix}_topk_kernel"
     lines = ", ".join(params)
-    text = (ROUND_BF16.format(name=w.round) + (KEY if floats else INT_KEY).format(name=key)
+    rounding = ROUND_BF16.format(name=w.round) if any(f"{w.round}(" in line for line in body) else ""
+    text = (rounding + (KEY if floats else INT_KEY).format(name=key)
             + f"\n\n@triton.jit\ndef {name}({lines}):\n"
             + "    row = tl.program_id(0).to(tl.int64)\n"
             + "    cols = tl.arange(0, BLOCK_N)\n    mask = cols < N\n"
@@ -236,16 +235,15 @@ def launcher_source(plan: TopkPlan, prefix: str, launcher: str, warps: int) -> s
             call.append(a)
     device = args[loads[0]] + ".device"
     outs, rank = [], plan.rank
-    rows = tuple(val(plan.source).shape[:-1])
     for i, node in enumerate(plan.outputs):
         space = plan.space[node]
         if space == "n":
             size = "shape"
         elif space == "k":
             size = "rows_shape + (K,)"
-        elif tuple(val(node).shape) == rows + (1,) and rank > 1 or val(node).dim() == rank:
+        elif val(node).dim() == rank:  # keepdim
             size = "rows_shape + (1,)"
-        elif tuple(val(node).shape) == rows:
+        elif val(node).dim() == rank - 1:
             size = "rows_shape"
         else:
             raise Unsupported(f"output {node.name} of shape {list(val(node).shape)} is not one per row")
@@ -255,8 +253,8 @@ def launcher_source(plan: TopkPlan, prefix: str, launcher: str, warps: int) -> s
     k_end = "N" if w.end is None else f"min({w.end}, N)"
     check = ""
     if w.topk is not None:
-        check = (f"    if {w.topk} > N:\n        raise RuntimeError(f\"selected index k out of range: topk({w.topk}) of "
-                 f"rows of {{N}}\")\n")
+        check = (f"    if {w.topk} > N:\n        raise RuntimeError(f\"selected index k out of range: "
+                 f"topk({w.topk}) of rows of {{N}}\")\n")
     result = ", ".join(f"out{i}" for i in range(len(plan.outputs)))
     what = ("topk" if w.topk is not None else "sort") + f" ({'descending' if plan.descending else 'ascending'})"
     window = f"positions [{w.start}, {'N' if w.end is None else w.end})"

@@ -77,7 +77,8 @@ def _place(plan: CountingPlan, node: Node) -> None:
         plan.space[node], plan.consts[node] = "const", torch.tensor(node.args[1]).to(val(node).dtype).item()
         return
     if target == "aten.cumsum.default":
-        if spaces != ["bin"] or arg(node, 1, "dim") not in (0, -1) or node.kwargs.get("dtype") not in (None, torch.int64):
+        if spaces != ["bin"] or arg(node, 1, "dim") not in (0, -1) or node.kwargs.get("dtype") not in (
+                None, torch.int64):
             raise Unsupported("a cumsum of anything but the counts")
         plan.space[node] = "bin"
         plan.bin_nodes.append(node)
