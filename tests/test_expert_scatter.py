@@ -168,6 +168,21 @@ def test_chained_writes_into_one_cache_keep_their_order(tmp_path):
     assert all(_compare(spec_path, candidate))
 
 
+def test_scatter_along_a_dim_reads_src_where_the_index_has_elements(tmp_path):
+    """cache.scatter_(2, index, src) with a transposed (non-contiguous) index smaller than src, and
+    scatter_ of a number: each element's own coordinates, its index along the dim."""
+    spec_path = _spec(tmp_path, """
+        def forward(self, cache, idx, new, other):
+            cache.scatter_(2, idx, new * 2.0)
+            other.scatter_(2, idx[:, :, 0], 0.5)  # repeated indices write the same number
+        """, ["cache", "other"],
+        "[torch.randn(2, 3, 10, 4), torch.stack([torch.randperm(10)[:6] for _ in range(24)]).view(2, 3, 4, 6)"
+        ".transpose(2, 3), torch.randn(2, 3, 7, 4), torch.randn(2, 3, 10)]")
+    candidate, kernel = _candidate(tmp_path, spec_path)
+    assert kernel.family == "scatter" and kernel.kernels == 2
+    assert all(_compare(spec_path, candidate))
+
+
 # ---- what the family refuses -------------------------------------------------------------------
 
 @pytest.mark.parametrize("body, mutates, inputs, reason", [
@@ -180,6 +195,8 @@ def test_chained_writes_into_one_cache_keep_their_order(tmp_path):
     ("def forward(self, cache, rows, idx, v):\n    cache[rows[idx]] = v\n",
      ["cache"], "[torch.randn(8, 4), torch.tensor([5, 6, 7]), torch.tensor([0, 2]), torch.randn(2, 4)]",
      "gather"),
+    ("def forward(self, cache, idx, v):\n    cache.scatter_(1, idx, v, reduce='add')\n",
+     ["cache"], "[torch.randn(4, 8), torch.tensor([[1, 3]] * 4), torch.randn(4, 2)]", "reduce"),
 ])
 def test_unsupported_writes_say_why(tmp_path, body, mutates, inputs, reason):
     lowered = lower(_spec(tmp_path, body, mutates, inputs))

@@ -238,7 +238,10 @@ def _write_views(j: int, write: Write, group: Group) -> list[str]:
     for i, leaf in enumerate(write.values.leaves):
         v = f"w{j}_v{i}"
         lines.append(f"{v} = {leaf.code}")
-        if k is None:  # values shaped as torch's indexing result: the rows where the indexed dims stand
+        if write.along is not None:  # a scatter reads src where the index has elements
+            lines += [f"{v} = {v}[(None,) * (len(rows) - {v}.dim())]",
+                      f"{v} = {v}[tuple(slice(0, size) for size in rows)].expand(rows)"]
+        elif k is None:  # values shaped as torch's indexing result: the rows where the indexed dims stand
             first = write.dims[0] if write.adjacent else 0
             lines += [f"shape = list(w{j}_t.shape[:{first}]) + list(rows) + list(w{j}_t.shape[{write.dims[-1] + 1}:])"
                       if write.adjacent else f"shape = list(rows) + w{j}_rest",

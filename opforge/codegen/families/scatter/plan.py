@@ -26,10 +26,13 @@ from opforge.codegen.lower import Lowered, Unsupported, arg, val
 from opforge.codegen.views import INDEXING, PERMUTES, RESHAPES, leaf_replay
 
 WRITES = {"aten.index_put.default", "aten.index_put_.default"}
+SCATTERS = {"aten.scatter.src", "aten.scatter.value"}  # scatter_(dim, index, src or a number)
+REDUCING = {"aten.scatter.reduce", "aten.scatter.value_reduce", "aten.scatter_add.default",
+            "aten.scatter_reduce.two", "aten.index_reduce.default"}
 COMPACT = "aten.index.Tensor"  # x[mask] with one boolean index: the rows the mask keeps
 IDENTITY = {"aten.clone.default", "aten.alias.default", "aten.detach.default", "aten.contiguous.default",
             "aten.lift_fresh_copy.default"}
-ROW_RANK, REST_RANK = 3, 5  # dims of the rows and of the rest the kernels decompose
+ROW_RANK, REST_RANK = 4, 5  # dims of the rows and of the rest the kernels decompose
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,7 @@ class Write:
     index: list[Var]
     values: Side
     value: object  # a Var, or a Python number for a constant fill
+    along: int | None = None  # a scatter's dim: every dim indexed, the others by the row's own coordinate
 
     @property
     def rest(self) -> tuple[int, ...]:
@@ -95,9 +99,13 @@ class Plan:
 
     def __init__(self, lowered: Lowered) -> None:
         self.lowered = lowered
-        writes = [n for n in lowered.graph.nodes if str(n.target) in WRITES]
+        writes = [n for n in lowered.graph.nodes if str(n.target) in WRITES | SCATTERS]
+        reducing = sorted({str(n.target) for n in lowered.graph.nodes if str(n.target) in REDUCING})
+        if reducing:
+            raise Unsupported(f"{', '.join(reducing)}: a scatter that reduces into the target (scatter-add), "
+                              "which needs atomics, rather than writes")
         if not writes:
-            raise Unsupported("no index write (aten.index_put) in the graph")
+            raise Unsupported("no index write (aten.index_put, aten.scatter) in the graph")
         # torch.export's checks of a data-dependent size (sym_size, _assert_scalar) are never read:
         # the plan walks back from the writes only.
         if lowered.outputs:
@@ -108,6 +116,8 @@ class Plan:
             self._add(node)
 
     def _add(self, node: Node) -> None:
+        if str(node.target) in SCATTERS:
+            return self._add_scatter(node)
         if arg(node, 3, "accumulate", False):
             raise Unsupported("index_put with accumulate=True (a scatter-add)")
         indices = list(node.args[1])
@@ -141,6 +151,29 @@ class Plan:
         if val(node.args[2]).dtype != val(node).dtype:
             raise Unsupported("an index write whose values have another dtype than the target")
         group.writes.append(Write(node, target, rank, dims, adjacent, index, values, value))
+
+    def _add_scatter(self, node: Node) -> None:
+        """target.scatter_(dim, index, src): rows are the index's elements; row r = (r_0, .., r_k)
+        writes target[r_0, .., index[r], .., r_k] = src[r]."""
+        if node.kwargs.get("reduce") is not None:
+            raise Unsupported(f"scatter with reduce={node.kwargs['reduce']!r}")
+        rank = len(val(node).shape)
+        along, index, src = node.args[1] % max(rank, 1), node.args[2], node.args[3]
+        if val(index).dim() != rank or rank > ROW_RANK:
+            raise Unsupported(f"a scatter of {rank} dims (the kernel decomposes up to {ROW_RANK})")
+        group = self.groups[-1] if self.groups else None
+        target = self.targets[node]
+        if not (group and group.key == ("scatter", index) and target not in {w.target for w in group.writes}):
+            group = Group(Side(), None, rank, key=("scatter", index))
+            self.groups.append(group)
+        own = _Trace(group.rows, None, "rows").value(index)
+        coords = [Var(f"r{ROW_RANK - rank + d}") for d in range(rank)]
+        values = Side(prefix=f"w{len(group.writes)}_")
+        value = _Trace(values, None, "values").value(src)
+        if isinstance(src, Node) and val(src).dtype != val(node).dtype:
+            raise Unsupported("a scatter whose source has another dtype than the target")
+        group.writes.append(Write(node, target, rank, tuple(range(rank)), True,
+                                  coords[:along] + [own] + coords[along + 1:], values, value, along))
 
 
 def _targets(lowered: Lowered, writes: list[Node]) -> dict[Node, str]:
