@@ -19,7 +19,8 @@ SPECS = sorted(p.stem for p in SERVING.glob("*.py"))
 REQUIRED = {"fused_add_rms_norm", "silu_and_mul", "gelu_and_mul", "gelu_tanh_and_mul", "rotary_neox",
             "rotary_gptj", "prefill_attention_causal", "paged_decode_attention", "reshape_and_cache",
             "moe_topk_softmax", "moe_align_permute", "per_token_int8_quant", "per_tensor_fp8_quant",
-            "int8_gemm_scaled", "fp8_gemm_scaled", "topk_topp_mask"}
+            "int8_gemm_scaled", "fp8_gemm_scaled", "topk_topp_mask",
+            "rms_norm_bf16", "linear_bf16"}  # with the ops above: every op of the decoder-layer example
 # What each reference returns (then the declared in-place arguments), dtype by dtype.
 OUTPUT_DTYPES = {
     "fused_add_rms_norm": ["bfloat16", "bfloat16"], "silu_and_mul": ["bfloat16"], "gelu_and_mul": ["float16"],
@@ -29,6 +30,7 @@ OUTPUT_DTYPES = {
     "moe_topk_softmax": ["float32", "int32"], "moe_align_permute": ["int32", "int32", "int32"],
     "per_token_int8_quant": ["int8", "float32"], "per_tensor_fp8_quant": ["float8_e4m3fn", "float32"],
     "int8_gemm_scaled": ["bfloat16"], "fp8_gemm_scaled": ["bfloat16"], "topk_topp_mask": ["float32"],
+    "rms_norm_bf16": ["bfloat16"], "linear_bf16": ["bfloat16"],
 }
 PREPARABLE = SPECS
 

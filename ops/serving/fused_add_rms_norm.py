@@ -1,4 +1,4 @@
-"""vLLM `fused_add_rms_norm`: residual += x, then RMSNorm of the new residual; returns (normed, residual)."""
+"""vLLM `fused_add_rms_norm(input, residual, weight, epsilon)`: residual += x, then RMSNorm of the new residual."""
 import torch
 
 OPFORGE = dict(name="fused_add_rms_norm", dtypes=["bfloat16"], family="serving",
@@ -9,23 +9,26 @@ hidden_size = 4096  # Llama-3-8B
 
 
 class Model(torch.nn.Module):
-    """vLLM's `RMSNorm.forward_native` with a residual: the add and the norm in fp32, one rounding each."""
+    """vLLM's `RMSNorm.forward_native` with a residual: the add and the norm in fp32, one rounding each;
+    returns (normed, new residual). The weight [hidden] is an input, as in vLLM's custom op, so a caller
+    passes each layer's own."""
 
-    def __init__(self, hidden_size, eps=1e-6):
+    def __init__(self, eps=1e-6):
         super().__init__()
-        self.weight = torch.nn.Parameter((1.0 + 0.1 * torch.randn(hidden_size)).to(torch.bfloat16))
         self.eps = eps
 
-    def forward(self, x, residual):
+    def forward(self, x, residual, weight):
         dtype = x.dtype
         h = x.float() + residual.float()
         new_residual = h.to(dtype)
         normed = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + self.eps)
-        return (normed * self.weight.float()).to(dtype), new_residual
+        return (normed * weight.float()).to(dtype), new_residual
 
 
-def _pair(tokens):
-    return [torch.randn(tokens, hidden_size).to(torch.bfloat16), torch.randn(tokens, hidden_size).to(torch.bfloat16)]
+def _pair(tokens, hidden=hidden_size, scale=1.0):
+    return [torch.randn(tokens, hidden).mul(scale).to(torch.bfloat16),
+            torch.randn(tokens, hidden).mul(scale).to(torch.bfloat16),
+            (1.0 + 0.1 * torch.randn(hidden)).to(torch.bfloat16)]
 
 
 def get_inputs():
@@ -33,10 +36,10 @@ def get_inputs():
 
 
 def get_init_inputs():
-    return [hidden_size]
+    return [1e-6]
 
 
 def get_input_variants():
-    # Decode (one token), a ragged batch, and activations 8x larger (the residual stream grows with depth).
-    return [_pair(1), _pair(37), [torch.randn(5, hidden_size).mul(8).to(torch.bfloat16),
-                                  torch.randn(5, hidden_size).mul(8).to(torch.bfloat16)]]
+    # Decode (one token), a ragged batch with an odd hidden size, and activations 8x larger (the residual
+    # stream grows with depth).
+    return [_pair(1), _pair(37, 1000), _pair(5, scale=8.0)]
