@@ -315,9 +315,74 @@ EXPR: dict[str, Formatter] = {
     "aten.erfinv.default": _erfinv,
 }
 
+# Casts to the 8-bit float formats, rounded exactly. Triton's own fp32 -> fp8 cast rounds ties wrongly
+# under the 3.9 interpreter (50.0 -> 52.0 in e4m3, where IEEE's nearest-even is 48.0), so each format
+# has a @triton.jit helper (FP8_HELPERS) that rounds to the format's grid in fp32 with exact steps
+# only (the binade from the exponent bits, a power-of-two scale, a floor-based half-even round), then
+# casts the exactly representable result: every one of the 254 finite e4m3 and 252 e5m2 values casts
+# exactly under the interpreter, and on a GPU cvt.rn of a representable value is the identity.
+# Out of range as torch's CPU cast: e4m3fn saturates to +-448 (inf too; it has no inf), e5m2 goes to
+# +-inf from 61440 (the midpoint above 57344) on; NaN stays NaN; a signed zero keeps its sign.
+# name: (tl type, mantissa bits, smallest normal exponent, largest finite, overflow threshold or None)
+FP8 = {torch.float8_e4m3fn: ("float8e4nv", 3, -6, 448.0, None),
+       torch.float8_e5m2: ("float8e5", 2, -14, 57344.0, 61440.0)}
+FP8_HELPER = '''@triton.jit
+def _to_{name}(x):
+    """fp32 -> {name}, round half to even (subnormals included), out of range as torch's cast."""
+    a = tl.abs(x).to(tl.float32)
+    a = tl.where(a > {top!r}, {top!r}, a)  # {clip_note}; NaN stays NaN
+    e = tl.maximum(((a.to(tl.int32, bitcast=True) >> 23) & 255) - 127, {emin})  # a's binade, or the subnormals'
+    step = ((e + {bias_step}) << 23).to(tl.float32, bitcast=True)  # 2^(e - {mant}): the format's spacing there
+    y = a * (({bias_inv} - e) << 23).to(tl.float32, bitcast=True)  # a / step, exact: y < {span}
+    f = tl.floor(y)
+    d = y - f  # exact
+    k = tl.where(d > 0.5, f + 1.0, tl.where(d < 0.5, f, f + (f - 2.0 * tl.floor(f * 0.5))))
+    r = k * step{overflow}
+    neg = x.to(tl.float32).to(tl.int32, bitcast=True) < 0  # the sign bit: -0.0 and -NaN keep theirs
+    nan = tl.where(neg, 255, 127).to(tl.uint8).to(tl.{tl_type}, bitcast=True)  # the interpreter casts NaN to a number
+    return tl.where(r != r, nan, tl.where(neg, -r, r).to(tl.{tl_type}))
+'''
+
+
+def _fp8_helper(dtype: torch.dtype) -> str:
+    tl_type, mant, emin, top, inf_from = FP8[dtype]
+    overflow = (f"\n    r = tl.where(tl.abs(x) >= {inf_from!r}, float(\"inf\"), r)  # rounds past {top!r}: inf"
+                if inf_from else "")
+    note = "saturated: 448 rounds to itself" if not inf_from else "rounded as 57344; from 61440 on, inf"
+    return FP8_HELPER.format(name=str(dtype).removeprefix("torch."), top=top, emin=emin, mant=mant,
+                             bias_step=127 - mant, bias_inv=127 + mant, span=2 ** (mant + 1), tl_type=tl_type,
+                             overflow=overflow, clip_note=note)
+
+
+FP8_HELPERS = {f"_to_{str(d).removeprefix('torch.')}": _fp8_helper(d) for d in FP8}
+
+
+def _cast_exact(a, k) -> str:
+    """_cast, and casts to fp8 through FP8_HELPERS (the emitter defines the helpers its text calls)."""
+    dtype = k.get("dtype")
+    if dtype in FP8:
+        return f"_to_{str(dtype).removeprefix('torch.')}({lit(a[0])})"
+    return _cast(a, k)
+
+
+def _div_rn(a, k) -> str:
+    """An IEEE quotient: Triton's `/` on fp32 is div.full.f32 on NVIDIA (2 ulp), which a quotient that
+    is rounded to an integer or an 8-bit float next (q = round(x / scale)) cannot afford."""
+    if k.get("rounding_mode") is not None:
+        raise Unsupported(f"division with rounding_mode={k['rounding_mode']}")
+    return f"tl.math.div_rn({lit(a[0])}, {lit(a[1])})"
+
+
 # fmod and remainder of floats without the % operator (Triton-Ascend's interpreter has none for floats).
 DIVIDED_FMOD: dict[str, Formatter] = {
     "aten.fmod.Tensor": _fmod_divided, "aten.fmod.Scalar": _fmod_divided,
     **{t: (lambda a, k: _remainder(a, k, _fmod_divided))
        for t in ("aten.remainder.Tensor", "aten.remainder.Scalar", "aten.remainder.Scalar_Tensor")},
 }
+
+# EXPR with exact fp8 casts, for an emitter that defines FP8_HELPERS (the row-wise one does).
+EXPR_FP8: dict[str, Formatter] = {**EXPR, "aten._to_copy.default": _cast_exact,
+                                  "prims.convert_element_type.default": lambda a, k: _cast_exact(a[:1], {"dtype": a[1]})}
+# Divisions whose quotient is quantised next, rounded as IEEE does (see _div_rn).
+DIV_RN: dict[str, Formatter] = {**{t: _div_rn for t in ("aten.div.Tensor", "aten.div.Scalar", "prims.div.default")},
+                                 "aten.reciprocal.default": lambda a, k: _div_rn([1.0, a[0]], k)}

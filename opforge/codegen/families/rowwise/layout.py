@@ -41,7 +41,8 @@ SCAN_OPS = {"aten.cumsum.default": "cumsum", "aten.cumprod.default": "cumprod",
             "aten.logcumsumexp.default": "logcumsumexp"}
 PAIRED = {"aten.max.dim", "aten.min.dim", "aten.cummax.default", "aten.cummin.default"}  # read through getitem
 FLIP, GETITEM = "aten.flip.default", "<built-in function getitem>"
-CONSTANTS = {"aten.scalar_tensor.default": 0, "aten.full.default": 1}  # target -> index of the value
+# target -> index of the value (full_like's tensor argument gives only the shape: zeros_like(x) in a where)
+CONSTANTS = {"aten.scalar_tensor.default": 0, "aten.full.default": 1, "aten.full_like.default": 1}
 # Views that only add, drop or broadcast size-1 dims are the identity in the row layout.
 SHAPE_VIEWS = {"aten.view.default", "aten._unsafe_view.default", "aten.reshape.default", "aten.expand.default",
                "aten.unsqueeze.default", "aten.squeeze.dim", "aten.squeeze.dims", "aten.squeeze.default",
@@ -102,6 +103,9 @@ class Plan:
     # along the others (GroupNorm's per-channel weight): read at column c // inner or c % inner.
     partial: dict[Node, tuple[int, bool]] = field(default_factory=dict)
     after: dict[Node, bool] = field(default_factory=dict)  # depends on a reduction's result
+    # Divisions and reciprocals whose quotient is quantised next (rounded, or cast to an integer or
+    # an 8-bit float): an emitter computes them as IEEE does, since one ulp moves q by one at a tie.
+    exact: set[Node] = field(default_factory=set)
 
     def is_leaf(self, node: Node) -> bool:
         """A tensor the kernels load: an input, or an input's regrouping view the launcher rebuilds."""

@@ -7,8 +7,9 @@ from torch.fx import Node
 
 from opforge.codegen.exprs import ELEMENTWISE
 from opforge.codegen.families.rowwise.frames import place
-from opforge.codegen.families.rowwise.layout import (FLIP, FULL_KINDS, GETITEM, MOMENTS, PAIRED, REDUCE_OPS,
-                                                     SCAN_OPS, SHAPE_VIEWS, Output, Plan, Reduce, rank_of)
+from opforge.codegen.families.rowwise.layout import (ALIASES, CONSTANTS, DIVISIONS, FLIP, FULL_KINDS, GETITEM,
+                                                     MOMENTS, PAIRED, REDUCE_OPS, SCAN_OPS, SHAPE_VIEWS, Output,
+                                                     Plan, Reduce, rank_of)
 from opforge.codegen.lower import Lowered, Unsupported, arg, val
 from opforge.codegen.views import edges
 
@@ -32,6 +33,7 @@ def analyse(lowered: Lowered, title: str) -> Plan:
     place(plan, planned)
     _classify(plan, planned)
     _outputs(plan)
+    plan.exact = _quantised_quotients(plan, planned)
     return plan
 
 
@@ -41,7 +43,7 @@ def _supported(node: Node) -> bool:
     target = str(node.target)
     if target == GETITEM:
         return str(node.args[0].target) in PAIRED
-    return any(target in table for table in (ELEMENTWISE, SHAPE_VIEWS, REDUCE_OPS, SCAN_OPS)) or target == FLIP
+    return any(target in table for table in (ELEMENTWISE, SHAPE_VIEWS, REDUCE_OPS, SCAN_OPS, CONSTANTS)) or target == FLIP
 
 
 def _check_ops(nodes: list[Node]) -> None:
@@ -203,6 +205,9 @@ def _classify_one(plan: Plan, node: Node) -> None:
             raise Unsupported(f"{target} over every dim of a value that is one per row")
         plan.cv[node], plan.scope[node], plan.late[node] = False, "global", False
         return
+    if target in CONSTANTS:  # full_like(x, 0) takes only x's shape: a constant, whatever x holds
+        plan.cv[node], plan.scope[node], plan.late[node] = False, "const", False
+        return
     if red is not None and red.index is not None and plan.cv[red.index]:
         raise Unsupported(f"{target} with an index that varies along the row")
     scopes = {plan.scope[a] for a in args}
@@ -235,9 +240,12 @@ def _output(plan: Plan, node) -> Output:
     if scope == "const":
         raise Unsupported(f"output {node.name} is a constant")
     if scope == "global":
-        if shape:
-            raise Unsupported(f"global output {node.name} of shape {list(shape)}")
-        return Output(node, "scalar")
+        if not shape:
+            return Output(node, "scalar")
+        source = node.args[0] if node.args and isinstance(node.args[0], Node) else None
+        if set(shape) == {1} and source is not None and set(val(source).shape) <= {1}:
+            return Output(node, "scalar", view=node)  # scale.reshape(1): the 0-d value, reshaped by the launcher
+        raise Unsupported(f"global output {node.name} of shape {list(shape)}")
     rows = tuple(s for d, s in zip(range(-plan.rank, 0), plan.full_shape) if d not in plan.dims)
     cols = tuple(plan.full_shape[d] for d in plan.dims)
     m = plan.maps[node]
@@ -252,3 +260,44 @@ def _output(plan: Plan, node) -> Output:
     if len(m) == plan.rank - len(plan.dims) and not plan.cv[node]:
         return Output(node, "row", late=plan.late[node])
     raise Unsupported(f"output {node.name} of shape {list(shape)} fits no row layout")
+
+
+# --- quotients that are quantised ----------------------------------------------------------------------
+
+QUANTISERS = {"aten.round.default", "aten.round.decimals", "aten.floor.default", "aten.ceil.default",
+              "aten.trunc.default"}
+CASTS = {"aten._to_copy.default", "prims.convert_element_type.default"}
+QUOTIENTS = DIVISIONS | {"aten.reciprocal.default"}  # x * (127 / absmax) reaches the graph as a reciprocal
+
+
+def _quantised_quotients(plan: Plan, nodes: list[Node]) -> set[Node]:
+    """Divisions (and reciprocals) from which an elementwise chain reaches a rounding op or a cast to an
+    integer or an 8-bit float (q = round(x / (absmax / 127))): both divisions there, so q is the
+    reference's at a tie."""
+    exact = set()
+    for node in nodes:
+        if node.op == "call_function" and str(node.target) in QUOTIENTS and _reaches_quantiser(node):
+            exact.add(node)
+    return exact
+
+
+def _reaches_quantiser(start: Node) -> bool:
+    stack, seen = list(start.users), set()
+    while stack:
+        node = stack.pop()
+        if node in seen or node.op != "call_function":
+            continue
+        seen.add(node)
+        target = str(node.target)
+        if target in QUANTISERS or target in CASTS and _quantising_cast(node):
+            return True
+        if target in ELEMENTWISE or target in SHAPE_VIEWS or target in ALIASES:
+            stack += node.users
+    return False
+
+
+def _quantising_cast(node: Node) -> bool:
+    dtype = val(node).dtype
+    if dtype == torch.bool:
+        return False
+    return not dtype.is_floating_point or dtype.itemsize == 1

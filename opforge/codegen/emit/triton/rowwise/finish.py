@@ -116,7 +116,7 @@ class FinishWriter:
             elif target in SHAPE_VIEWS | ALIASES:
                 self.memo[node] = self.value(node.args[0])
             else:
-                expr = render(self.plan, node, self.value, self.ORDER, self.sizes)
+                expr = render(self.plan, node, self.value, self.ORDER, self.sizes, self.helpers)
                 self.code.append(f"{safe(node.name)} = {expr}")
                 self.memo[node] = Var(safe(node.name))
         return self.memo[node]

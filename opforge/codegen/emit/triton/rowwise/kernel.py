@@ -212,7 +212,8 @@ class RowWriter:
             return self.row(node.args[0])
         if node in self.plan.reduces:
             raise AssertionError(f"{node.name} used before its pass")
-        return self._assign(self.code, node.name, render(self.plan, node, self.row, ("n_cols",), self.sizes))
+        return self._assign(self.code, node.name, render(self.plan, node, self.row, ("n_cols",), self.sizes,
+                                                                  self.helpers))
 
     def col(self, node: Node, rev: bool):
         """A value per element of the current column block (`rev`: at the mirrored column)."""
@@ -244,7 +245,7 @@ class RowWriter:
             return self.col(node.args[0], rev)[node.args[1]]
         if node in self.plan.scans:
             return self._scan(node)
-        expr = render(self.plan, node, lambda a: self.col(a, rev), ("n_cols",), self.sizes)
+        expr = render(self.plan, node, lambda a: self.col(a, rev), ("n_cols",), self.sizes, self.helpers)
         return self._assign(self.body, node.name + suffix, expr)
 
     def _scan(self, node: Node):

@@ -12,6 +12,7 @@ from typing import Callable
 from torch.fx import Node
 
 from opforge.codegen.emit.rows import AS_ROWS_PY, arg_names, placement, results
+from opforge.codegen.emit.triton.exprs import FP8_HELPERS
 from opforge.codegen.emit.triton.rowwise.accs import HELPERS, wrap
 from opforge.codegen.emit.triton.rowwise.scans import HELPERS as SCAN_HELPERS
 from opforge.codegen.emit.triton.rowwise.text import KernelText, safe, view_name
@@ -59,7 +60,7 @@ def source(plan: Plan, kernels: list[KernelText], config: dict) -> str:
 def jit_source(kernels: list[KernelText]) -> str:
     """The @triton.jit helpers the kernels call, then the kernels."""
     helpers = sorted({h for k in kernels for h in k.helpers})
-    return "\n\n".join([{**HELPERS, **SCAN_HELPERS}[h] for h in helpers] + [k.source for k in kernels])
+    return "\n\n".join([{**HELPERS, **SCAN_HELPERS, **FP8_HELPERS}[h] for h in helpers] + [k.source for k in kernels])
 
 
 def reduced_lines(plan: Plan) -> str:
