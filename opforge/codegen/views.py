@@ -67,14 +67,27 @@ def replay(node: Node, t: str) -> str:
     return f"{t}.reshape({', '.join(sizes)})"
 
 
-def _bound(value: int, size: int, t: str, dim: int) -> str:
-    """A slice bound as an expression of `t.shape[dim]`: torch.export wrote it for one size."""
+def bound_form(value: int, size: int) -> tuple:
+    """A slice bound torch.export wrote for one size, read back as a form of the run-time size n:
+    ("zero",), ("full",) n, ("frac", a, q) n * a // q, ("off", k) n - k or ("lit", v)."""
     if value <= 0 or value >= size:
-        return "0" if value <= 0 else f"{t}.shape[{dim}]"
+        return ("zero",) if value <= 0 else ("full",)
     for q in range(2, 9):
         if value * q % size == 0:
-            return f"{t}.shape[{dim}] * {value * q // size} // {q}"
-    return f"{t}.shape[{dim}] - {size - value}" if size - value <= 8 else str(value)
+            return ("frac", value * q // size, q)
+    return ("off", size - value) if size - value <= 8 else ("lit", value)
+
+
+def bound_code(form: tuple, n: str) -> str:
+    """A bound_form as Python code of the size expression `n`."""
+    kind, *a = form
+    return {"zero": lambda: "0", "full": lambda: n, "frac": lambda: f"{n} * {a[0]} // {a[1]}",
+            "off": lambda: f"{n} - {a[0]}", "lit": lambda: str(a[0])}[kind]()
+
+
+def _bound(value: int, size: int, t: str, dim: int) -> str:
+    """A slice bound as an expression of `t.shape[dim]`: torch.export wrote it for one size."""
+    return bound_code(bound_form(value, size), f"{t}.shape[{dim}]")
 
 
 def _after_ellipsis(node: Node) -> int:
@@ -119,6 +132,18 @@ def index_replay(node: Node, t: str) -> str:
     if lo == "0" and hi == f"{t}.shape[{written}]":
         return t
     return f"{t}.narrow({written}, {lo}, {hi if lo == '0' else f'{hi} - ({lo})'})"
+
+
+def slice_args(node: Node) -> tuple[int, int, int, int]:
+    """An aten.slice.Tensor's (dim, start, end, step), the bounds made non-negative and clamped to
+    the export's size of the sliced dim (torch.export writes a slice to the end as 2**63 - 1)."""
+    shape = tuple(val(node.args[0]).shape)
+    dim = node.args[1] % len(shape)
+    start = node.args[2] if len(node.args) > 2 and node.args[2] is not None else 0
+    end = node.args[3] if len(node.args) > 3 and node.args[3] is not None else shape[dim]
+    step = node.args[4] if len(node.args) > 4 else 1
+    start, end = (min(max(v + shape[dim] if v < 0 else v, 0), shape[dim]) for v in (start, end))
+    return dim, start, end, step
 
 
 def permute_replay(node: Node, t: str) -> str:

@@ -1,11 +1,15 @@
 """The Triton emitter of a pointwise Plan (families/pointwise): one program per BLOCK output
 elements, each input loaded through its broadcast strides (a constexpr fast path when every input is
-contiguous and output-shaped), the fused chain in fp32, one store per output."""
+contiguous and output-shaped), the fused chain in fp32, one store per output. A mapped plan (q and k
+of a rotary embedding) is one kernel too: its programs are split into one run of blocks per output,
+each computing its output's elements from their coordinates (`_sections_kernel`)."""
 from __future__ import annotations
 
 from opforge.codegen.candidate import Kernel, model_new
 from opforge.codegen.emit.triton.common import header
 from opforge.codegen.emit.triton.exprs import EXPR, lit
+from opforge.codegen.emit.triton.sort_common import ROUND_BF16, elementwise
+from opforge.codegen.exprs import Var
 from opforge.codegen.families.pointwise.plan import MAX_RANK, Plan
 from opforge.codegen.lower import Lowered, val
 
@@ -14,10 +18,21 @@ SPACE = ({"BLOCK": 1024, "num_warps": 4}, {"BLOCK": 2048, "num_warps": 8}, {"BLO
 
 
 def generate(lowered: Lowered, title: str, shapes: dict) -> Kernel:
-    plan = Plan(lowered, index_maps=True)
+    plan = Plan(lowered, index_maps=True, sections=True)
     exprs = [(op.var, EXPR[op.target](op.args, op.kwargs)) for op in plan.ops]
     leaves = plan.used
     name = f"_{title}_pointwise_kernel"
+    if plan.sections is not None:
+        _sections_kernel(name, plan)  # an op no formatter has is refused here, not when rendering
+
+        def render_sections(config: dict) -> str:
+            kernel = _sections_kernel(name, plan)
+            helper = ROUND_BF16.format(name=f"{name}_round_bf16") if f"{name}_round_bf16(" in kernel else ""
+            return (header(f"Pointwise kernel for {title}", "pointwise", lowered) + "import math\n\n"
+                    + helper + kernel + _sections_launcher(name, plan, lowered, config)
+                    + model_new(lowered, "launch", shapes))
+
+        return Kernel("pointwise", SPACE, render_sections)
 
     def render(config: dict) -> str:
         return (header(f"Pointwise kernel for {title}", "pointwise", lowered)
@@ -87,13 +102,16 @@ def block_body(plan: Plan, exprs: list, leaves: list[str], lowered: Lowered) -> 
     return lines
 
 
-def render(expr, plan: Plan) -> str:
-    """A region statement's expression (families/pointwise/indexmap.py) in Triton."""
+def render(expr, plan: Plan, round_bf16: str = "_round_bf16") -> str:
+    """A region statement's expression (families/pointwise/indexmap.py) in Triton; an elementwise op
+    of a mapped plan rounded to its node's dtype (fp16, bf16 by the helper named `round_bf16`)."""
     if not isinstance(expr, tuple):
         return lit(expr) if isinstance(expr, (int, float)) else str(expr)
     kind, *a = expr
     if kind == "bin":
         return f"({render(a[1], plan)} {a[0]} {render(a[2], plan)})"
+    if kind == "op":
+        return "(" + elementwise(a[4], [Var(x) if isinstance(x, str) else x for x in a[1]], a[2], round_bf16) + ")"
     if kind == "load":
         leaf = plan.region.leaves[a[0]]
         return f"tl.load(g{a[0]}_ptr + {render(a[1], plan)}, mask={a[2]}, other=0){_upcast(plan.dtype(leaf.name))}"
@@ -172,3 +190,76 @@ def region_launch(plan: Plan, contiguous: bool = False) -> tuple[str, str, str, 
     roots = "".join(f", z{region.nodes.index(r)}" for r in region.roots)
     pointers = ", ".join(f"g{j}" for j in range(len(region.leaves)))
     return "\n".join(lines), roots, pointers, "".join(f", {e}" for e in extra)
+
+
+def _sections_kernel(name: str, plan: Plan) -> str:
+    """One run of programs per output (its first program's id e{i - 1}), nested ifs on the program id."""
+    region, outs = plan.region, plan.outputs
+    ptrs = [f"g{j}_ptr" for j in range(len(region.leaves))] + [f"out{i}_ptr" for i in range(len(outs))]
+    sizes = [f"e{i}" for i in range(len(outs) - 1)]
+    for i, out in enumerate(outs):
+        sizes += [f"n{i}"] + [f"O{i}_{d}" for d in range(1, len(val(out).shape))]
+    params = ptrs + sizes + section_params(plan)
+    lines = [f"@triton.jit\ndef {name}({', '.join(params)}, BLOCK: tl.constexpr):",
+             "    pid = tl.program_id(0).to(tl.int64)"]
+    for i, (statements, value) in enumerate(plan.sections):
+        pad = "    " * (i + 1)
+        if i < len(outs) - 1:
+            lines.append(f"{pad}if pid < e{i}:")
+            pad += "    "
+        first = f"(pid - e{i - 1})" if i else "pid"
+        lines += [pad + line for line in _section(i, len(val(outs[i]).shape), first, statements, value, plan, name)]
+        if i < len(outs) - 1:
+            lines.append("    " * (i + 1) + "else:")
+    return "\n\n" + "\n".join(lines) + "\n"
+
+
+def _section(i: int, rank: int, first: str, statements: list, value: str, plan: Plan, name: str) -> list[str]:
+    lines = [f"# output {i}: its elements' coordinates, then each value read back from its sources'",
+             f"idx = {first} * BLOCK + tl.arange(0, BLOCK)", f"mask = idx < n{i}", "rest = idx"]
+    for d in range(rank - 1, 0, -1):
+        lines += [f"c{d} = rest % O{i}_{d}", f"rest = rest // O{i}_{d}"]
+    lines += ["c0 = rest"] if rank else []
+    lines += [f"{var} = {render(expr, plan, f'{name}_round_bf16')}" for var, expr in statements]
+    lines.append(f"tl.store(out{i}_ptr + idx, {value}.to(out{i}_ptr.dtype.element_ty), mask=mask)")
+    return lines
+
+
+def section_params(plan: Plan) -> list[str]:
+    """The region's sizes and strides that the sections name, in region_params order."""
+    return [p for p in region_params(plan) if p in plan.region.referenced]
+
+
+def _section_arg(param: str) -> str:
+    """The launcher's value of a section parameter: gz{j}_{d} a size of g{j}, gs{j}_{d} a stride, z{k}_{d} a node's size."""
+    head, d = param.rsplit("_", 1)
+    if head.startswith("gz"):
+        return f"g{head[2:]}.shape[{d}]"
+    return f"g{head[2:]}.stride({d})" if head.startswith("gs") else f"{head}[{d}]"
+
+
+def _sections_launcher(name: str, plan: Plan, lowered: Lowered, config: dict) -> str:
+    block, warps = config["BLOCK"], config["num_warps"]
+    region, outs = plan.region, plan.outputs
+    lines, _, pointers, _ = region_launch(plan)
+    shapes = [f"z{region.nodes.index(o)}" for o in outs]
+    allocs = [f"    out{i} = torch.empty({z}, dtype={val(o).dtype}, device=g0.device)" for i, (o, z) in enumerate(zip(outs, shapes))]
+    counts = [f"    n{i} = math.prod({z})" for i, z in enumerate(shapes)]
+    ends = [f"    e{i} = {f'e{i - 1} + ' if i else ''}triton.cdiv(n{i}, {block})" for i in range(len(outs))]
+    sizes = [f"e{i}" for i in range(len(outs) - 1)]
+    for i, (o, z) in enumerate(zip(outs, shapes)):
+        sizes += [f"n{i}"] + [f"{z}[{d}]" for d in range(1, len(val(o).shape))]
+    args = [pointers] + [f"out{i}" for i in range(len(outs))] + sizes + [_section_arg(p) for p in section_params(plan)]
+    result = ", ".join(f"out{i}" for i in range(len(outs)))
+    last = f"e{len(outs) - 1}"
+    return f'''
+
+# BLOCK={block}, num_warps={warps}: one of the expert's tuning configurations (recorded with the version).
+def launch({", ".join(p.name for p in lowered.placeholders)}):
+{lines}
+{chr(10).join(allocs + counts + ends)}
+    if {last} == 0:
+        return {result}
+    {name}[({last},)]({", ".join(args)}, BLOCK={block}, num_warps={warps})
+    return {result}
+'''

@@ -18,14 +18,19 @@ import torch
 
 from torch.fx import Node
 
+from opforge.codegen.exprs import ELEMENTWISE
 from opforge.codegen.lower import Unsupported, arg, val
-from opforge.codegen.families.pointwise.shapes import (INDEX_MAPS, LINEAR, NEAREST, PADS, REGION_VIEWS, RESHAPES,
-                                                       shape_code, view_sources)
+from opforge.codegen.families.pointwise.shapes import (GATHERS, INDEX_MAPS, LINEAR, NEAREST, PADS, REGION_VIEWS,
+                                                       RESHAPES, expand_sizes, indexed_dim, shape_code, slice_bounds,
+                                                       view_sources)
 from opforge.codegen.views import groups
 
 # Expressions: a str is a name (coordinate, size, temporary) and an int or float a literal; tuples:
 # ("bin", op, a, b) with op one of + - * / // % < > >= == & (// and % on non-negative integers); ("where", cond, a, b); ("min", a, b);
-# ("max", a, b); ("f32", a); ("i64", a); ("load", leaf, offset, mask) of region leaf `leaf`.
+# ("max", a, b); ("f32", a); ("i64", a); ("load", leaf, offset, mask) of region leaf `leaf`; and in a
+# Plan's mapped mode ("op", target, args, kwargs, kind, node): an elementwise core-ATen op on statement
+# names (args) and literals, that an emitter formats with its own expression table, rounding the value
+# to the node's dtype as the reference does; kind as Region.kind says.
 def b(op: str, x, y) -> tuple:
     return ("bin", op, x, y)
 
@@ -37,7 +42,18 @@ def sources(node: Node) -> list[Node]:
         return list(node.args[0])
     if target in ("aten.index_select.default", "aten.gather.default"):
         return [node.args[0], node.args[2]]
+    if target in ELEMENTWISE:
+        return [a for a in node.args if isinstance(a, Node)]
+    if target in GATHERS:
+        return [node.args[0], indexed_dim(node)[1]]
     return [node.args[0]]
+
+
+def _bound(form: tuple, n: str):
+    """A views.bound_form as an expression of the size named n."""
+    kind, *a = form
+    return {"zero": lambda: 0, "full": lambda: n, "frac": lambda: b("//", b("*", n, a[0]), a[1]),
+            "off": lambda: b("-", n, a[0]), "lit": lambda: a[0]}[kind]()
 
 
 class Region:
@@ -45,8 +61,12 @@ class Region:
     coordinates, g0, g1, ...), `nodes` (index maps and views of them, in graph order, z0, z1, ...) and
     `roots` (those the chain or the outputs read), with the statements computing the roots."""
 
-    def __init__(self, nodes: list[Node], is_leaf) -> None:
+    def __init__(self, nodes: list[Node], is_leaf, memo: bool = False) -> None:
+        """`memo`: a node's value at the same coordinates under the same mask is computed once per
+        section (emit_section), as a mapped chain reads one input element several times."""
         self.nodes = nodes
+        self.memo: dict | None = {} if memo else None
+        self.referenced: set[str] = set()  # the sizes and strides the statements name
         self.leaves: list[Node] = []
         for node in nodes:
             for src in sources(node):
@@ -63,7 +83,9 @@ class Region:
 
     def size(self, node: Node, d: int) -> str:
         """The kernel's name for node's run-time size along dim d."""
-        return f"gz{self.leaves.index(node)}_{d}" if node in self.leaves else f"z{self.nodes.index(node)}_{d}"
+        name = f"gz{self.leaves.index(node)}_{d}" if node in self.leaves else f"z{self.nodes.index(node)}_{d}"
+        self.referenced.add(name)
+        return name
 
     def shapes(self) -> list[tuple[str, str]]:
         """The launcher's (name, Python expression) for each node's run-time shape, in graph order."""
@@ -87,6 +109,16 @@ class Region:
             self.statements.append((names[root.name], value))
             self.kinds[names[root.name]] = self.kinds[value]
 
+    def emit_section(self, root: Node, mask: str) -> tuple[list, str]:
+        """(statements, the name of the value) of one root at its own coordinates c0, c1, ..: a
+        section of a mapped Plan, one per output, each with its own coordinates and memo."""
+        self.shapes()
+        self.statements = []
+        if self.memo is not None:
+            self.memo.clear()
+        value = self.value(root, [f"c{d}" for d in range(self.rank[root])], mask)
+        return self.statements, value
+
     # ----- the walk: a node's value at coordinate expressions, under a mask -----
 
     def tmp(self, expr) -> str:
@@ -107,20 +139,33 @@ class Region:
             return "f" if dtype.is_floating_point else "b" if dtype == torch.bool else "i"
         if op in ("f32", "i64"):
             return "f" if op == "f32" else "i"
+        if op == "op":
+            return a[3]
         if op == "bin" and a[0] in ("<", "<=", ">", ">=", "==", "&"):
             return "b"
         parts = [self.kind(x) for x in (a[1:] if op in ("bin", "where") else a)]
         return "f" if "f" in parts else "i" if "i" in parts else "b"
 
     def value(self, node: Node, coords: list, mask: str):
+        if self.memo is None:
+            return self._value(node, coords, mask)
+        key = (node, tuple(coords), mask)
+        if key not in self.memo:
+            self.memo[key] = self._value(node, coords, mask)
+        return self.memo[key]
+
+    def _value(self, node: Node, coords: list, mask: str):
         if node in self.leaves:
             j = self.leaves.index(node)
             terms = [b("*", c, f"gs{j}_{d}") for d, c in enumerate(coords) if c != "0"]
+            self.referenced.update(f"gs{j}_{d}" for d, c in enumerate(coords) if c != "0")
             offset = terms[0] if terms else 0
             for t in terms[1:]:
                 offset = b("+", offset, t)
             return self.tmp(("load", j, offset, mask))
         target = str(node.target)
+        if target in ELEMENTWISE:
+            return self._elementwise(node, coords, mask)
         if target in RESHAPES:
             return self._reshape(node, coords, mask)
         if target in REGION_VIEWS:
@@ -133,7 +178,53 @@ class Region:
             return self._nearest(node, *NEAREST[target], coords, mask)
         if target in LINEAR:
             return self._linear(node, LINEAR[target], coords, mask)
+        if target in GATHERS:
+            return self._indexed(node, coords, mask)
         return getattr(self, "_" + target.split(".")[1])(node, coords, mask)
+
+    # ----- a mapped Plan's nodes: elementwise ops and views of computed values -----
+
+    def _elementwise(self, node: Node, coords: list, mask: str):
+        """The op on its arguments' values, each read at the coordinates it broadcasts from (the
+        trailing dims; 0 along a dim of size 1, which sizes of 1 in the export always are)."""
+        rank, args = self.rank[node], []
+        for a in node.args:
+            if isinstance(a, Node):
+                shape, lead = tuple(val(a).shape), rank - self.rank[a]
+                args.append(self.value(a, ["0" if s == 1 else coords[lead + d] for d, s in enumerate(shape)], mask))
+            elif isinstance(a, (list, tuple)) and str(node.target) == "aten.full.default" and all(s == 1 for s in a):
+                args.append(())  # a 0-d (or all-1) constant broadcasts as its value
+            elif isinstance(a, (list, tuple)) or isinstance(a, str):
+                raise Unsupported(f"{node.target} with argument {a!r}")
+            else:
+                args.append(a)
+        if any(isinstance(v, Node) for v in node.kwargs.values()):
+            raise Unsupported(f"{node.target} with a tensor keyword argument")
+        dtype = val(node).dtype
+        kind = "f" if dtype.is_floating_point else "b" if dtype == torch.bool else "i"
+        return self.tmp(("op", str(node.target), args, dict(node.kwargs), kind, node))
+
+    def _slice(self, node: Node, coords: list, mask: str):
+        """aten.slice.Tensor: the source's coordinate is start + step * c, start read from its size."""
+        d, lo, _, step = slice_bounds(node)
+        src, coords = node.args[0], list(coords)
+        start = _bound(lo, self.size(src, d))
+        at = coords[d] if step == 1 else b("*", coords[d], step)
+        coords[d] = coords[d] if start == 0 and step == 1 else self.tmp(at if start == 0 else b("+", at, start))
+        return self.value(src, coords, mask)
+
+    def _select(self, node: Node, coords: list, mask: str):
+        """aten.select.int: the selected index inserted (one written from the end, from the size)."""
+        src, index = node.args[0], node.args[2]
+        d = node.args[1] % self.rank[src]
+        at = str(index) if index >= 0 else self.tmp(b("+", self.size(src, d), index))
+        return self.value(src, coords[:d] + [at] + coords[d:], mask)
+
+    def _expand(self, node: Node, coords: list, mask: str):
+        src, sizes = node.args[0], expand_sizes(node)
+        lead = len(sizes) - self.rank[src]
+        return self.value(src, [coords[lead + d] if sizes[lead + d] is None else "0"
+                                for d in range(self.rank[src])], mask)
 
     def _reshape(self, node: Node, coords: list, mask: str):
         """A merge unravels its coordinate by the source's sizes; a split folds its coordinates."""
@@ -209,6 +300,16 @@ class Region:
         d = dim % self.rank[node]
         at = self.value(index, coords, mask)
         return self.value(src, coords[:d] + [at] + coords[d + 1:], mask)
+
+    def _indexed(self, node: Node, coords: list, mask: str):
+        """`table[index]` (an index of any rank replacing dim d) and embedding(index, table): the
+        index read at its own coordinates; a negative index counts from the end, as torch's does."""
+        d, index = indexed_dim(node)
+        src, k = node.args[0], self.rank[index]  # the table comes first in both
+        at = self.value(index, coords[d:d + k], mask)
+        if str(node.target) == "aten.index.Tensor":
+            at = self.tmp(("where", b("<", at, 0), b("+", at, self.size(src, d)), at))
+        return self.value(src, coords[:d] + [at] + coords[d + k:], mask)
 
     def _repeat(self, node: Node, coords: list, mask: str):
         src, reps = node.args[0], list(node.args[1])

@@ -8,7 +8,13 @@ is contiguous and already output-shaped, a fast path uses the index directly.
 The plan is backend-neutral: leaves (inputs with the torch view code the launcher replays) and the
 elementwise ops in graph order, each an `Op` an emitter formats with its own expression table; index
 maps of the inputs (cat, pads, gathers, upsampling: indexmap.py) form a `Region` whose statements
-compute their values from the output's coordinates."""
+compute their values from the output's coordinates.
+
+A graph the chain cannot hold (an index map or a slice of a computed value, as in rotary embeddings'
+`cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin))` of `x[..., :d // 2]` and a gathered cos/sin row,
+or outputs of different shapes, as q and k) is planned in mapped mode when the emitter reads it
+(`sections=True`): every node becomes part of the Region, elementwise ops included, and each output
+is a section computed by walking back from its own coordinates to the inputs; `ops` is then empty."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -46,19 +52,34 @@ class Op:
 class Plan:
     """The graph split into leaves (inputs with their view chains) and elementwise ops."""
 
-    def __init__(self, lowered: Lowered, index_maps: bool = False) -> None:
+    def __init__(self, lowered: Lowered, index_maps: bool = False, sections: bool = False) -> None:
         """`index_maps`: the emitter renders a Region's statements; one that does not (the default)
-        gets Unsupported for a graph with any, rather than a chain reading values it never computes."""
+        gets Unsupported for a graph with any, rather than a chain reading values it never computes.
+        `sections`: the emitter renders a mapped plan's sections ("op" statements, one section per
+        output), tried where the chain is refused."""
         self.lowered = lowered
         self.leaves: dict[str, tuple[str, str]] = {}  # node name -> (placeholder, launcher view code)
         self.ops: list[Op] = []
         self.names: dict[str, Var] = {}
+        self.sections: list[tuple[list, str]] | None = None  # mapped mode: (statements, value) per output
         bad = sorted({str(n.target) for n in lowered.graph.nodes if n.op == "call_function"
                       and str(n.target) not in ELEMENTWISE and str(n.target) not in LEAF_VIEWS
                       and str(n.target) not in RESHAPES and str(n.target) not in INDEXING
                       and str(n.target) not in INDEX_MAPS})
         if bad:
             raise Unsupported(f"not pointwise: {', '.join(bad)}")
+        try:
+            self._chain(lowered, index_maps)
+        except Unsupported as exc:
+            if not sections:
+                raise
+            try:
+                self._mapped(lowered)
+            except Unsupported as why:
+                raise Unsupported(f"{exc}; read at mapped coordinates: {why}") from None
+
+    def _chain(self, lowered: Lowered, index_maps: bool) -> None:
+        """The elementwise ops at the output's coordinates, reading leaves and a Region of index maps of them."""
         mapped = region_nodes(lowered.graph.nodes)
         if mapped and not index_maps:
             raise Unsupported(f"index maps ({', '.join(sorted({str(n.target) for n in mapped}))}) "
@@ -77,6 +98,48 @@ class Plan:
             self.region.emit(MAX_RANK, "mask", self.names)
         # the leaves the kernel loads at the output's own coordinates
         self.used = [n for n in self.used_leaves() if _is_used(lowered, n, set(mapped))]
+
+    def _mapped(self, lowered: Lowered) -> None:
+        """Mapped mode: inputs and the views of them the launcher replays are the leaves; every other
+        node an output needs is in the Region; one section per output."""
+        self.leaves, self.names, self.ops = {}, {}, []
+        needed = _needed(lowered)
+        nodes = []
+        for node in lowered.graph.nodes:
+            if node.op == "placeholder":
+                self.leaves[node.name] = (node.name, node.name)
+            elif node.op != "call_function" or node not in needed:
+                continue
+            elif (code := self._leaf_view(node)) is not None:
+                self.leaves[node.name] = code
+            else:
+                nodes.append(node)
+            self.names[node.name] = Var(f"v_{node.name}")
+        outputs = lowered.outputs
+        if not outputs or any(not isinstance(o, Node) or o.name in self.leaves for o in outputs):
+            raise Unsupported("an output that is an input or a view of one")
+        self.outputs = list(outputs)
+        self.region = Region(nodes, lambda n: n.name in self.leaves, memo=True)
+        if not self.region.leaves:
+            raise Unsupported("no input is read")
+        self.sections = [self.region.emit_section(out, "mask") for out in self.outputs]
+        self.used = []
+
+    def _leaf_view(self, node: Node) -> tuple[str, str] | None:
+        """(placeholder, launcher code) of a view of a leaf that torch replays as a view, else None
+        (the Region maps it: a regrouping reshape, a strided slice, an expand)."""
+        target, source = str(node.target), node.args[0]
+        if not isinstance(source, Node) or source.name not in self.leaves or target == "aten.expand.default":
+            return None
+        if target not in LEAF_VIEWS and target not in RESHAPES and target not in INDEXING:
+            return None
+        base, code = self.leaves[source.name]
+        try:
+            if target in INDEXING:
+                return base, index_replay(node, code)
+            return base, code + (_reshape(node) if target in RESHAPES else LEAF_VIEWS[target](node.args))
+        except Unsupported:
+            return None
 
     def _add(self, node: Node) -> None:
         target = str(node.target)
@@ -132,6 +195,17 @@ def _reshape(node: Node) -> str:
     ones = tuple(i for i, s in enumerate(src) if s == 1)
     code = f".squeeze({ones!r})" if ones else ""
     return code + "".join(f".unsqueeze({i})" for i, s in enumerate(out) if s == 1)
+
+
+def _needed(lowered: Lowered) -> set[Node]:
+    """The nodes the outputs read, directly or not."""
+    seen, todo = set(), [o for o in lowered.outputs if isinstance(o, Node)]
+    while todo:
+        node = todo.pop()
+        if node not in seen:
+            seen.add(node)
+            todo += node.all_input_nodes
+    return seen
 
 
 def _is_used(lowered: Lowered, name: str, mapped: set) -> bool:
