@@ -108,3 +108,81 @@ def test_runtime_check_rejects_a_kernel_the_static_check_passes(kernel, code, te
 @pytest.mark.parametrize("kernel", RUNTIME_STAGE_CHEATS)
 def test_runtime_stage_cheats_pass_the_static_check(kernel):
     assert check_source((KERNELS / f"{kernel}.py").read_text(), float32_spec=True).reasons == []
+
+
+INPLACE_SPEC = '''import torch
+
+OPFORGE = dict(name="cache_write", mutates=["cache"])
+
+
+class Model(torch.nn.Module):
+    def forward(self, src, cache, slots):
+        cache[slots] = src
+
+
+def get_inputs():
+    return [torch.randn(6, 8), torch.zeros(16, 8), torch.randperm(16)[:6]]
+
+
+def get_init_inputs():
+    return []
+'''
+INPLACE_CHEAT = '''import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _touch(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, src, cache, slots):
+        scratch = torch.empty(4, device=src.device)
+        _touch[(1,)](scratch, 4, BLOCK=4)  # a launch that does nothing the result needs
+        cache.index_copy_(0, slots, src)
+'''
+
+
+def test_an_in_place_op_done_outside_the_kernels_is_kernel_independent(tmp_path):
+    """An op that returns nothing has its in-place arguments as its result: with every launch a
+    no-op they must no longer match (before, nothing was compared and every such op passed this
+    check, even one whose kernels wrote nothing)."""
+    spec, cheat = tmp_path / "cache_write.py", tmp_path / "cheat.py"
+    spec.write_text(INPLACE_SPEC)
+    cheat.write_text(INPLACE_CHEAT)
+    v = verify(spec, cheat, OPTIONS)
+    assert not v["correct"] and "kernel-independent" in codes(v), v["reasons"]
+
+
+INPLACE_GOOD = '''import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _write_rows(src_ptr, cache_ptr, slots_ptr, width, s_row, s_col, c_row, c_col, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    slot = tl.load(slots_ptr + row)
+    values = tl.load(src_ptr + row * s_row + cols * s_col, mask=cols < width)
+    tl.store(cache_ptr + slot * c_row + cols * c_col, values, mask=cols < width)
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, src, cache, slots):
+        _write_rows[(src.shape[0],)](src, cache, slots, src.shape[1], *src.stride(), *cache.stride(),
+                                     BLOCK=triton.next_power_of_2(src.shape[1]))
+'''
+
+
+def test_an_in_place_op_whose_kernel_writes_passes(tmp_path):
+    """The same op written by its kernel: with every launch a no-op the cache keeps its old rows,
+    so the probe tells the two apart."""
+    spec, good = tmp_path / "cache_write.py", tmp_path / "good.py"
+    spec.write_text(INPLACE_SPEC)
+    good.write_text(INPLACE_GOOD)
+    v = verify(spec, good, OPTIONS)
+    assert v["correct"], v["reasons"]
