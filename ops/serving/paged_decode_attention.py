@@ -29,20 +29,15 @@ class Model(torch.nn.Module):
         self.scale = scale
 
     def forward(self, query, key_cache, value_cache, block_tables, seq_lens):
-        block = key_cache.shape[1]
         group = query.shape[1] // key_cache.shape[2]
-        out = torch.empty_like(query)
-        for b in range(query.shape[0]):
-            n = int(seq_lens[b].item())
-            blocks = block_tables[b, : (n + block - 1) // block].long()
-            k = key_cache[blocks].flatten(0, 1).float().repeat_interleave(group, dim=1)  # [rows, heads, d]
-            v = value_cache[blocks].flatten(0, 1).float().repeat_interleave(group, dim=1)
-            scores = torch.einsum("hd,nhd->hn", query[b].float(), k) * self.scale
-            valid = torch.arange(k.shape[0], device=query.device) < n
-            probs = scores.masked_fill(~valid, float("-inf")).softmax(dim=-1)
-            out[b] = torch.einsum("hn,nhd->hd", probs, v).to(query.dtype)
-        return out
-
+        pages = block_tables.long()
+        # Every table entry's block, its rows back to back: [num_seqs, rows, num_kv_heads, head_size].
+        k = key_cache[pages].flatten(1, 2).float().repeat_interleave(group, dim=2)
+        v = value_cache[pages].flatten(1, 2).float().repeat_interleave(group, dim=2)
+        scores = torch.einsum("bhd,bnhd->bhn", query.float(), k) * self.scale
+        past = torch.arange(k.shape[1], device=query.device) >= seq_lens[:, None]  # [num_seqs, rows]
+        probs = scores.masked_fill(past[:, None, :], float("-inf")).softmax(dim=-1)
+        return torch.einsum("bhn,bnhd->bhd", probs, v).to(query.dtype)
 
 def _paged(seq_lens, table_width):
     seqs = len(seq_lens)

@@ -23,20 +23,16 @@ class Model(torch.nn.Module):
         self.scale = scale
 
     def forward(self, q, k, v, cu_seqlens):
-        out = torch.empty_like(q)
         group = q.shape[1] // k.shape[1]
-        bounds = cu_seqlens.tolist()
-        for start, end in zip(bounds[:-1], bounds[1:]):
-            qs = q[start:end].float().transpose(0, 1)  # [heads, n, d]
-            ks = k[start:end].float().transpose(0, 1).repeat_interleave(group, dim=0)
-            vs = v[start:end].float().transpose(0, 1).repeat_interleave(group, dim=0)
-            scores = (qs @ ks.transpose(1, 2)) * self.scale
-            n = end - start
-            causal = torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1)
-            probs = scores.masked_fill(causal, float("-inf")).softmax(dim=-1)
-            out[start:end] = (probs @ vs).transpose(0, 1).to(q.dtype)
-        return out
-
+        qs = q.float().transpose(0, 1)  # [heads, tokens, d]
+        ks = k.float().transpose(0, 1).repeat_interleave(group, dim=0)
+        vs = v.float().transpose(0, 1).repeat_interleave(group, dim=0)
+        scores = (qs @ ks.transpose(1, 2)) * self.scale  # every token against every token
+        token = torch.arange(q.shape[0], device=q.device)
+        seq = torch.searchsorted(cu_seqlens, token.to(cu_seqlens.dtype), right=True)  # 1 + its sequence
+        allowed = (seq[:, None] == seq[None, :]) & (token[None, :] <= token[:, None])
+        probs = scores.masked_fill(~allowed, float("-inf")).softmax(dim=-1)
+        return (probs @ vs).transpose(0, 1).to(q.dtype)
 
 def _packed(seq_lens):
     cu_seqlens = torch.zeros(len(seq_lens) + 1, dtype=torch.int32)
