@@ -46,7 +46,9 @@ LAYOUT = {
 FLOAT_BITS = {torch.float64: 64, torch.float32: 32, torch.float16: 16, torch.bfloat16: 16}
 # Quiet NaNs with a payload no arithmetic produces: an element still holding one was never written.
 SENTINEL_BITS = {torch.float32: (torch.int32, 0x7FE5A5A5), torch.float16: (torch.int16, 0x7E5A),
-                 torch.bfloat16: (torch.int16, 0x7FDA), torch.float64: (torch.int64, 0x7FFDEADBEEF5A5A5)}
+                 torch.bfloat16: (torch.int16, 0x7FDA), torch.float64: (torch.int64, 0x7FFDEADBEEF5A5A5),
+                 # float8 has few NaN encodings: e4m3fn's only +NaN, one of e5m2's (quantised outputs)
+                 torch.float8_e4m3fn: (torch.uint8, 0x7F), torch.float8_e5m2: (torch.uint8, 0x7E)}
 INT_SENTINEL = -0x5A5A5A5A
 # Tensor methods that compute on the data without going through the dispatcher.
 BELOW_DISPATCHER = ("numpy", "tolist", "__array__", "apply_", "map_", "map2_")
