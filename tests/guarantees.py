@@ -155,8 +155,8 @@ GUARANTEES: tuple[Guarantee, ...] = (
     # -- stress cases and comparison --
     _g("stress-scaled", "inputs scaled by 1e-3 and 1e3 (softmax without max subtraction fails)",
        f"{VF}[hostile_softmax_no_max]",
-       (STRESS, "    if not _floats(inputs):\n        return None\n    return [x * factor",
-        "    if True:\n        return None\n    return [x * factor")),
+       (STRESS, "    if not any(_scalable(x) for x in inputs):\n        return None\n",
+        "    if True:\n        return None\n")),
     _g("stress-layouts", "transposed/sliced/channels_last layouts (a kernel ignoring strides fails)",
        f"{VF}[hostile_ignores_strides]",
        (STRESS, '    """(label, inputs) per non-contiguous layout that applies to at least one input."""\n',

@@ -111,12 +111,12 @@ def test_without_an_endpoint_the_expert_drafts_verifies_and_promotes(isolated_re
 def test_unsupported_op_stops_with_the_aten_ops_named(isolated_registry, monkeypatch, tmp_path):
     monkeypatch.delenv("OPFORGE_LLM_BASE_URL", raising=False)
     monkeypatch.delenv("OPFORGE_LLM_MODEL", raising=False)
-    spec = tmp_path / "sort.py"
+    spec = tmp_path / "inverse.py"  # a matrix inverse: no expert family generates linear algebra
     spec.write_text("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
-                    "        return torch.sort(x, dim=-1).values\ndef get_inputs():\n    return [torch.randn(8, 33)]\n")
+                    "        return torch.linalg.inv(x)\ndef get_inputs():\n    return [torch.randn(8, 33, 33)]\n")
     result = subprocess.run([OPFORGE, "run", str(spec), "--device", "cpu"], capture_output=True, text=True, timeout=300)
     assert result.returncode == 1
-    assert "unsupported" in result.stdout and "aten.sort" in result.stdout
+    assert "unsupported" in result.stdout and "aten.linalg_inv_ex" in result.stdout
 
 
 def test_killed_run_resumes_without_re_evaluating(llm_env, isolated_registry, tmp_path):

@@ -128,20 +128,20 @@ def test_every_loop_option_reaches_each_ops_run(capsys, isolated_registry):
     assert (run.config["arch"], run.config["trials"], run.config["sandbox"], run.config["device"]) == (80, 1, "none", "cpu")
 
 
-SORTS = """import torch
+INVERSES = """import torch
 class Model(torch.nn.Module):
-    def forward(self, x):
-        return torch.sort(x, dim=-1).values
+    def forward(self, x):  # a matrix inverse: no expert family generates linear algebra
+        return torch.linalg.inv(x)
 def get_inputs():
-    return [torch.randn(8, 33)]
+    return [torch.randn(8, 33, 33)]
 """
 
 
 def test_a_failed_op_makes_exit_1_unless_no_fail_and_the_csv_says_why(tmp_path, capsys):
-    spec, report = write(tmp_path / "sorts.py", SORTS), tmp_path / "out" / "report.csv"
+    spec, report = write(tmp_path / "inverses.py", INVERSES), tmp_path / "out" / "report.csv"
     assert cli.main(["batch", str(spec), "--report", str(report), *FAST]) == 1
     (row,) = list(csv.DictReader(report.open()))
-    assert row["op"] == "sorts" and row["status"] == "failed" and "aten.sort" in row["stop_reason"]
+    assert row["op"] == "inverses" and row["status"] == "failed" and "aten.linalg_inv_ex" in row["stop_reason"]
     assert row["run_key"] and row["best_candidate_id"] == ""
     capsys.readouterr()
     assert cli.main(["batch", str(spec), "--no-fail", "--json", *FAST]) == 0
