@@ -44,7 +44,7 @@ demo: setup sandboxes
 	$(BIN)/python scripts/demo.py
 
 test: setup sandboxes browser
-	$(BIN)/python -m pytest -n 2 --dist loadgroup -q
+	$(BIN)/python -m pytest -n 2 --dist loadgroup -q --durations=25
 
 # Regenerate the committed kernels_generated/ from the suite (tests/test_export_suite.py checks it).
 kernels: setup sandboxes

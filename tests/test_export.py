@@ -19,6 +19,8 @@ from opforge.harness.verify import VerifyOptions, prepare, verify_source
 from opforge.registry import Registry, RegistryError
 from opforge.registry.recording import record_verification
 
+FASTDOT = ROOT / "opforge" / "harness" / "backends" / "triton" / "fastdot.py"
+
 OPFORGE = str(Path(sys.executable).parent / "opforge")
 
 
@@ -37,7 +39,8 @@ def verified(reg: Registry, spec: Path, kernel_source: str) -> int:
 
 
 def run_python(code: str, *, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KERNELS_GENERATED")} | (env or {})
+    # Other tests in the same worker set TRITON_INTERPRET in os.environ at import: the child sees only what this test asks for.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KERNELS_GENERATED") and k != "TRITON_INTERPRET"} | (env or {})
     return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 
 
@@ -68,6 +71,12 @@ def test_export_renders_a_library_that_runs_its_kernel_and_is_byte_reproducible(
     ran = run_python(code, cwd=tmp_path / "a")
     assert ran.returncode == 0 and "{'tiny_softmax': 2}" in ran.stdout, ran.stderr[-2000:]
     assert "cpu without TRITON_INTERPRET=1" in ran.stderr and ran.stderr.count("using the PyTorch reference") == 1
+    # Kernels were verified under the harness's fix of the interpreter's bf16 tl.dot; the package ships
+    # it and installs it under the interpreter, or a bf16 matmul computes garbage where it runs on a CPU.
+    assert (pkg / "_interpreter_dot.py").read_text().endswith(FASTDOT.read_text())
+    probe = ("import tiny_lib; from triton.runtime import interpreter as i; "
+             "print(getattr(i.InterpreterBuilder.create_dot, 'opforge_blas', False))")
+    assert run_python(probe, cwd=tmp_path / "a", env={"TRITON_INTERPRET": "1"}).stdout.strip() == "True"
 
 
 def test_re_export_removes_what_is_no_longer_exported_and_refuses_foreign_directories(reg, tmp_path):

@@ -18,6 +18,13 @@ NO_FALLBACK = "KERNELS_GENERATED_NO_FALLBACK"
 # GPU): for measuring before a verification run there, never for production.
 ANY_ARCH = "KERNELS_GENERATED_ALLOW_UNVERIFIED_ARCH"
 
+if os.environ.get("TRITON_INTERPRET") == "1":
+    # The kernels were verified under this fix of the interpreter's tl.dot (bf16 operands multiplied
+    # as their integer bits, off by 1e10); without it a bf16 matmul computes garbage on a CPU.
+    from kernels_generated import _interpreter_dot
+
+    _interpreter_dot.install()
+
 log = logging.getLogger(PACKAGE)
 fallbacks: dict[str, int] = {}  # op -> calls that used the reference (monitoring and tests read it)
 _warned: set[tuple[str, str]] = set()
@@ -127,17 +134,30 @@ def construction_problem(config: dict, args: tuple, kwargs: dict, shared: bool) 
 
 
 def shapes_problem(reference: torch.nn.Module, state: dict, args: tuple, seen: dict) -> str:
-    """The reference's own shape checks, on meta tensors (cached per argument shapes): a kernel must
-    not run where the reference would raise (e.g. a weight of another width: out-of-bounds reads)."""
+    """The reference's own shape checks, on fake tensors (cached per argument shapes): a kernel must
+    not run where the reference would raise (e.g. a weight of another width: out-of-bounds reads).
+    A shape environment gives data-dependent sizes (a boolean-mask gather, nonzero) symbols, so a
+    reference that masks its padding tokens is checked too."""
     key = tuple((tuple(a.shape), a.dtype) if isinstance(a, torch.Tensor) else a for a in args)
     if key not in seen:
-        meta = tuple(a.to("meta") if isinstance(a, torch.Tensor) else a for a in args)
-        try:
-            torch.func.functional_call(reference, {k: v.to("meta") for k, v in state.items()}, meta)
-            seen[key] = ""
-        except Exception as exc:  # the reference rejects these shapes: so must the kernel
-            seen[key] = f"the reference rejects these shapes ({type(exc).__name__}: {str(exc).splitlines()[0][:160]})"
+        seen[key] = _reference_rejects(reference, state, args)
     return seen[key]
+
+
+def _reference_rejects(reference: torch.nn.Module, state: dict, args: tuple) -> str:
+    from torch._subclasses.fake_tensor import (DataDependentOutputException, DynamicOutputShapeException,
+                                               FakeTensorMode, UnsupportedOperatorException)
+    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, ShapeEnv
+    try:
+        with FakeTensorMode(shape_env=ShapeEnv(), allow_non_fake_inputs=True) as mode:
+            fakes = [mode.from_tensor(a) if isinstance(a, torch.Tensor) else a for a in args]
+            torch.func.functional_call(reference, {k: mode.from_tensor(v) for k, v in state.items()}, tuple(fakes))
+    except (GuardOnDataDependentSymNode, DataDependentOutputException, DynamicOutputShapeException,
+            UnsupportedOperatorException):
+        return ""  # the reference branches on tensor values (.item()): shapes alone cannot reject them
+    except Exception as exc:  # the reference rejects these shapes: so must the kernel
+        return f"the reference rejects these shapes ({type(exc).__name__}: {str(exc).splitlines()[0][:160]})"
+    return ""
 
 
 def on_device(args: tuple):

@@ -35,12 +35,12 @@ def install() -> bool:
     if original is None or getattr(original, "opforge_blas", False):
         return original is not None
 
-    def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
+    def create_dot(self, a, b, d, *rest, **kwargs):  # rest: input_precision, max_num_imprecise_acc
         if a.data.dtype == b.data.dtype == d.data.dtype and a.data.dtype in _FLOATS:
             return interpreter.TensorHandle(np.matmul(a.data, b.data) + d.data, d.dtype.scalar)
         if _is_bf16(a) and _is_bf16(b) and d.data.dtype == np.float32:
             return interpreter.TensorHandle(np.matmul(_widen(a.data), _widen(b.data)) + d.data, d.dtype.scalar)
-        return original(self, a, b, d, input_precision, max_num_imprecise_acc)
+        return original(self, a, b, d, *rest, **kwargs)
 
     create_dot.opforge_blas = True
     builder.create_dot = create_dot
