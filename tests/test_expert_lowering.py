@@ -9,11 +9,11 @@ import textwrap
 import pytest
 
 from opforge.codegen import generate
-from opforge.codegen.lower import lower
+from opforge.codegen.lower import Unsupported, lower
 from conftest import write
 from opforge.harness.verify import VerifyOptions, prepare, verify
 
-OPTIONS = VerifyOptions(device="cpu", trials=2, seed=1, sandbox="none")
+OPTIONS = VerifyOptions(device="cpu", trials=1, seed=1, sandbox="none")
 
 SPECS = {
     # affine weights drawn at random so a dropped scale or shift cannot pass
@@ -147,6 +147,19 @@ SPECS = {
         def get_inputs():
             return [torch.randn(33, 40), torch.randn(40)]
         """),
+    # 0-d tensors built in forward are lifted by torch.export; the lowering folds them back to numbers
+    "tensor_constants": ("pointwise", """
+        class Model(torch.nn.Module):
+            def forward(self, x):
+                return torch.where(x > 0, x, torch.tensor(0.5)) * torch.tensor(3, dtype=torch.int32) \\
+                    + torch.tensor(True)
+
+        def get_inputs():
+            return [torch.randn(40, 33)]
+
+        def get_input_variants():
+            return [[torch.randn(3, 7, 5)]]
+        """),
 }
 
 
@@ -189,3 +202,14 @@ def test_diag_product_loses_its_matmul(tmp_path):
     assert "aten.mm.default" not in ops and "aten.arange.start_step" not in ops
     assert "aten.mul.Tensor" in ops
 
+
+
+def test_zero_d_tensor_constants_become_numbers_and_larger_ones_are_named(tmp_path):
+    lowered = lower(_spec(tmp_path, "tensor_constants"))
+    constants = sorted(str(n.args[0]) for n in lowered.graph.nodes if str(n.target) == "aten.scalar_tensor.default")
+    assert constants == ["0.5", "3", "True"] and [p.name for p in lowered.placeholders] == ["x"]
+    table = write(tmp_path / "table.py", "import torch\n\nclass Model(torch.nn.Module):\n"
+                  "    def forward(self, x):\n        return x * torch.tensor([1.0, 2.0, 3.0])\n\n"
+                  "def get_inputs():\n    return [torch.randn(4, 3)]\n\ndef get_init_inputs():\n    return []\n")
+    with pytest.raises(Unsupported, match=r"tensor constants created in forward \(\[3\] torch.float32\)"):
+        lower(table)

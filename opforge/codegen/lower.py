@@ -191,7 +191,26 @@ def lower(spec_path: str | Path, sizes: dict[str, int] | None = None) -> Lowered
     for node in [n for n in program.graph.nodes if str(n.target) == "aten._assert_tensor_metadata.default"]:
         program.graph.erase_node(node)  # a dtype check the decomposition left behind: nothing to compute
     _diagonal_products(program.graph)
+    _inline_scalar_constants(program)
     return _describe(program, len(args), scalars)
+
+
+def _inline_scalar_constants(program: torch.export.ExportedProgram) -> None:
+    """0-d tensors the reference builds in forward (`torch.where(x > 0, x, torch.tensor(0.5))`, the
+    `False` of `mask[:, -1] = False`) are lifted by torch.export into graph inputs of their own; each
+    becomes the `aten.scalar_tensor` constant it is, which every generator reads as a number. Larger
+    constants stay lifted (and _describe refuses them)."""
+    graph, lifted = program.graph, program.graph_signature.inputs_to_lifted_tensor_constants
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    for node in placeholders:
+        value = program.constants.get(lifted.get(node.name, ""))
+        if not isinstance(value, torch.Tensor) or value.dim() != 0 or value.dtype.is_complex:
+            continue
+        with graph.inserting_after(placeholders[-1]):
+            constant = graph.call_function(aten.scalar_tensor.default, (value.item(),), {"dtype": value.dtype})
+        constant.meta["val"] = node.meta.get("val")
+        node.replace_all_uses_with(constant)
+        graph.erase_node(node)
 
 
 def _sized_graph(spec_path: str | Path, sizes: dict[str, int]) -> Graph | None:
@@ -297,8 +316,12 @@ def _describe(program, n_args: int, scalars: set[int]) -> Lowered:
         elif node.op == "output":
             mutations = {mutated[o.name]: o for o in node.args[0] if isinstance(o, Node) and o.name in mutated}
             outputs = [o for o in node.args[0] if o is not None and not (isinstance(o, Node) and o.name in mutated)]
-    if signature.inputs_to_lifted_tensor_constants:
-        raise Unsupported("tensor constants created in forward")
+    left = [node for node in program.graph.nodes
+            if node.op == "placeholder" and node.name in signature.inputs_to_lifted_tensor_constants]
+    if left:
+        shapes = ", ".join(f"{list(node.meta['val'].shape)} {node.meta['val'].dtype}" if "val" in node.meta
+                           else node.name for node in left)
+        raise Unsupported(f"tensor constants created in forward ({shapes}): build them in __init__ as buffers")
     ops = {str(n.target) for n in program.graph.nodes if n.op == "call_function"}
     return Lowered(program.graph, placeholders, outputs, n_args, ops, mutations)
 
