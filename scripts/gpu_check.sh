@@ -5,7 +5,9 @@
 # gpu_expert_report.json (the offline expert's kernels), programs_profile.txt +
 # gpu_programs_report.json (the expert's conv, fusion-chain and level-3 sets), cuda_backend.txt +
 # gpu_cuda_report.json (the CUDA kernels on the device and in the emulator, with their
-# disagreements), nvidia-smi.txt.
+# disagreements), serving_profile.txt + gpu_serving_report.json (the expert's serving-suite kernels),
+# decoder_layer.txt + gpu_decoder_report.json (the decoder layer's step on the exported serving
+# kernels against PyTorch eager and torch.compile), nvidia-smi.txt.
 # Uses the machine's own Python when it already has a CUDA PyTorch and Triton (the workbench is then
 # installed into it without dependencies, offline); otherwise sets up .venv with TORCH_SPEC.
 set -uo pipefail
@@ -38,5 +40,17 @@ programs=${PIPESTATUS[0]}
 # and verified again in the emulator: disagreements between the two are listed (cuda_backend.txt).
 timeout "${CUDA_TIMEOUT:-600}" $PY benchmarks/cuda_backend.py --compare-emulator --no-baseline --json "$OUT/gpu_cuda_report.json" 2>&1 | tee "$OUT/cuda_backend.txt"
 cuda=${PIPESTATUS[0]}
-echo "gpu tests exit $tests, suite profile exit $profile, expert profile exit $expert, programs exit $programs, cuda exit $cuda; reports in $OUT"
+# The serving suite (issue #19): the expert's kernel for each inference-engine op against eager and
+# torch.compile; then the decoder layer's ops verified on the GPU into a registry of their own,
+# exported, and the layer's step timed on that library against the same layer in PyTorch.
+timeout "${SERVING_TIMEOUT:-600}" $PY benchmarks/suite_profile.py --source expert --json "$OUT/gpu_serving_report.json" \
+  --specs ops/serving/*.py 2>&1 | tee "$OUT/serving_profile.txt"
+serving=${PIPESTATUS[0]}
+layer_ops=$($PY -c "import runpy; print(' '.join(f'ops/serving/{op}.py' for op in runpy.run_path('examples/decoder_layer.py')['OPS']))")
+timeout "${DECODER_TIMEOUT:-600}" bash -c "$PY -m opforge --db '$OUT/serving.db' batch $layer_ops --budget 1 --no-fail \
+  --report '$OUT/serving_batch.json' && $PY -m opforge --db '$OUT/serving.db' export --out '$OUT/serving_lib' && \
+  KERNELS_GENERATED_NO_FALLBACK=1 $PY benchmarks/decoder_layer_step.py --library '$OUT/serving_lib' --sequences 32 \
+  --context 1024 --json '$OUT/gpu_decoder_report.json'" 2>&1 | tee "$OUT/decoder_layer.txt"
+decoder=${PIPESTATUS[0]}
+echo "gpu tests exit $tests, suite profile exit $profile, expert profile exit $expert, programs exit $programs, cuda exit $cuda, serving exit $serving, decoder layer exit $decoder; reports in $OUT"
 exit $(( tests || profile || cuda ))

@@ -38,7 +38,7 @@ def library(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("decoder")
     db, out = tmp / "opforge.db", tmp / "lib"
     specs = [str(ROOT / "ops" / "serving" / f"{op}.py") for op in DECODER.OPS]
-    batch = subprocess.run([OPFORGE, "--db", str(db), "batch", *specs, "--budget", "1", "--trials", "2",
+    batch = subprocess.run([OPFORGE, "--db", str(db), "batch", *specs, "--budget", "1", "--trials", "1",
                             "--report", str(tmp / "report.json")], capture_output=True, text=True, timeout=2000)
     report = json.loads((tmp / "report.json").read_text()) if (tmp / "report.json").exists() else None
     assert batch.returncode == 0, (batch.stdout[-3000:], batch.stderr[-3000:], report)
@@ -84,3 +84,22 @@ def test_the_comparison_catches_a_wrong_op(monkeypatch):
     diffs = DECODER.run("unused", DECODER.Config(steps=2))
     assert max(d.hidden for d in diffs) > DECODER.TOLERANCE
     assert all(d.cache == 0 for d in diffs[:1])  # the first step's K/V come before the MLP
+
+
+def test_the_step_benchmark_times_the_library_against_eager(library, tmp_path):
+    """benchmarks/decoder_layer_step.py runs the layer on the library and on the specs' references
+    and reports each variant's time with its distance from eager (here the interpreter's time)."""
+    env = {**os.environ, "KERNELS_GENERATED_NO_FALLBACK": "1", "TRITON_INTERPRET": "1"}
+    report = tmp_path / "step.json"
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "decoder_layer_step.py"), "--library", str(library),
+                           "--device", "cpu", "--sequences", "2", "--context", "20", "--no-compile", "--json",
+                           str(report)], capture_output=True, text=True, timeout=600, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = {r["variant"]: r for r in json.loads(report.read_text())["rows"]}
+    assert set(rows) == {"pytorch eager", "kernels_generated kernels"}
+    lib = rows["kernels_generated kernels"]
+    assert lib["agrees"] and 0 < lib["error_vs_eager"] <= DECODER.TOLERANCE and lib["ms"] > 0
+    assert "interpreter" in done.stdout and "DISAGREES" not in done.stdout
+    bad = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "decoder_layer_step.py"), "--library",
+                          str(tmp_path / "nowhere")], capture_output=True, text=True, timeout=120, env=env)
+    assert bad.returncode == 2 and "no library folder" in bad.stderr and "Traceback" not in bad.stderr
