@@ -60,9 +60,15 @@ def isolated_registry(tmp_path, monkeypatch, default_sandbox):
     return db
 
 
+# Seeded trials per input variant in the suite fixture: `make kernels` verifies with the harness's 5;
+# the tests take 2 (the export's files do not depend on it, test_export_suite compares them), which
+# kept about two minutes out of make test.
+SUITE_TRIALS = 2
+
+
 @pytest.fixture(scope="session")
 def suite_export(tmp_path_factory, default_sandbox) -> SimpleNamespace:
-    """The standard suite's known-good kernels verified (CPU, the exporter's fixed seed, 5 trials)
+    """The standard suite's known-good kernels verified (CPU, the exporter's fixed seed, SUITE_TRIALS)
     and exported with the wheel, once: test_suite.py checks each verdict, test_export_suite.py the
     library. Both modules are in the xdist group "export_suite", so one worker pays for it (it
     was paid twice, about 10 minutes of the suite's CPU time). `error` is the export's refusal,
@@ -77,7 +83,7 @@ def suite_export(tmp_path_factory, default_sandbox) -> SimpleNamespace:
     with Registry(tmp / "suite.db") as reg:
         try:
             result = export_suite(reg, tmp / "kernels_generated", sandbox=default_sandbox, wheel=True,
-                                  on_op=lambda op: verified.__setitem__(op.op, op))
+                                  on_op=lambda op: verified.__setitem__(op.op, op), trials=SUITE_TRIALS)
         except OpforgeError as exc:
             error = str(exc)
     return SimpleNamespace(verified=verified, result=result, error=error)

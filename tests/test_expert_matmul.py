@@ -14,7 +14,7 @@ from conftest import ROOT, write
 from opforge.harness.static_checks import check_source
 from opforge.harness.verify import VerifyOptions, prepare, verify
 
-OPTIONS = VerifyOptions(device="cpu", trials=2, seed=1, sandbox="none")
+OPTIONS = VerifyOptions(device="cpu", trials=1, seed=1, sandbox="none")
 HEAD = "import torch\n\n"
 TAIL = "\n\ndef get_init_inputs():\n    return []\n"
 

@@ -20,7 +20,7 @@ from opforge.codegen.families.rowwise.plan import analyse
 from opforge.codegen.lower import lower
 from opforge.harness.verify import VerifyOptions, prepare, verify
 
-OPTIONS = VerifyOptions(device="cpu", trials=2, seed=1, sandbox="none")
+OPTIONS = VerifyOptions(device="cpu", trials=1, seed=1, sandbox="none")
 SERVING = ROOT / "ops" / "serving"
 VARIANTS = ROOT / "benchmarks" / "expert_specs" / "serving"
 PYTHON = sys.executable

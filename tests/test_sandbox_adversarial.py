@@ -166,7 +166,7 @@ def test_infinite_loops_are_timed_out(tmp_path, runtime, where):
     marker = new_marker()
     loop = "while True:\n    pass\n"
     v = hostile(tmp_path, runtime, name_process(marker) + (loop if where == "import" else ""),
-                forward=loop if where == "forward" else "", timeout=15)
+                forward=loop if where == "forward" else "", timeout=8)
     assert v["reasons"][0].startswith("timeout:"), reasons(v)
     assert not survivors(marker), "the looping worker outlived its time limit"
 

@@ -1,12 +1,13 @@
 """Every op of the standard suite has a known-good Triton kernel that passes the full pipeline:
-static checks, an sm_90 AOT build, 5 seeded trials per input variant under the interpreter, and
+static checks, an sm_90 AOT build, seeded trials per input variant under the interpreter (5 in
+`make kernels`, conftest.SUITE_TRIALS here), and
 every anti-cheat check. The verdicts are the suite export's (conftest.suite_export: one
 verification per op, shared with test_export_suite.py, in the same xdist group)."""
 from __future__ import annotations
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, SUITE_TRIALS
 
 # The first test here pays for the session fixture suite_export (19 verifications and a wheel):
 # 7.5 minutes on an idle 2-core machine, past the default 600 s when the other worker is busy.
@@ -25,7 +26,7 @@ def test_known_good_kernel_verifies(op, suite_export):
     assert op in suite_export.verified, f"{op} was not verified by the suite export"
     v = suite_export.verified[op].verdict
     assert v["correct"], v["reasons"]
-    assert v["trials"] == 5 and all(var["trials"] == 5 for var in v["variants"])
+    assert v["trials"] == SUITE_TRIALS and all(var["trials"] == SUITE_TRIALS for var in v["variants"])
     assert len(v["variants"]) >= 3
     assert v["build"]["kernels"] and all(k["registers"] for k in v["build"]["kernels"])
     assert v["timings"] is None and v["timings_note"].startswith("no GPU")

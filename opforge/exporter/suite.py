@@ -34,9 +34,10 @@ def suite_pairs(ops_dir: Path = OPS, kernels_dir: Path = KNOWN_GOOD) -> list[tup
 
 
 def fill_registry(registry, pairs: list[tuple[Path, Path]], sandbox: str | None = None,
-                  on_op: Callable[[SuiteOp], None] | None = None) -> list[SuiteOp]:
-    """Verify each pair (CPU, fixed seed) into `registry` and promote what the policy allows."""
-    options = VerifyOptions(device="cpu", seed=SEED, sandbox=sandbox)
+                  on_op: Callable[[SuiteOp], None] | None = None, trials: int = VerifyOptions.trials) -> list[SuiteOp]:
+    """Verify each pair (CPU, fixed seed, `trials` seeded trials per input variant: the harness's
+    default unless a caller asks for fewer) into `registry` and promote what the policy allows."""
+    options = VerifyOptions(device="cpu", seed=SEED, sandbox=sandbox, trials=trials)
     done = []
     for spec_path, kernel_path in pairs:
         spec, hardware = prepare(spec_path, options)
@@ -52,8 +53,10 @@ def fill_registry(registry, pairs: list[tuple[Path, Path]], sandbox: str | None 
 
 
 def export_suite(registry, out: Path, sandbox: str | None = None, wheel: bool = False,
-                 on_op: Callable[[SuiteOp], None] | None = None) -> ExportResult:
-    results = fill_registry(registry, suite_pairs(), sandbox, on_op)
+                 on_op: Callable[[SuiteOp], None] | None = None, trials: int = VerifyOptions.trials) -> ExportResult:
+    """The library written from the suite's verified kernels; what it contains does not depend on
+    `trials` (the verdicts' numbers stay in the registry, not in the package)."""
+    results = fill_registry(registry, suite_pairs(), sandbox, on_op, trials)
     failed = [r for r in results if not r.correct]
     if failed:  # a known-good kernel that no longer verifies is a regression, not a partial export
         raise OpforgeError("known-good kernels failed verification: "
