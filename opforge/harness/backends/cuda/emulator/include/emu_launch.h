@@ -226,6 +226,7 @@ extern "C" __attribute__((visibility("default"))) int opforge_emu_configure(int 
     opforge_emu::E.err_code = opforge_emu::E.last_error = 0;
     opforge_emu::E.err[0] = 0;
     opforge_emu::g_float_atomics = false;
+    opforge_emu::g_float_atomic_cells.clear();
     return 0;
 }
 // The launcher's buffers for the next call: n (address, bytes) pairs; cudaMalloc'd blocks are kept.
@@ -240,4 +241,8 @@ extern "C" __attribute__((visibility("default"))) int opforge_emu_error(char* bu
 }
 extern "C" __attribute__((visibility("default"))) int opforge_emu_float_atomics() {
     return opforge_emu::g_float_atomics;
+}
+// The last run's float atomics: max over addresses of sqrt(count) * the largest magnitude touched.
+extern "C" __attribute__((visibility("default"))) double opforge_emu_float_atomic_spread() {
+    return opforge_emu::float_atomic_spread();
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <math.h>
+#include <unordered_map>
 
 // glibc's math.h declares (unexported) __expf, __sinf, ...: these names must be macros.
 #define __expf(x) expf(x)
@@ -143,12 +144,42 @@ static inline void __threadfence_system() { __asm__ __volatile__("" ::: "memory"
 static inline void __nanosleep(unsigned) {}
 
 // Atomics: fibers switch only at barriers and warp collectives, so a read-modify-write is atomic.
-namespace opforge_emu { static bool g_float_atomics = false; }
+// A float atomic's rounding depends on the order the adds commit in. Per address the run counts the
+// float atomics and keeps the largest magnitude they read, added or wrote: n adds reordered move a
+// sum by about sqrt(n) roundings of that magnitude, which bounds how far two schedules may part.
+namespace opforge_emu {
+struct AtomicCell { unsigned long long count; double absmax; };
+static bool g_float_atomics = false;
+static std::unordered_map<const void*, AtomicCell> g_float_atomic_cells;
+static inline double as_double(double x) { return x; }
+static inline double as_double(float x) { return x; }
+template <class T> static inline double as_double(T x) { return (double)(float)x; }  // __half, bf16
+static inline double magnitude(double x) {
+    double m = x < 0 ? -x : x;
+    return m <= 1.7976931348623157e308 ? m : 0.0;  // NaN and inf bound nothing
+}
+static inline void note_float_atomic(const void* at, double old, double v, double now) {
+    g_float_atomics = true;
+    AtomicCell& cell = g_float_atomic_cells[at];
+    ++cell.count;
+    double m = fmax(magnitude(old), fmax(magnitude(v), magnitude(now)));
+    if (m > cell.absmax) cell.absmax = m;
+}
+// max over addresses of sqrt(count) * largest magnitude: the schedules' rounding scale, in units of
+// the type's epsilon.
+static inline double float_atomic_spread() {
+    double spread = 0.0;
+    for (const auto& kv : g_float_atomic_cells) spread = fmax(spread, sqrt((double)kv.second.count) * kv.second.absmax);
+    return spread;
+}
+}
 // The compiler barrier keeps a spin on an atomic a loop that reloads memory, as on the GPU.
 #define OPFORGE_RMW(name, T, expr) static inline T name(T* a, T v) { \
     __asm__ __volatile__("" ::: "memory"); T old = *a; *a = (expr); return old; }
 #define OPFORGE_FRMW(name, T, expr) static inline T name(T* a, T v) { \
-    __asm__ __volatile__("" ::: "memory"); opforge_emu::g_float_atomics = true; T old = *a; *a = (expr); return old; }
+    __asm__ __volatile__("" ::: "memory"); T old = *a; *a = (expr); \
+    opforge_emu::note_float_atomic(a, opforge_emu::as_double(old), opforge_emu::as_double(v), opforge_emu::as_double(*a)); \
+    return old; }
 OPFORGE_RMW(atomicAdd, int, old + v) OPFORGE_RMW(atomicAdd, unsigned, old + v)
 OPFORGE_RMW(atomicAdd, unsigned long long, old + v)
 OPFORGE_FRMW(atomicAdd, float, old + v) OPFORGE_FRMW(atomicAdd, double, old + v)
