@@ -336,15 +336,21 @@ class _ExecReader(threading.Thread):
 
 
 def _reap_orphans() -> None:
-    """Remove warm containers whose owning process died without closing them (SIGKILL skips atexit)."""
-    for container in client().containers.list(all=True, filters={"label": "opforge=sandbox"}):
+    """Remove warm containers whose owning process died without closing them (SIGKILL skips atexit).
+    The engine's one listing call, not the SDK's list-then-inspect-each: another process's
+    container removed between the two would make the inspect a 404 and fail this job."""
+    api = client().api
+    for summary in api.containers(all=True, filters={"label": "opforge=sandbox"}):
         try:
-            pid = int(container.labels.get("opforge.pid", "0"))
+            pid = int((summary.get("Labels") or {}).get("opforge.pid", "0"))
             if pid <= 0:
                 raise ProcessLookupError
             os.kill(pid, 0)
         except (ProcessLookupError, ValueError):
-            _remove(container)
+            try:
+                api.remove_container(summary["Id"], force=True)
+            except Exception:  # removed meanwhile by its owner or another reaper
+                pass
         except PermissionError:  # alive, owned by someone else
             pass
 
