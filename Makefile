@@ -16,7 +16,7 @@ NVCC_WHEELS := opforge/harness/backends/cuda/nvcc-wheels.txt
 ASCEND_WHEELS := opforge/harness/backends/triton_ascend/ascend-wheels.txt
 ASCEND_PREFIX := $(VENV)/ascend
 
-.PHONY: setup sandboxes browser demo test kernels mutation clean
+.PHONY: setup sandboxes browser demo test kernels serving-examples mutation clean
 
 setup: $(STAMP)
 
@@ -49,6 +49,11 @@ test: setup sandboxes browser
 # Regenerate the committed kernels_generated/ from the suite (tests/test_export_suite.py checks it).
 kernels: setup sandboxes
 	$(BIN)/python scripts/export_suite.py
+
+# Regenerate the serving suite's known-good examples for the LLM drafter, opforge/knowledge/triton/serving/
+# (the offline expert's kernels, each verified; tests/test_knowledge.py checks their hashes).
+serving-examples: setup sandboxes
+	$(BIN)/python scripts/serving_examples.py
 
 # Break each guarantee of tests/guarantees.py in a copy of the repository; its tests must fail. The
 # table goes to benchmarks/results/mutation_check.txt (the last result, committed); exit 1 if one survived.

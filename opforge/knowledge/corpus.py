@@ -72,17 +72,24 @@ def load_notes(backend: str) -> tuple[Note, ...]:
 
 @lru_cache(maxsize=None)
 def load_examples(backend: str) -> tuple[Example, ...]:
-    """Known-good kernels knowledge/<backend>/<op>.py, each with the tags of its spec ops/<op>.py."""
+    """Known-good kernels knowledge/<backend>/[<suite>/]<op>.py, each with the tags of its spec
+    ops/[<suite>/]<op>.py (the serving suite's are in serving/). A verification header's hash lines
+    (scripts/serving_examples.py) are tests' business, not the drafter's, and are left out."""
     examples = []
-    for path in sorted((ROOT / "knowledge" / _check_backend(backend)).glob("*.py")):
-        if path.stem.startswith("_"):
+    folder = ROOT / "knowledge" / _check_backend(backend)
+    for path in sorted(folder.rglob("*.py")):
+        if path.stem.startswith("_") or any(part.startswith((".", "_")) for part in path.relative_to(folder).parts[:-1]):
             continue
-        spec_path = OPS_DIR / f"{path.stem}.py"
+        spec_path = OPS_DIR / path.relative_to(folder)
         spec = spec_path.read_text(encoding="utf-8") if spec_path.is_file() else ""
         tags = tuple(spec_tags(spec)) or tuple(_name_words(path.stem))
-        examples.append(Example(op=path.stem, tags=tags, kernel=path.read_text(encoding="utf-8"),
-                                spec=spec, source=_relative(path)))
+        kernel = "".join(line for line in path.read_text(encoding="utf-8").splitlines(keepends=True)
+                         if not _HASH_LINE.match(line))
+        examples.append(Example(op=path.stem, tags=tags, kernel=kernel, spec=spec, source=_relative(path)))
     return tuple(examples)
+
+
+_HASH_LINE = re.compile(r"# (spec|kernel)-sha256: [0-9a-f]{64}\s*$")
 
 
 def _parse(source: str) -> ast.Module | None:

@@ -150,20 +150,27 @@ def _order(item: Scored) -> tuple:
     return (-item[0], item[1].title, item[1].source)
 
 
-def _select(notes: list[Scored], code: list[Scored], k: int, pinned: str | None) -> list[Scored]:
-    """The pinned note, the best notes up to MIN_NOTES, the best relevant (score > 0) code up to
-    MAX_CODE, then the best of what is left (code still capped) until k."""
+def _select(notes: list[Scored], code: list[Scored], k: int, pinned: str | None,
+            tags: set[str] = frozenset()) -> list[Scored]:
+    """The pinned note, the best notes up to MIN_NOTES, the best relevant code up to MAX_CODE, then
+    the best of what is left (code still capped) until k. Relevant code scores above 0 and shares a
+    tag with the spec (or is its own op's): words alone (`x`, `dim`, `row`) are common to every
+    kernel, and a kernel that merely uses a cumsum is no example for a scan."""
     chosen = [n for n in notes if n[1].source == pinned][:1]
     for note in notes:
         if len(chosen) >= min(MIN_NOTES, k):
             break
         if note not in chosen:
             chosen.append(note)
-    n_code = min(MAX_CODE, k - len(chosen), sum(1 for score, _ in code if score > 0))
+    relevant = [c for c in code if c[0] > 0 and (c[0] >= SAME_OP_BONUS or c[1].tags & tags)]
+    code = relevant + [c for c in code if c not in relevant]
+    n_code = min(MAX_CODE, k - len(chosen), len(relevant))
     chosen += code[:n_code]
-    # On equal scores (typically 0: nothing in common) a note is more useful than an unrelated kernel.
+    # A note is more useful than an unrelated kernel, whatever their scores; on equal scores
+    # (typically 0: nothing in common) a note beats a relevant kernel too.
     rest = sorted([n for n in notes if n not in chosen] + code[n_code:MAX_CODE],
-                  key=lambda item: (-item[0], item[1].kind != "note", item[1].title))
+                  key=lambda item: (item[1].kind != "note" and item not in relevant, -item[0],
+                                    item[1].kind != "note", item[1].title))
     return sorted(chosen + rest[:k - len(chosen)], key=_order)
 
 
@@ -185,4 +192,4 @@ def retrieve(spec_source: str, backend: str = "triton", k: int = 6,
     notes = ranked(corpus.notes)
     code = ranked([*corpus.examples, *_history_docs(history, corpus, backend)])
     return [KnowledgeItem(kind=d.kind, title=d.title, text=d.text, score=s, source=d.source)
-            for s, d in _select(notes, code, k, PINNED.get(backend))]
+            for s, d in _select(notes, code, k, PINNED.get(backend), tags)]
