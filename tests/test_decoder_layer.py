@@ -60,6 +60,21 @@ def test_the_layer_runs_on_generated_kernels_only_and_matches_pytorch(library):
     assert "agree" in result.stdout and "Traceback" not in result.stderr
 
 
+def test_the_layers_committed_drafter_examples_are_the_kernels_this_batch_verified(library):
+    """opforge/knowledge/triton/serving/<op>.py (make serving-examples) is, below its header, the
+    kernel the expert drafts and the batch above verified for that op: the committed examples of
+    the layer's ops pass verification in every run of the suite, at no extra cost."""
+    from opforge.registry import Registry
+
+    with Registry(library.parent / "opforge.db") as reg:
+        promoted = {v.op: reg.get_candidate(v.candidate_id).source for v in reg.active_versions()}
+    assert set(promoted) == set(DECODER.OPS)
+    for op, source in promoted.items():
+        example = (ROOT / "opforge" / "knowledge" / "triton" / "serving" / f"{op}.py").read_text()
+        kernel = example.split("\n# kernel-sha256: ", 1)[1].split("\n", 1)[1]
+        assert kernel.rstrip("\n") == source.rstrip("\n"), f"{op}: rerun make serving-examples"
+
+
 def test_every_op_of_the_layer_is_a_torch_library_op(library):
     """The layer's compute goes through torch.ops.kernels_generated.*: each op is registered there,
     and a missing one is exit 2 with one line, not a traceback."""

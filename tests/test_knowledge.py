@@ -348,17 +348,6 @@ def test_a_serving_example_is_the_kernel_verified_for_its_spec_as_it_is(path):
     ast.parse(path.read_text())
 
 
-def test_a_committed_serving_example_verifies_through_the_harness(tmp_path):
-    """One example verified here for real (the script verified all of them; each costs a sandboxed
-    verification, so the suite pays for the cheapest one)."""
-    from opforge.harness.verify import VerifyOptions, verify
-
-    v = verify(ROOT / "ops" / "serving" / "silu_and_mul.py", SERVING_EXAMPLES / "silu_and_mul.py",
-               VerifyOptions(device="cpu", trials=1))
-    assert v["correct"], v["reasons"]
-    assert v["trials"] == 1 and len(v["variants"]) >= 3
-
-
 # Engine-style specs the corpus has never seen (benchmarks/expert_specs/serving/) and the serving
 # example of the same pattern.
 ENGINE_SPECS = {
