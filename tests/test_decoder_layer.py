@@ -64,15 +64,16 @@ def test_the_layers_committed_drafter_examples_are_the_kernels_this_batch_verifi
     """opforge/knowledge/triton/serving/<op>.py (make serving-examples) is, below its header, the
     kernel the expert drafts and the batch above verified for that op: the committed examples of
     the layer's ops pass verification in every run of the suite, at no extra cost."""
+    from opforge.knowledge.corpus import verified_example
     from opforge.registry import Registry
 
     with Registry(library.parent / "opforge.db") as reg:
         promoted = {v.op: reg.get_candidate(v.candidate_id).source for v in reg.active_versions()}
     assert set(promoted) == set(DECODER.OPS)
     for op, source in promoted.items():
-        example = (ROOT / "opforge" / "knowledge" / "triton" / "serving" / f"{op}.py").read_text()
-        kernel = example.split("\n# kernel-sha256: ", 1)[1].split("\n", 1)[1]
-        assert kernel.rstrip("\n") == source.rstrip("\n"), f"{op}: rerun make serving-examples"
+        example = ROOT / "opforge" / "knowledge" / "triton" / "serving" / f"{op}.py"
+        hashes, kernel = verified_example(example.read_text())
+        assert "kernel" in hashes and kernel.rstrip("\n") == source.rstrip("\n"), f"{op}: rerun make serving-examples"
 
 
 def test_every_op_of_the_layer_is_a_torch_library_op(library):

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import ROOT, write
 from opforge.knowledge import KnowledgeError, load_examples, load_notes, retrieve, spec_tags
-from opforge.knowledge.corpus import NOTES_DIR, parse_note
+from opforge.knowledge.corpus import NOTES_DIR, parse_note, verified_example
 
 INTERPRETER_NOTE = "knowledge/notes/triton/interpreter_vs_gpu.md"
 
@@ -322,16 +322,6 @@ def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _verified_header(path):
-    """(spec sha256, kernel sha256, the kernel below the header) of a serving example."""
-    text = path.read_text()
-    head, sep, kernel = text.partition("\n# kernel-sha256: ")
-    assert sep, f"{path.name}: no verification header (scripts/serving_examples.py writes it)"
-    kernel_sha, _, kernel = kernel.partition("\n")
-    spec_sha = head.rsplit("# spec-sha256: ", 1)[1].strip()
-    return spec_sha, kernel_sha.strip(), kernel
-
-
 def test_every_serving_op_the_expert_verifies_has_its_example():
     specs = {p.stem for p in (ROOT / "ops" / "serving").glob("*.py")}
     assert {p.stem for p in SERVING_EXAMPLES.glob("*.py")} == specs - NO_SERVING_EXAMPLE
@@ -341,9 +331,10 @@ def test_every_serving_op_the_expert_verifies_has_its_example():
 def test_a_serving_example_is_the_kernel_verified_for_its_spec_as_it_is(path):
     """The header's hashes are of the spec and the kernel scripts/serving_examples.py verified: a
     spec edited since, or a kernel touched by hand, needs `make serving-examples` again."""
-    spec_sha, kernel_sha, kernel = _verified_header(path)
-    assert spec_sha == _sha256((ROOT / "ops" / "serving" / path.name).read_text()), f"{path.stem}: spec changed"
-    assert kernel_sha == _sha256(kernel), f"{path.stem}: kernel changed after its verification"
+    hashes, kernel = verified_example(path.read_text())
+    assert set(hashes) == {"spec", "kernel"}, f"{path.name}: no verification header (make serving-examples)"
+    assert hashes["spec"] == _sha256((ROOT / "ops" / "serving" / path.name).read_text()), f"{path.stem}: spec changed"
+    assert hashes["kernel"] == _sha256(kernel), f"{path.stem}: kernel changed after its verification"
     assert "class ModelNew" in kernel and "@triton.jit" in kernel
     ast.parse(path.read_text())
 

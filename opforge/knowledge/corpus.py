@@ -78,9 +78,10 @@ def load_examples(backend: str) -> tuple[Example, ...]:
     examples = []
     folder = ROOT / "knowledge" / _check_backend(backend)
     for path in sorted(folder.rglob("*.py")):
-        if path.stem.startswith("_") or any(part.startswith((".", "_")) for part in path.relative_to(folder).parts[:-1]):
+        relative = path.relative_to(folder)
+        if path.stem.startswith("_") or any(part.startswith((".", "_")) for part in relative.parts[:-1]):
             continue
-        spec_path = OPS_DIR / path.relative_to(folder)
+        spec_path = OPS_DIR / relative
         spec = spec_path.read_text(encoding="utf-8") if spec_path.is_file() else ""
         tags = tuple(spec_tags(spec)) or tuple(_name_words(path.stem))
         kernel = "".join(line for line in path.read_text(encoding="utf-8").splitlines(keepends=True)
@@ -89,7 +90,22 @@ def load_examples(backend: str) -> tuple[Example, ...]:
     return tuple(examples)
 
 
-_HASH_LINE = re.compile(r"# (spec|kernel)-sha256: [0-9a-f]{64}\s*$")
+_HASH_LINE = re.compile(r"# (spec|kernel)-sha256: ([0-9a-f]{64})\s*$")
+
+
+def verified_example(text: str) -> tuple[dict[str, str], str]:
+    """A verified example's header hashes ({"spec": ..., "kernel": ...}, as scripts/serving_examples.py
+    writes them) and the kernel below the header; ({}, text) when its leading comments have none."""
+    lines = text.splitlines(keepends=True)
+    fields: dict[str, str] = {}
+    for i, line in enumerate(lines):
+        if not line.startswith("#"):
+            break
+        if m := _HASH_LINE.match(line):
+            fields[m.group(1)] = m.group(2)
+            if m.group(1) == "kernel":
+                return fields, "".join(lines[i + 1:])
+    return {}, text
 
 
 def _parse(source: str) -> ast.Module | None:

@@ -162,15 +162,17 @@ def _select(notes: list[Scored], code: list[Scored], k: int, pinned: str | None,
             break
         if note not in chosen:
             chosen.append(note)
-    relevant = [c for c in code if c[0] > 0 and (c[0] >= SAME_OP_BONUS or c[1].tags & tags)]
-    code = relevant + [c for c in code if c not in relevant]
-    n_code = min(MAX_CODE, k - len(chosen), len(relevant))
+    def unrelated(item: Scored) -> bool:
+        score, doc = item
+        return doc.kind != "note" and not (score > 0 and (score >= SAME_OP_BONUS or doc.tags & tags))
+
+    code = sorted(code, key=unrelated)  # stable: relevant code first, each part still best first
+    n_code = min(MAX_CODE, k - len(chosen), sum(not unrelated(c) for c in code))
     chosen += code[:n_code]
     # A note is more useful than an unrelated kernel, whatever their scores; on equal scores
     # (typically 0: nothing in common) a note beats a relevant kernel too.
     rest = sorted([n for n in notes if n not in chosen] + code[n_code:MAX_CODE],
-                  key=lambda item: (item[1].kind != "note" and item not in relevant, -item[0],
-                                    item[1].kind != "note", item[1].title))
+                  key=lambda item: (unrelated(item), -item[0], item[1].kind != "note", item[1].title))
     return sorted(chosen + rest[:k - len(chosen)], key=_order)
 
 

@@ -47,6 +47,7 @@ class EmulatedLibrary:
         self._lib = ctypes.CDLL(path)
         self._lib.opforge_emu_configure.argtypes = [ctypes.c_int, ctypes.c_ulonglong, ctypes.c_double]
         self._lib.opforge_emu_error.argtypes = [ctypes.c_char_p, ctypes.c_int]
+        self._lib.opforge_emu_float_atomic_spread.restype = ctypes.c_double
         self._lock = threading.Lock()
         self._pool = BufferPool()
         self._functions = {name: self._function(launcher) for name, launcher in self.launchers.items()}
@@ -108,9 +109,7 @@ class EmulatedLibrary:
         return bool(self._lib.opforge_emu_float_atomics())
 
     def _float_atomic_spread(self) -> float:
-        fn = self._lib.opforge_emu_float_atomic_spread
-        fn.restype = ctypes.c_double
-        return float(fn())
+        return float(self._lib.opforge_emu_float_atomic_spread())
 
 
 # Float atomics commit in schedule order, as on a GPU, so sums may differ in their last bits from
