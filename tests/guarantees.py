@@ -279,6 +279,14 @@ GUARANTEES: tuple[Guarantee, ...] = (
     _g("option-unknown-drafter", "an unknown drafter name is one line naming the known ones",
        "tests/test_cli.py::test_run_and_verify_refuse_unknown_names_with_one_line",
        ("opforge/agents/drafters/select.py", "    if name is not None and name not in DRAFTERS:\n", "    if False:\n")),
+    # -- CUDA emulator and knowledge --
+    _g("emulator-atomic-rounding-not-a-race", "a float atomicAdd sum differs between schedules by rounding, never a race",
+       "tests/test_cuda_emulator.py::test_a_float_atomic_sum_that_cancels_keeps_its_terms_rounding",
+       ("opforge/harness/backends/cuda/emulator/library.py",
+        "<= max(bits * scale, ATOMIC_SPREAD * _EPSILON[ctype] * spread)", "<= bits * scale")),
+    _g("knowledge-examples-share-a-tag", "an example kernel goes to the prompt only when it shares a tag with the spec",
+       "tests/test_knowledge.py::test_unrelated_examples_do_not_take_the_place_of_notes",
+       ("opforge/knowledge/retrieve.py", "(score >= SAME_OP_BONUS or doc.tags & tags)", "True")),
 )
 
 
