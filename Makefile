@@ -9,11 +9,11 @@ STAMP := $(VENV)/.opforge-setup
 # is used as it is; without one, the NVIDIA compiler wheels pinned in NVCC_WHEELS go into the venv: 104 MB to download,
 # 271 MB installed, 4 s from pip's cache. Should that fail too (offline), the nvcc tests skip, or fail under
 # OPFORGE_CI=1.
-NVCC_WHEELS := opforge/harness/backends/cuda/nvcc-wheels.txt
+NVCC_WHEELS := opforge/backends/cuda/nvcc-wheels.txt
 # Huawei's Triton-Ascend front end (triton-ascend + ascendnpu-ir, pinned in ASCEND_WHEELS) for the
 # triton_ascend backend: its package is named `triton` too, so it goes into a prefix of its own that
 # only that backend's worker puts on sys.path. 216 MB to download, 700 MB installed, 6 s from pip's cache.
-ASCEND_WHEELS := opforge/harness/backends/triton_ascend/ascend-wheels.txt
+ASCEND_WHEELS := opforge/backends/triton_ascend/ascend-wheels.txt
 ASCEND_PREFIX := $(VENV)/ascend
 
 .PHONY: setup sandboxes browser demo test kernels serving-examples mutation clean
@@ -25,7 +25,7 @@ $(STAMP): pyproject.toml Makefile $(NVCC_WHEELS) $(ASCEND_WHEELS)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q "$(TORCH_SPEC)"
 	$(BIN)/pip install -q -e ".[dev]"
-	$(BIN)/python opforge/harness/backends/cuda/toolchain.py || $(BIN)/pip install -q -r $(NVCC_WHEELS) \
+	$(BIN)/python opforge/backends/cuda/toolchain.py || $(BIN)/pip install -q -r $(NVCC_WHEELS) \
 		|| echo "make: continuing without nvcc: the CUDA backend stops at its static checks"
 	rm -rf $(ASCEND_PREFIX) && $(BIN)/pip install -q --no-deps --target $(ASCEND_PREFIX) -r $(ASCEND_WHEELS) \
 		|| echo "make: continuing without triton-ascend: the triton_ascend backend is unavailable"
@@ -50,7 +50,7 @@ test: setup sandboxes browser
 kernels: setup sandboxes
 	$(BIN)/python scripts/export_suite.py
 
-# Regenerate the serving suite's known-good examples for the LLM drafter, opforge/knowledge/triton/serving/
+# Regenerate the serving suite's known-good examples for the LLM drafter, opforge/backends/triton/knowledge/serving/
 # (the offline expert's kernels, each verified; tests/test_knowledge.py checks their hashes).
 serving-examples: setup sandboxes
 	$(BIN)/python scripts/serving_examples.py

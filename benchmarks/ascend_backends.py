@@ -6,7 +6,7 @@
     front end, the verdict, the front-end and CPU-run stage times and the whole verify time; as the
     baseline, the NVIDIA Triton expert kernel's verify time for the same op (ratio Ascend / Triton);
   * AscendC: the expert's AscendC project (pointwise ops) and the static checks' time on it, and the
-    same for the known-good AscendC candidates (opforge/knowledge/ascendc/, tests/data/ascendc/).
+    same for the known-good AscendC candidates (opforge/backends/ascendc/knowledge/, tests/data/ascendc/).
 
 No NPU and no CANN here: the Triton-Ascend level is at most `emulated`, AscendC's `static` (exit 3).
 
@@ -33,12 +33,12 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from opforge.codegen import Unsupported, generate  # noqa: E402
-from opforge.harness.backends import plugin  # noqa: E402
+from opforge.backends import plugin  # noqa: E402
 from opforge.harness.spec import load_spec  # noqa: E402
 from opforge.harness.verify import CPU_MAX_BYTES, CPU_MAX_ELEMENTS, VerifyOptions, verify  # noqa: E402
 
 console = Console(width=None if sys.stdout.isatty() else 170)
-KNOWN_ASCENDC = sorted([*(ROOT / "opforge" / "knowledge" / "ascendc").glob("*.py"),
+KNOWN_ASCENDC = sorted([*(ROOT / "opforge" / "backends" / "ascendc" / "knowledge").glob("*.py"),
                         *(ROOT / "tests" / "data" / "ascendc").glob("*_add.py")])
 
 

@@ -1,5 +1,5 @@
 """The CUDA backend's cost and speed: per suite op with a known-good CUDA kernel
-(opforge/knowledge/cuda/<op>.py), measured in one run:
+(opforge/backends/cuda/knowledge/<op>.py), measured in one run:
 
   * CUDA verify time on this machine (static + nvcc cubin + the emulator's run of every trial,
     variant and stress case under three thread schedules), its compile and CPU-run stage times,
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     ops = args.ops.split(",") if args.ops else cuda_ops()
     if not ops:
-        console.print("no CUDA kernels under opforge/knowledge/cuda/")
+        console.print("no CUDA kernels under opforge/backends/cuda/knowledge/")
         return 1
     rows = []
     for op in ops:

@@ -24,8 +24,8 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from opforge.harness.backends.cuda.emulator import EmulatedLibrary  # noqa: E402
-from opforge.harness.backends.cuda.emulator.library import SCHEDULES  # noqa: E402
+from opforge.backends.cuda.emulator import EmulatedLibrary  # noqa: E402
+from opforge.backends.cuda.emulator.library import SCHEDULES  # noqa: E402
 
 SOURCE = r"""
 #include <cuda_runtime.h>

@@ -1,6 +1,6 @@
 """Sweep the matmul generator's tuning space on a GPU: each configuration of the expert's kernel for
 a few realistic GEMM shapes, timed against PyTorch eager in the same process (do_bench medians).
-The ordering of `SPACE` in codegen/emit/triton/matmul.py and the numbers in its comments come from this.
+The ordering of `SPACE` in backends/triton/emit/matmul.py and the numbers in its comments come from this.
 
     .venv/bin/python benchmarks/expert_matmul_sweep.py [--json rows.json]
 
@@ -19,7 +19,7 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from opforge.codegen.emit.triton import matmul  # noqa: E402
+from opforge.backends.triton.emit import matmul  # noqa: E402
 from opforge.codegen.lower import lower, state_shapes  # noqa: E402
 from opforge.harness.spec import declared_sizes, load_module  # noqa: E402
 

@@ -1,7 +1,7 @@
 """Harness throughput: how fast `verify` judges the suite's known-good kernels on the CPU.
 
 Measures, in one run:
-  * every suite op (ops/<name>.py against knowledge/triton/<name>.py) verified with the default
+  * every suite op (ops/<name>.py against backends/triton/knowledge/<name>.py) verified with the default
     options (5 trials, Triton's interpreter), sequentially or with --jobs N in parallel;
   * verifications per minute (ops / wall clock of the whole suite loop) and median seconds per op;
   * the two targets: an elementwise op (add_mul_relu, verified alone) under 10 s, and a 512^3
@@ -45,7 +45,7 @@ console = Console(width=None if sys.stdout.isatty() else 140)  # no wrapping whe
 
 def suite_ops() -> list[str]:
     return sorted(p.stem for p in (ROOT / "ops").glob("*.py")
-                  if (ROOT / "opforge" / "knowledge" / "triton" / p.name).is_file())
+                  if (ROOT / "opforge" / "backends" / "triton" / "knowledge" / p.name).is_file())
 
 
 def family_of(op: str) -> str:
@@ -62,7 +62,7 @@ def verify_op(op: str, trials: int, seed: int) -> dict:
     """One verification, timed around the whole `verify` call (spec load included)."""
     started = time.perf_counter()
     try:
-        verdict = verify(ROOT / "ops" / f"{op}.py", ROOT / "opforge" / "knowledge" / "triton" / f"{op}.py",
+        verdict = verify(ROOT / "ops" / f"{op}.py", ROOT / "opforge" / "backends" / "triton" / "knowledge" / f"{op}.py",
                          VerifyOptions(seed=seed, trials=trials, device="cpu"))
     except Exception as exc:  # a spec or setup error: report it as an incorrect row
         verdict = {"correct": False, "reasons": [f"{type(exc).__name__}: {exc}"], "sizes": {}, "jobs": {}}

@@ -1,7 +1,7 @@
 """Sandbox overhead: what isolating the candidate costs when verifying the suite on the CPU.
 
 Measures, in one run, the wall clock of `verify_source` (spec loading excluded) for every suite op
-(ops/<name>.py against knowledge/triton/<name>.py, Triton's interpreter, seed 1) under:
+(ops/<name>.py against backends/triton/knowledge/<name>.py, Triton's interpreter, seed 1) under:
   * none          no isolation, a plain child process per job (the baseline);
   * jail          bubblewrap, a fresh sandbox per verification;
   * docker-fresh  a new container per verification ("fresh sandbox per op run");
@@ -47,7 +47,7 @@ console = Console(width=None if sys.stdout.isatty() else 140)
 
 def suite_ops() -> list[str]:
     return sorted(p.stem for p in (ROOT / "ops").glob("*.py")
-                  if (ROOT / "opforge" / "knowledge" / "triton" / p.name).is_file())
+                  if (ROOT / "opforge" / "backends" / "triton" / "knowledge" / p.name).is_file())
 
 
 def measure(op: str, policy: str, spec, hw, source: str, warm: dict) -> dict:
@@ -67,7 +67,7 @@ def measure(op: str, policy: str, spec, hw, source: str, warm: dict) -> dict:
 
 def load(op: str) -> tuple:
     spec, hw = prepare(ROOT / "ops" / f"{op}.py", VerifyOptions(device="cpu"))
-    return spec, hw, read_candidate(ROOT / "opforge" / "knowledge" / "triton" / f"{op}.py")
+    return spec, hw, read_candidate(ROOT / "opforge" / "backends" / "triton" / "knowledge" / f"{op}.py")
 
 
 def run_all(ops: list[str], repeat: int) -> list[dict]:

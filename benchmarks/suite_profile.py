@@ -28,7 +28,7 @@ def kernel_path(op: str, source: str, spec_path: Path | None = None) -> Path | N
     """The known-good kernel, or the offline expert's first configuration for this op (None when
     the expert does not support it), generated at the sizes this machine verifies with."""
     if source == "known-good":
-        return ROOT / "opforge" / "knowledge" / "triton" / f"{op}.py"
+        return ROOT / "opforge" / "backends" / "triton" / "knowledge" / f"{op}.py"
     from opforge.codegen import generate
     from opforge.codegen.lower import Unsupported
     from opforge.harness.verify import prepare

@@ -1,4 +1,4 @@
-"""Every known-good Triton-Ascend kernel (opforge/knowledge/triton_ascend/<op>.py) through the whole
+"""Every known-good Triton-Ascend kernel (opforge/backends/triton_ascend/knowledge/<op>.py) through the whole
 `verify --backend triton_ascend` ladder, in one shared sandbox: verdict, level, the front end's
 seconds, the interpreter run's seconds and the total per op. tests/test_knowledge_triton_ascend.py
 verifies three of them; this covers all (about 4 minutes on 2 cores at the default 5 trials).
@@ -18,7 +18,7 @@ from opforge.harness.verify import VerifyOptions, prepare, verify_source
 from opforge.sandbox import get_sandbox
 
 ROOT = Path(__file__).resolve().parent.parent
-KNOWLEDGE = ROOT / "opforge" / "knowledge" / "triton_ascend"
+KNOWLEDGE = ROOT / "opforge" / "backends" / "triton_ascend" / "knowledge"
 
 
 def main() -> int:

@@ -33,7 +33,7 @@ from opforge.registry import Registry  # noqa: E402
 TARGET_S = 2.0
 VERDICT = json.loads((ROOT / "tests" / "data" / "verdict_softmax_cpu.json").read_text())
 CPU, GPU = "cpu/x86_64/triton-interpreter", "cuda/bench/sm_90"
-KERNEL = (ROOT / "opforge" / "knowledge" / "triton" / "softmax.py").read_text()
+KERNEL = (ROOT / "opforge" / "backends" / "triton" / "knowledge" / "softmax.py").read_text()
 
 
 def timed_verdict(i: int) -> dict:

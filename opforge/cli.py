@@ -173,7 +173,7 @@ def cmd_kernels(args: argparse.Namespace) -> int:
         rows = reg.list_kernels(args.op, limit=args.limit)
     if not rows:
         out.print("no kernels recorded yet" + (f" for '{args.op}'" if args.op else "") +
-                  " — try: opforge verify ops/softmax.py knowledge/triton/softmax.py")
+                  " — try: opforge verify ops/softmax.py backends/triton/knowledge/softmax.py")
         return 0
     table = Table("id", "op", "backend", "drafter", "verdict", "level", "hardware", "ms", "speedup", "active", "created")
     for r in rows:

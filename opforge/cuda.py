@@ -1,5 +1,5 @@
 """What a CUDA candidate imports: `from opforge.cuda import load_cuda` (see
-opforge/harness/backends/cuda/runtime.py for the launcher contract)."""
-from opforge.harness.backends.cuda.runtime import CudaError, CudaUnavailable, load_cuda
+opforge/backends/cuda/runtime.py for the launcher contract)."""
+from opforge.backends.cuda.runtime import CudaError, CudaUnavailable, load_cuda
 
 __all__ = ["CudaError", "CudaUnavailable", "load_cuda"]

@@ -57,7 +57,7 @@ def main() -> int:
                                env=env).returncode != 0
     # The promoted Triton-Ascend softmax is the library's npu entry: run it on this CPU under
     # triton-ascend's interpreter (its prefix first on the path), fallback forbidden.
-    from opforge.harness.backends.triton_ascend import toolchain
+    from opforge.backends.triton_ascend import toolchain
 
     prefix = toolchain.prefix()
     print(f"\n$ PYTHONPATH={prefix} TRITON_INTERPRET=1 KERNELS_GENERATED_NO_FALLBACK=1 "

@@ -1,6 +1,6 @@
 """`make kernels`: regenerate the repository's kernels_generated/ from the standard suite.
 
-Verifies every ops/<op>.py against knowledge/triton/<op>.py on the CPU (fixed seed) in a fresh,
+Verifies every ops/<op>.py against backends/triton/knowledge/<op>.py on the CPU (fixed seed) in a fresh,
 temporary registry, promotes by the policy and exports. tests/test_export_suite.py fails when the
 committed kernels_generated/ differs from what this writes."""
 from __future__ import annotations

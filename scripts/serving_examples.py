@@ -2,7 +2,7 @@
 
 Runs the offline expert on every ops/serving/<op>.py in a fresh, temporary registry (one round, one
 candidate, VerifyOptions' default trials on the CPU, the default sandbox) and writes each verified
-kernel to opforge/knowledge/triton/serving/<op>.py, under a header that records the verdict and the
+kernel to opforge/backends/triton/knowledge/serving/<op>.py, under a header that records the verdict and the
 sha256 of the spec and of the kernel it was given for. An op that does not verify gets no example
 (an old one is removed) and a line saying why; the exit status is 1 when one failed after drafting,
 2 for a bad argument. tests/test_knowledge.py fails when a spec or an example changes after this ran.
@@ -26,7 +26,7 @@ from opforge.registry import Registry  # noqa: E402
 from opforge.sandbox.errors import SandboxError  # noqa: E402
 
 SERVING = ROOT / "ops" / "serving"
-OUT = ROOT / "opforge" / "knowledge" / "triton" / "serving"
+OUT = ROOT / "opforge" / "backends" / "triton" / "knowledge" / "serving"
 HEADER_END = "# kernel-sha256: "
 
 

@@ -27,7 +27,7 @@ def require_runtime(name: str, reason: str | None) -> None:
 def require_ascend() -> None:
     """Skip a test that needs Huawei's triton-ascend prefix (make setup installs it) when it is
     missing — or fail it under OPFORGE_CI, where setup promises it."""
-    from opforge.harness.backends.triton_ascend import toolchain
+    from opforge.backends.triton_ascend import toolchain
 
     _, reason = toolchain.cached()
     if not reason:

@@ -181,7 +181,7 @@ GUARANTEES: tuple[Guarantee, ...] = (
         "        pass\n")),
     _g("aot-tensor-core-precision", "float32 op: PTX with tf32/fp16 tensor cores fails (low-precision)",
        "tests/test_aot_precision.py::test_tf32_dot_is_low_precision_in_a_float32_op",
-       ("opforge/harness/aot.py", "        if float32 and (reason := _low_precision(entry, instructions)):\n",
+       ("opforge/backends/triton/aot.py", "        if float32 and (reason := _low_precision(entry, instructions)):\n",
         "        if False and (reason := _low_precision(entry, instructions)):\n")),
     _g("pipeline-time-limit", "a hanging candidate is killed at the time limit (timeout)",
        "tests/test_pipeline.py::test_hanging_candidate_is_killed_at_the_time_limit",
@@ -282,7 +282,7 @@ GUARANTEES: tuple[Guarantee, ...] = (
     # -- CUDA emulator and knowledge --
     _g("emulator-atomic-rounding-not-a-race", "a float atomicAdd sum differs between schedules by rounding, never a race",
        "tests/test_cuda_emulator.py::test_a_float_atomic_sum_that_cancels_keeps_its_terms_rounding",
-       ("opforge/harness/backends/cuda/emulator/library.py",
+       ("opforge/backends/cuda/emulator/library.py",
         "<= max(bits * scale, ATOMIC_SPREAD * _EPSILON[ctype] * spread)", "<= bits * scale")),
     _g("knowledge-examples-share-a-tag", "an example kernel goes to the prompt only when it shares a tag with the spec",
        "tests/test_knowledge.py::test_unrelated_examples_do_not_take_the_place_of_notes",

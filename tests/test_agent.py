@@ -216,7 +216,7 @@ def test_dataset_export_holds_the_whole_trajectory(llm_env, isolated_registry, t
     assert rows[1]["messages"][-1]["content"].count("mismatch") >= 1  # the prompt held the first feedback
 
 
-SILU = (ROOT / "opforge" / "knowledge" / "triton" / "silu.py").read_text()
+SILU = (ROOT / "opforge" / "backends" / "triton" / "knowledge" / "silu.py").read_text()
 SILU_BROKEN = SILU.replace("    def forward(self, x):", "    def forward(self, x)")  # no colon
 SILU_WRONG = SILU.replace("y = x / (1.0 + tl.exp(-x))", "y = x / (1.0 + tl.exp(x))")
 

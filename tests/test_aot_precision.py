@@ -6,7 +6,7 @@ import torch
 import triton.language as tl
 from triton.runtime.jit import JITFunction
 
-from opforge.harness.aot import compile_launches, tensor_core_precisions
+from opforge.backends.triton.aot import compile_launches, tensor_core_precisions
 from opforge.harness.guards import RecordedLaunch
 
 BLOCK = 64  # the smallest tile wgmma takes on sm_90 (m64); smaller tiles fall back to mma.sync

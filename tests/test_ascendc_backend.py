@@ -11,8 +11,8 @@ import pytest
 
 from conftest import DATA, ROOT
 from opforge.harness import ladder
-from opforge.harness.backends import BACKENDS, plugin
-from opforge.harness.backends.ascendc.cann import NO_CANN
+from opforge.backends import BACKENDS, plugin
+from opforge.backends.ascendc.cann import NO_CANN
 from opforge.harness.verify import VerifyOptions, verify
 
 ASC = DATA / "ascendc"
@@ -27,7 +27,7 @@ def no_cann(monkeypatch):
 
 
 def test_the_ascendc_row_is_a_real_plugin_for_npus():
-    assert BACKENDS["ascendc"].module == "opforge.harness.backends.ascendc"
+    assert BACKENDS["ascendc"].module == "opforge.backends.ascendc"
     assert plugin("ascendc").accelerator == "NPU" and BACKENDS["ascendc"].unavailable() is None
 
 
@@ -79,7 +79,7 @@ def test_a_python_syntax_error_fails_at_load(tmp_path):
 def test_the_agent_loop_stops_after_one_round_when_nothing_can_be_verified_here(tmp_path):
     """Without CANN no AscendC candidate can reach a numerics stage: the run records the first
     round's static verdicts and stops saying why, instead of spending its round budget."""
-    from opforge.harness.backends.ascendc import cann
+    from opforge.backends.ascendc import cann
     from opforge.registry import Registry
 
     if cann.unavailable() is None:

@@ -10,8 +10,8 @@ import stat
 import pytest
 
 from conftest import DATA
-from opforge.harness.backends.ascendc import PLUGIN, cann
-from opforge.harness.backends.ascendc.project import read_project
+from opforge.backends.ascendc import PLUGIN, cann
+from opforge.backends.ascendc.project import read_project
 
 ASC = DATA / "ascendc"
 

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import DATA
 from opforge.harness import ladder
-from opforge.harness.backends.ascendc.static import check_ascendc
+from opforge.backends.ascendc.static import check_ascendc
 from opforge.harness.verify import VerifyOptions, verify
 
 DIRECT = (DATA / "ascendc" / "direct_add.py").read_text()

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 from conftest import DATA
-from opforge.harness.backends.ascendc import api
-from opforge.harness.backends.ascendc.fold import evaluate
-from opforge.harness.backends.ascendc.static import check_ascendc
-from opforge.harness.backends.cuda.cxx import tokenize
+from opforge.backends.ascendc import api
+from opforge.backends.ascendc.fold import evaluate
+from opforge.backends.ascendc.static import check_ascendc
+from opforge.backends.cuda.cxx import tokenize
 
 DIRECT = (DATA / "ascendc" / "direct_add.py").read_text()
 MKB = (DATA / "ascendc" / "mkb_add.py").read_text()

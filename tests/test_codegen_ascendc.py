@@ -1,4 +1,4 @@
-"""The expert's AscendC emitter (opforge/codegen/emit/ascendc): for every suite op the pointwise
+"""The expert's AscendC emitter (opforge/backends/ascendc/emit): for every suite op the pointwise
 family applies to, the generated project passes the AscendC static checks and has the shape an
 AscendC engineer writes (CopyIn/Compute/CopyOut over double-buffered queues, host tiling across
 the cores, a DataCopyPad tail); an op it cannot map faithfully is refused by name. Nothing here
@@ -11,7 +11,7 @@ import pytest
 
 from conftest import ROOT
 from opforge.codegen import Unsupported, generate
-from opforge.harness.backends.ascendc.static import check_ascendc
+from opforge.backends.ascendc.static import check_ascendc
 
 OPS = ROOT / "ops"
 POINTWISE = ["gelu_tanh", "silu", "swiglu"]  # the suite's pointwise ops the emitter maps

@@ -1,4 +1,4 @@
-"""The expert's CUDA emitter (opforge/codegen/emit/cuda/): every suite op of the pointwise and
+"""The expert's CUDA emitter (opforge/backends/cuda/emit/): every suite op of the pointwise and
 rowwise families gets a candidate in opforge's CUDA format that passes the CUDA static checks,
 compiles with nvcc for sm_90 (ptxas: no spills) and, run on CPU tensors through load_cuda (the
 emulator, three thread schedules), matches the spec's Model on its inputs and input variants within
@@ -74,7 +74,7 @@ def test_the_cuda_candidate_matches_the_reference_in_the_emulator(op, tmp_path):
 
 @pytest.mark.parametrize("op", POINTWISE + ROWWISE)
 def test_the_cuda_candidate_passes_the_static_checks_and_compiles_without_spills(op):
-    from opforge.harness.backends.cuda import nvcc, static, toolchain
+    from opforge.backends.cuda import nvcc, static, toolchain
     source, _ = _candidate(op)
     report = static.check_cuda_candidate(source, float32_spec=True)
     assert report.reasons == [], report.reasons
@@ -117,6 +117,6 @@ def test_the_expert_drafter_drafts_cuda_for_a_cuda_run():
 
 
 def test_every_elementwise_op_has_a_cuda_formatter():
-    from opforge.codegen.emit.cuda.exprs import EXPR
+    from opforge.backends.cuda.emit.exprs import EXPR
     from opforge.codegen.exprs import ELEMENTWISE
     assert EXPR.keys() == ELEMENTWISE

@@ -46,12 +46,12 @@ def test_every_expert_spec_renders_the_golden_triton():
 
 def test_a_changed_byte_is_caught(monkeypatch):
     """The digests see one changed character of one configuration."""
-    import opforge.codegen.emit.triton.pointwise as pointwise
+    import opforge.backends.triton.emit.pointwise as pointwise
     monkeypatch.setattr(pointwise, "SPACE", ({**pointwise.SPACE[0], "BLOCK": 256},) + pointwise.SPACE[1:])
     assert _mismatches([ROOT / "ops" / "silu.py"])
 
 
 def test_every_elementwise_op_has_a_triton_formatter():
-    from opforge.codegen.emit.triton.exprs import EXPR
+    from opforge.backends.triton.emit.exprs import EXPR
     from opforge.codegen.exprs import ELEMENTWISE
     assert EXPR.keys() == ELEMENTWISE

@@ -1,4 +1,4 @@
-"""The expert's Triton-Ascend emitter (opforge/codegen/emit/triton_ascend/): every suite op of the
+"""The expert's Triton-Ascend emitter (opforge/backends/triton_ascend/emit/): every suite op of the
 pointwise and rowwise families gets a candidate in Ascend style (a grid of at most NUM_CORES
 programs looping over blocks, no GPU launch options, unit-stride row loads, blocks within the
 unified-buffer rule) that passes the Triton and Ascend static checks, for every configuration of its
@@ -15,9 +15,9 @@ import pytest
 
 from conftest import ROOT, require_ascend
 from opforge.codegen import Unsupported, generate
-from opforge.codegen.emit.triton_ascend.common import MAX_BLOCK, MIN_BLOCK, NUM_CORES, RULE_BYTES, blocks
+from opforge.backends.triton_ascend.emit.common import MAX_BLOCK, MIN_BLOCK, NUM_CORES, RULE_BYTES, blocks
 from opforge.harness import ladder
-from opforge.harness.backends.triton_ascend.static import check_ascend
+from opforge.backends.triton_ascend.static import check_ascend
 from opforge.harness.spec import load_spec
 from opforge.harness.static_checks import check_source
 from opforge.harness.verify import CPU_MAX_ELEMENTS, VerifyOptions, verify

@@ -27,7 +27,7 @@ def line_of(path, needle: str) -> int:
 
 
 def test_suite_softmax_in_cuda_verifies_emulated_with_ptxas_stats(softmax_verdict):
-    from opforge.harness.backends.cuda.emulator import TOOL, VERSION
+    from opforge.backends.cuda.emulator import TOOL, VERSION
 
     v = softmax_verdict
     assert v["correct"], v["reasons"]

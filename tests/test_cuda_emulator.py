@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from opforge.harness.backends.cuda.emulator import (DeadlockError, EmuBuildError, EmulatedLibrary, EmulatorError,
+from opforge.backends.cuda.emulator import (DeadlockError, EmuBuildError, EmulatedLibrary, EmulatorError,
                                                     OutOfBoundsError, RaceError, StepLimitError, UnsupportedFeature,
                                                     unsupported_features)
-from opforge.harness.backends.cuda.emulator.build import compiler
-from opforge.harness.backends.cuda.emulator.translate import PREAMBLE, translate
+from opforge.backends.cuda.emulator.build import compiler
+from opforge.backends.cuda.emulator.translate import PREAMBLE, translate
 
 CASES = (Path(__file__).parent / "data" / "cuda" / "emulator_cases.cu").read_text()
 pytestmark = pytest.mark.skipif(compiler() is None, reason="the CUDA emulator builds with g++, and there is none")
@@ -312,7 +312,7 @@ def test_a_tensor_keeps_its_address_across_runs_so_a_pointer_keyed_cache_hits(li
 
 
 def test_a_library_whose_initialiser_never_returns_is_stopped_at_build(tmp_path, monkeypatch):
-    from opforge.harness.backends.cuda.emulator import build
+    from opforge.backends.cuda.emulator import build
 
     monkeypatch.setattr(build, "LOAD_TIMEOUT_S", 2.0)
     source = ("#include <cuda_runtime.h>\n__global__ void k(float* y) { y[0] = 1; }\n"

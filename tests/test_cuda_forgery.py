@@ -18,9 +18,9 @@ import pytest
 import torch
 
 from conftest import KERNELS, ROOT, TINY
-from opforge.harness.backends.cuda import emulator
-from opforge.harness.backends.cuda.runtime import CudaError, load_cuda
-from opforge.harness.backends.cuda.static import check_cuda_candidate
+from opforge.backends.cuda import emulator
+from opforge.backends.cuda.runtime import CudaError, load_cuda
+from opforge.backends.cuda.static import check_cuda_candidate
 from opforge.harness.verify import VerifyOptions, verify
 
 
@@ -160,7 +160,7 @@ def test_an_endless_kernel_meets_the_step_limit(tmp_path):
 def emulate_apart(kernel: str, tmp_path, timeout: float) -> str:
     """emulate() in a subprocess, for kernels whose regression would hang: its stderr, or "" when it
     ran past `timeout` seconds."""
-    script = (f"import torch\nfrom opforge.harness.backends.cuda.emulator import EmulatedLibrary\n"
+    script = (f"import torch\nfrom opforge.backends.cuda.emulator import EmulatedLibrary\n"
               f"lib = EmulatedLibrary.build({cuda_src(kernel)!r}, cache_dir={str(tmp_path)!r})\n"
               "x = torch.randn(16, 40)\n"
               "lib.call('softmax_launch', [x, torch.empty_like(x), 16, 40], time_limit_s=1.0)\n")

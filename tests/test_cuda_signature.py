@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from opforge.harness.backends.cuda.signature import TORCH_DTYPES, Param, SignatureError, parse_launchers
+from opforge.backends.cuda.signature import TORCH_DTYPES, Param, SignatureError, parse_launchers
 
 SOURCE = """#include <cuda_runtime.h>
 // extern "C" void commented_out(float* x, cudaStream_t s) {}

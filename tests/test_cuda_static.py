@@ -1,10 +1,10 @@
-"""The CUDA candidate's static checks (harness/backends/cuda/static.py): each rule rejects a hostile
+"""The CUDA candidate's static checks (backends/cuda/static.py): each rule rejects a hostile
 candidate with its code; comments and literals neither hide a call nor raise a false alarm."""
 from __future__ import annotations
 
 import pytest
 
-from opforge.harness.backends.cuda.static import check_cuda_candidate
+from opforge.backends.cuda.static import check_cuda_candidate
 from opforge.harness.static_checks import check_source
 
 KERNEL = r'''

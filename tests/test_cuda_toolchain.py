@@ -1,4 +1,4 @@
-"""The real nvcc (harness/backends/cuda/toolchain.py, nvcc.py): where it is found, what ptxas reports,
+"""The real nvcc (backends/cuda/toolchain.py, nvcc.py): where it is found, what ptxas reports,
 how a compile error reads, the build cache, a loadable shared library, and NVIDIA's PyPI wheels.
 
 Without nvcc (and without the wheels `make setup` installs) the tests that compile skip with the
@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from opforge.harness.backends.cuda import nvcc, toolchain
+from opforge.backends.cuda import nvcc, toolchain
 
-WHEELS = ROOT / "opforge" / "harness" / "backends" / "cuda" / "nvcc-wheels.txt"
+WHEELS = ROOT / "opforge" / "backends" / "cuda" / "nvcc-wheels.txt"
 SOFTMAX = r"""
 #include <cuda_runtime.h>
 #include <cfloat>
@@ -199,7 +199,7 @@ def test_wheels_alone_give_a_working_nvcc(tmp_path):
         unavailable(f"cannot install NVIDIA's nvcc wheels: {pip.stderr.strip().splitlines()[-1:]}")
     script = textwrap.dedent(f"""\
         import json
-        from opforge.harness.backends.cuda import nvcc, toolchain
+        from opforge.backends.cuda import nvcc, toolchain
         found = toolchain.find_nvcc(system_roots=())
         result = nvcc.compile_cubin({SOFTMAX!r}, 90, {str(tmp_path / "cache")!r}, toolchain=found)
         shared = toolchain.build_shared({SOFTMAX!r}, 90, {str(tmp_path / "cache")!r}, toolchain=found)

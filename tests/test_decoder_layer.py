@@ -61,7 +61,7 @@ def test_the_layer_runs_on_generated_kernels_only_and_matches_pytorch(library):
 
 
 def test_the_layers_committed_drafter_examples_are_the_kernels_this_batch_verified(library):
-    """opforge/knowledge/triton/serving/<op>.py (make serving-examples) is, below its header, the
+    """opforge/backends/triton/knowledge/serving/<op>.py (make serving-examples) is, below its header, the
     kernel the expert drafts and the batch above verified for that op: the committed examples of
     the layer's ops pass verification in every run of the suite, at no extra cost."""
     from opforge.knowledge.corpus import verified_example
@@ -71,7 +71,7 @@ def test_the_layers_committed_drafter_examples_are_the_kernels_this_batch_verifi
         promoted = {v.op: reg.get_candidate(v.candidate_id).source for v in reg.active_versions()}
     assert set(promoted) == set(DECODER.OPS)
     for op, source in promoted.items():
-        example = ROOT / "opforge" / "knowledge" / "triton" / "serving" / f"{op}.py"
+        example = ROOT / "opforge" / "backends" / "triton" / "knowledge" / "serving" / f"{op}.py"
         hashes, kernel = verified_example(example.read_text())
         assert "kernel" in hashes and kernel.rstrip("\n") == source.rstrip("\n"), f"{op}: rerun make serving-examples"
 

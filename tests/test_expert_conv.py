@@ -1,4 +1,4 @@
-"""The expert's conv generator (codegen/families/conv/, codegen/emit/triton/conv*.py): plans and
+"""The expert's conv generator (codegen/families/conv/, backends/triton/emit/conv*.py): plans and
 generated text of inline specs, what it refuses, and three tiny specs verified by the real harness
 on the CPU (a transposed 2-D, a depthwise 2-D with an epilogue, a grouped 1-D with 'same' padding)."""
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from opforge.codegen.emit.triton import conv
-from opforge.codegen.emit.triton.conv_epilogue import ConvEpilogue
+from opforge.backends.triton.emit import conv
+from opforge.backends.triton.emit.conv_epilogue import ConvEpilogue
 from opforge.codegen.families.conv.plan import Plan
 from opforge.codegen.lower import Unsupported, lower, state_shapes
 from conftest import write

@@ -1,4 +1,4 @@
-"""The expert's matmul generator (codegen/families/matmul/, codegen/emit/triton/matmul*.py): suite and inline specs are lowered,
+"""The expert's matmul generator (codegen/families/matmul/, backends/triton/emit/matmul*.py): suite and inline specs are lowered,
 generated, and the first configuration of each is verified by the real harness on the CPU."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from opforge.codegen.emit.triton import matmul
+from opforge.backends.triton.emit import matmul
 from opforge.codegen.lower import Unsupported, lower, state_shapes
 from conftest import ROOT, write
 from opforge.harness.static_checks import check_source

@@ -14,8 +14,8 @@ import pytest
 from opforge.agents.drafters.base import DraftRequest
 from opforge.agents.drafters.expert import ExpertDrafter
 from opforge.codegen import BACKENDS, generate, partition
-from opforge.codegen.emit.triton import matmul
-from opforge.codegen.emit.triton.rowwise import launch as rowwise_launch
+from opforge.backends.triton.emit import matmul
+from opforge.backends.triton.emit.rowwise import launch as rowwise_launch
 from opforge.codegen.lower import Unsupported, lower
 from opforge.codegen.partition.rename import parts
 from opforge.codegen.partition.rewrite import sink_unary_past_views

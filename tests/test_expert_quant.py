@@ -15,7 +15,7 @@ import torch
 
 from conftest import ROOT
 from opforge.codegen import generate
-from opforge.codegen.emit.triton.exprs import FP8_HELPERS
+from opforge.backends.triton.emit.exprs import FP8_HELPERS
 from opforge.codegen.families.rowwise.plan import analyse
 from opforge.codegen.lower import lower
 from opforge.harness.verify import VerifyOptions, prepare, verify
@@ -47,7 +47,7 @@ def candidate(tmp_path, spec) -> tuple:
 
 FP8_CHECK = '''
 import importlib.util, json, sys, torch, triton, triton.language as tl
-from opforge.codegen.emit.triton.exprs import FP8_HELPERS
+from opforge.backends.triton.emit.exprs import FP8_HELPERS
 path = {path!r}
 kernels = "\\n\\n".join(
     f"@triton.jit\\ndef k_{{name}}(x_ptr, o_ptr, n, BLOCK: tl.constexpr):\\n"

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import ROOT, write
 from opforge.codegen.lower import Unsupported, lower
-from opforge.codegen.emit.triton.rowwise import generate
+from opforge.backends.triton.emit.rowwise import generate
 from opforge.harness.spec import load_module
 from opforge.harness.static_checks import check_source
 from opforge.harness.verify import VerifyOptions, prepare, verify

@@ -1,4 +1,4 @@
-"""The expert's sort family (codegen/families/sort/, codegen/emit/triton/sort*.py): a row top-k read from
+"""The expert's sort family (codegen/families/sort/, backends/triton/emit/sort*.py): a row top-k read from
 sort(...)[..., a:b] or topk with its prologue and epilogue fused, and a stable counting sort bounded by
 bincount's minlength. Candidates run in Triton's interpreter against the reference (ties, NaN, -0.0,
 bf16 rounding, ragged sizes); two are verified by the real harness; what is not taken is named."""
@@ -13,7 +13,7 @@ import torch
 
 from conftest import write
 from opforge.codegen import generate
-from opforge.codegen.emit.triton import sort as sort_emitter
+from opforge.backends.triton.emit import sort as sort_emitter
 from opforge.codegen.lower import Unsupported, lower
 from opforge.harness.static_checks import check_source
 from opforge.harness.verify import VerifyOptions, prepare, verify

@@ -1,4 +1,4 @@
-"""The expert's pooling generator (codegen/emit/triton/window.py, codegen/families/window/): max and average pools over 1-3 spatial
+"""The expert's pooling generator (backends/triton/emit/window.py, codegen/families/window/): max and average pools over 1-3 spatial
 dims, each inline spec lowered, generated and verified by the real harness on the CPU; what it does
 not fuse is named."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from opforge.codegen import generate
-from opforge.codegen.emit.triton import window
+from opforge.backends.triton.emit import window
 from opforge.codegen.lower import Unsupported, lower
 from conftest import write
 from opforge.harness.static_checks import check_source

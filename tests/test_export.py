@@ -19,7 +19,7 @@ from opforge.harness.verify import VerifyOptions, prepare, verify_source
 from opforge.registry import Registry, RegistryError
 from opforge.registry.recording import record_verification
 
-FASTDOT = ROOT / "opforge" / "harness" / "backends" / "triton" / "fastdot.py"
+FASTDOT = ROOT / "opforge" / "backends" / "triton" / "fastdot.py"
 
 OPFORGE = str(Path(sys.executable).parent / "opforge")
 
@@ -82,7 +82,7 @@ def test_export_renders_a_library_that_runs_its_kernel_and_is_byte_reproducible(
 def test_re_export_removes_what_is_no_longer_exported_and_refuses_foreign_directories(reg, tmp_path):
     first = verified(reg, TINY, (KERNELS / "good.py").read_text())
     silu_spec = ROOT / "tests" / "data" / "specs" / "tiny_silu.py"
-    silu = verified(reg, silu_spec, (ROOT / "opforge" / "knowledge" / "triton" / "silu.py").read_text())
+    silu = verified(reg, silu_spec, (ROOT / "opforge" / "backends" / "triton" / "knowledge" / "silu.py").read_text())
     reg.promote(first)
     reg.promote(silu)
     out = tmp_path / "lib"
@@ -168,7 +168,7 @@ def test_a_kernel_module_that_ignores_its_constructor_runs_only_as_verified(reg,
 def test_versions_no_longer_fit_to_ship_are_left_out_and_an_edited_marker_cannot_reach_outside(reg, tmp_path):
     good = verified(reg, TINY, (KERNELS / "good.py").read_text())
     silu = verified(reg, ROOT / "tests" / "data" / "specs" / "tiny_silu.py",
-                    (ROOT / "opforge" / "knowledge" / "triton" / "silu.py").read_text())
+                    (ROOT / "opforge" / "backends" / "triton" / "knowledge" / "silu.py").read_text())
     reg.promote(good)
     reg.promote(silu)
     hardware = reg.latest_evaluation(silu).hardware

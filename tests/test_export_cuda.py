@@ -19,13 +19,13 @@ import torch
 
 from conftest import KERNELS, ROOT, TINY
 from opforge.exporter import export_library
-from opforge.exporter.cuda import cuda_sources, prebuilt_name
-from opforge.harness.backends.cuda import toolchain
+from opforge.backends.cuda.export import cuda_sources, prebuilt_name
+from opforge.backends.cuda import toolchain
 from opforge.harness.verify import VerifyOptions, prepare, verify_source
 from opforge.registry import Registry
 from opforge.registry.recording import record_verification
 
-CUDA_SOFTMAX = ROOT / "opforge" / "knowledge" / "cuda" / "softmax.py"
+CUDA_SOFTMAX = ROOT / "opforge" / "backends" / "cuda" / "knowledge" / "softmax.py"
 EMULATED = {"level": "emulated", "verified_on": "cpu:opforge-cuda-emu-1.0"}
 TORCH_SITE = str(Path(torch.__file__).resolve().parent.parent)
 
@@ -91,10 +91,10 @@ def test_the_cuda_op_ships_with_its_runtime_and_imports_without_opforge(cuda_onl
     assert CUDA_SOFTMAX.read_text().replace("from opforge.cuda import", "from cuda_lib._cuda.runtime import") in module
     for stem in ("runtime", "signature", "toolchain"):
         shipped = (pkg / "_cuda" / f"{stem}.py").read_text()
-        original = (ROOT / "opforge" / "harness" / "backends" / "cuda" / f"{stem}.py").read_text()
+        original = (ROOT / "opforge" / "backends" / "cuda" / f"{stem}.py").read_text()
         # Imports of each other (and of the emulator, which is not shipped) name the package's copy.
-        assert shipped == original.replace("from opforge.harness.backends.cuda import", "from cuda_lib._cuda import") \
-            .replace("from opforge.harness.backends.cuda.", "from cuda_lib._cuda.")
+        assert shipped == original.replace("from opforge.backends.cuda import", "from cuda_lib._cuda import") \
+            .replace("from opforge.backends.cuda.", "from cuda_lib._cuda.")
         assert "opforge.harness" not in shipped
     assert '"cuda_lib._cuda"' in (cuda_only / "pyproject.toml").read_text()
     code = ("import cuda_lib, torch\n"

@@ -1,11 +1,11 @@
-"""The CPU worker's tl.dot through BLAS (harness/backends/triton/fastdot.py): the same fp32 product
+"""The CPU worker's tl.dot through BLAS (backends/triton/fastdot.py): the same fp32 product
 as Triton's own interpreter path, the other dtypes on that path, and installed before the snapshot."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from opforge.harness.backends.triton import fastdot
+from opforge.backends.triton import fastdot
 
 
 class _Handle:
@@ -57,7 +57,7 @@ BF16_KERNEL = '''
 import os, sys
 os.environ["TRITON_INTERPRET"] = "1"
 import torch, triton, triton.language as tl
-from opforge.harness.backends.triton import fastdot
+from opforge.backends.triton import fastdot
 if sys.argv[1] == "installed":
     fastdot.install()
 

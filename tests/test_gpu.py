@@ -12,7 +12,7 @@ pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA G
 
 
 def test_gpu_verdict_has_measured_timings():
-    v = verify(ROOT / "ops" / "softmax.py", ROOT / "opforge" / "knowledge" / "triton" / "softmax.py", VerifyOptions(seed=5))
+    v = verify(ROOT / "ops" / "softmax.py", ROOT / "opforge" / "backends" / "triton" / "knowledge" / "softmax.py", VerifyOptions(seed=5))
     assert v["correct"], v["reasons"]
     assert v["device"] == "cuda" and v["hardware"].startswith("cuda/")
     assert v["sizes"]["used"] == v["sizes"]["declared"]  # no shrinking on a GPU
@@ -49,7 +49,7 @@ def test_gpu_timings_are_consistent_and_the_compile_baseline_is_there_or_explain
     """What a GPU verdict promises about its numbers: a torch.compile median or the reason it is
     missing, speedups that are the ratios of the medians, and medians of a plausible size (the
     4096x16384 float32 softmax reads and writes 512 MiB: on any data-centre GPU between 1 us and 1 s)."""
-    v = verify(ROOT / "ops" / "softmax.py", ROOT / "opforge" / "knowledge" / "triton" / "softmax.py", VerifyOptions(seed=7))
+    v = verify(ROOT / "ops" / "softmax.py", ROOT / "opforge" / "backends" / "triton" / "knowledge" / "softmax.py", VerifyOptions(seed=7))
     assert v["correct"], v["reasons"]
     t = v["timings"]
     assert (t["compile_ms"] is not None) != bool(t["note"]), t  # exactly one: a median or why there is none

@@ -9,9 +9,9 @@ import pytest
 
 from conftest import ROOT, write
 from opforge.knowledge import KnowledgeError, load_examples, load_notes, retrieve, spec_tags
-from opforge.knowledge.corpus import NOTES_DIR, parse_note, verified_example
+from opforge.knowledge.corpus import notes_dir, parse_note, verified_example
 
-INTERPRETER_NOTE = "knowledge/notes/triton/interpreter_vs_gpu.md"
+INTERPRETER_NOTE = "backends/triton/notes/interpreter_vs_gpu.md"
 
 KERNELBENCH_GELU = '''import torch
 import torch.nn as nn
@@ -52,7 +52,7 @@ def kinds(items, kind):
 
 @pytest.mark.parametrize("backend, minimum", [("triton", 8), ("cuda", 2), ("ascendc", 2)])
 def test_every_note_has_a_title_tags_and_substance(backend, minimum):
-    paths = sorted((NOTES_DIR / backend).glob("*.md"))
+    paths = sorted(notes_dir(backend).glob("*.md"))
     assert len(paths) >= minimum, f"{backend}: {len(paths)} notes, want at least {minimum}"
     for path in paths:
         lines = path.read_text().splitlines()
@@ -111,13 +111,13 @@ def test_spec_tags_are_empty_without_opforge_or_when_the_spec_does_not_parse():
 
 
 def test_examples_pair_each_suite_kernel_with_its_spec_tags():
-    folder = ROOT / "opforge" / "knowledge" / "triton"
+    folder = ROOT / "opforge" / "backends" / "triton" / "knowledge"
     examples = {e.source: e for e in load_examples("triton")}
-    assert set(examples) == {f"knowledge/triton/{p.relative_to(folder).as_posix()}" for p in folder.rglob("*.py")}
+    assert set(examples) == {f"backends/triton/knowledge/{p.relative_to(folder).as_posix()}" for p in folder.rglob("*.py")}
     assert len({e.op for e in examples.values()}) == len(examples)  # the title names one example
-    rms = examples["knowledge/triton/rms_norm.py"]
+    rms = examples["backends/triton/knowledge/rms_norm.py"]
     assert rms.tags[:2] == ("norm", "rmsnorm") and rms.spec == spec("rms_norm")
-    paged = examples["knowledge/triton/serving/paged_decode_attention.py"]
+    paged = examples["backends/triton/knowledge/serving/paged_decode_attention.py"]
     assert paged.spec == (ROOT / "ops" / "serving" / "paged_decode_attention.py").read_text()
     assert "attention" in paged.tags and "sha256" not in paged.kernel
 
@@ -132,7 +132,7 @@ def test_rms_norm_ranks_its_own_example_first_then_another_norm():
     norms = {f"Known-good Triton kernel for {op}" for op in ("layer_norm", "rms_norm_bf16", "fused_add_rms_norm")}
     assert len(examples) == 3 and set(examples[1:]) <= norms, examples
     first = kinds(items, "example")[0]
-    assert first.source == "knowledge/triton/rms_norm.py" and "def _rms_norm_kernel" in first.text
+    assert first.source == "backends/triton/knowledge/rms_norm.py" and "def _rms_norm_kernel" in first.text
 
 
 def test_every_suite_op_ranks_its_own_example_first():
@@ -148,13 +148,13 @@ def test_every_cuda_example_ranks_first_for_its_op_and_the_contract_note_is_alwa
     for example in examples:
         items = retrieve(example.spec, backend="cuda", k=3)
         assert kinds(items, "example")[0].title == f"Known-good CUDA kernel for {example.op}", example.op
-        assert "knowledge/notes/cuda/opforge_contract.md" in [i.source for i in items], example.op
+        assert "backends/cuda/notes/opforge_contract.md" in [i.source for i in items], example.op
         assert "CUDA_SRC = r" in example.kernel and "load_cuda(CUDA_SRC)" in example.kernel
 
 
 def test_matmul_gets_the_tl_dot_note():
     notes = [i.source for i in kinds(retrieve(spec("matmul")), "note")]
-    assert "knowledge/notes/triton/tl_dot.md" in notes
+    assert "backends/triton/notes/tl_dot.md" in notes
 
 
 def test_a_kernelbench_gelu_without_opforge_ranks_activations_above_matmul(tmp_path):
@@ -177,7 +177,7 @@ def test_a_kernelbench_spec_gets_tags_from_the_words_its_code_uses():
     matmul = retrieve(kernelbench("torch.matmul(x, x.T)"))
     assert [i.title for i in kinds(matmul, "example")][:2] == [
         "Known-good Triton kernel for matmul", "Known-good Triton kernel for bmm"]
-    assert "knowledge/notes/triton/tl_dot.md" in [i.source for i in matmul]
+    assert "backends/triton/notes/tl_dot.md" in [i.source for i in matmul]
 
 
 def test_a_kernelbench_log_softmax_brings_the_softmax_family():
@@ -189,7 +189,7 @@ def test_a_kernelbench_log_softmax_brings_the_softmax_family():
 def test_unrelated_examples_do_not_take_the_place_of_notes():
     items = retrieve(kernelbench("torch.cumsum(x, dim=self.dim)"), k=6)
     assert [i.title for i in kinds(items, "example")] == ["Known-good Triton kernel for cumsum"]
-    assert "knowledge/notes/triton/scans.md" in [i.source for i in items]
+    assert "backends/triton/notes/scans.md" in [i.source for i in items]
     relu = retrieve(kernelbench("torch.relu(x)"), k=6)
     assert [i.title for i in kinds(relu, "example")] == ["Known-good Triton kernel for add_mul_relu"]
 
@@ -238,19 +238,19 @@ SERVING_NOTES = {
 def test_each_serving_spec_ranks_its_note_first_among_the_notes(op, note):
     items = retrieve((ROOT / "ops" / "serving" / f"{op}.py").read_text(), k=6)
     notes = sorted(kinds(items, "note"), key=lambda i: -i.score)
-    assert notes and notes[0].source == f"knowledge/notes/triton/{note}.md", [(i.source, i.score) for i in notes]
+    assert notes and notes[0].source == f"backends/triton/notes/{note}.md", [(i.source, i.score) for i in notes]
     assert INTERPRETER_NOTE in [i.source for i in items]
 
 
 def test_the_serving_notes_stay_out_of_unrelated_ops():
-    serving = {f"knowledge/notes/triton/{n}.md" for n in SERVING_NOTES.values()}
+    serving = {f"backends/triton/notes/{n}.md" for n in SERVING_NOTES.values()}
     for op in ("softmax", "layer_norm", "matmul", "gelu_tanh", "row_sum"):
         best = max(kinds(retrieve(spec(op), k=6), "note"), key=lambda i: i.score)
         assert best.source not in serving, (op, best.source)
 
 
 def test_every_python_fragment_in_a_triton_note_parses():
-    for path in sorted((NOTES_DIR / "triton").glob("*.md")):
+    for path in sorted(notes_dir("triton").glob("*.md")):
         blocks = path.read_text().split("```python\n")[1:]
         for n, block in enumerate(blocks):
             try:
@@ -262,7 +262,7 @@ def test_every_python_fragment_in_a_triton_note_parses():
 # --- history -----------------------------------------------------------------------------------
 
 def registry_kernel(op: str) -> str:
-    return (ROOT / "opforge" / "knowledge" / "triton" / f"{op}.py").read_text() + "\n# variant recorded by a run\n"
+    return (ROOT / "opforge" / "backends" / "triton" / "knowledge" / f"{op}.py").read_text() + "\n# variant recorded by a run\n"
 
 
 # How a run might have recorded rms_norm: a plain KernelBench spec, worded unlike ops/rms_norm.py.
@@ -280,7 +280,7 @@ class Model(torch.nn.Module):
 
 
 def test_history_in_another_language_is_left_out():
-    cuda = (ROOT / "opforge" / "knowledge" / "cuda" / "rms_norm.py").read_text() + "\n# variant recorded by a run\n"
+    cuda = (ROOT / "opforge" / "backends" / "cuda" / "knowledge" / "rms_norm.py").read_text() + "\n# variant recorded by a run\n"
     history = [("rms_norm", spec("rms_norm"), registry_kernel("rms_norm"), 1.5),
                ("rms_norm", spec("rms_norm"), cuda, 2.0)]  # each the faster one for the other run
     for backend, wanted in (("triton", "@triton.jit"), ("cuda", "load_cuda(CUDA_SRC)")):
@@ -301,7 +301,7 @@ def test_history_of_the_same_op_outranks_unrelated_history():
 
 
 def test_history_keeps_the_fastest_kernel_per_op_and_drops_copies_of_suite_kernels():
-    suite_copy = (ROOT / "opforge" / "knowledge" / "triton" / "softmax.py").read_text()
+    suite_copy = (ROOT / "opforge" / "backends" / "triton" / "knowledge" / "softmax.py").read_text()
     history = [("softmax", spec("softmax"), "# slow\n", 1.1), ("softmax", spec("softmax"), "# fast\n", 2.5),
                ("softmax", spec("softmax"), "# unmeasured\n", None), ("softmax", spec("softmax"), suite_copy, 9.0)]
     found = kinds(retrieve(spec("softmax"), k=6, history=history), "history")
@@ -311,7 +311,7 @@ def test_history_keeps_the_fastest_kernel_per_op_and_drops_copies_of_suite_kerne
 
 # --- the serving suite's known-good kernels ---------------------------------------------------------
 
-SERVING_EXAMPLES = ROOT / "opforge" / "knowledge" / "triton" / "serving"
+SERVING_EXAMPLES = ROOT / "opforge" / "backends" / "triton" / "knowledge" / "serving"
 # Not generated by the expert (README: the full-row sort, cumsum and slice write of top-p).
 NO_SERVING_EXAMPLE = {"topk_topp_mask"}
 
@@ -352,4 +352,4 @@ ENGINE_SPECS = {
 def test_an_engine_spec_gets_the_serving_example_of_its_pattern(stem, example):
     source = (ROOT / "benchmarks" / "expert_specs" / "serving" / f"{stem}.py").read_text()
     examples = [i.source for i in kinds(retrieve(source), "example")]
-    assert f"knowledge/triton/serving/{example}.py" in examples, examples
+    assert f"backends/triton/knowledge/serving/{example}.py" in examples, examples

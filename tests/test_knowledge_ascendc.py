@@ -1,4 +1,4 @@
-"""The AscendC knowledge the drafter reads: every example kernel (opforge/knowledge/ascendc/<op>.py)
+"""The AscendC knowledge the drafter reads: every example kernel (opforge/backends/ascendc/knowledge/<op>.py)
 passes the AscendC static checks and pairs with a suite spec; the notes parse; retrieval for
 backend ascendc offers AscendC examples and notes only; the AscendC system prompt renders with the
 rules those checks enforce. The examples are checked statically only: building and running them
@@ -10,10 +10,10 @@ import pytest
 from conftest import ROOT
 from opforge.agents.drafters.base import DraftRequest
 from opforge.agents.prompts.render import render_messages
-from opforge.harness.backends.ascendc.static import check_ascendc
+from opforge.backends.ascendc.static import check_ascendc
 from opforge.knowledge import load_examples, load_notes, retrieve
 
-KNOWLEDGE = ROOT / "opforge" / "knowledge" / "ascendc"
+KNOWLEDGE = ROOT / "opforge" / "backends" / "ascendc" / "knowledge"
 EXAMPLES = sorted(p.stem for p in KNOWLEDGE.glob("*.py") if not p.stem.startswith("_"))
 
 
@@ -41,9 +41,9 @@ def test_retrieval_for_ascendc_offers_ascendc_examples():
     spec = (ROOT / "ops" / "row_sum.py").read_text()
     items = retrieve(spec, backend="ascendc", k=6)
     examples = [i for i in items if i.kind == "example"]
-    assert examples and examples[0].source == "knowledge/ascendc/row_sum.py", [i.source for i in items]
+    assert examples and examples[0].source == "backends/ascendc/knowledge/row_sum.py", [i.source for i in items]
     assert all("ASCENDC_SOURCES" in i.text for i in examples)
-    assert all(i.source.startswith("knowledge/notes/ascendc/") for i in items if i.kind == "note")
+    assert all(i.source.startswith("backends/ascendc/notes/") for i in items if i.kind == "note")
     assert {e.op for e in load_examples("ascendc")} == set(EXAMPLES)
 
 

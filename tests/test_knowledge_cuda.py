@@ -1,4 +1,4 @@
-"""The known-good CUDA kernels the drafter reads (opforge/knowledge/cuda/<op>.py) are what they claim:
+"""The known-good CUDA kernels the drafter reads (opforge/backends/cuda/knowledge/<op>.py) are what they claim:
 each passes the CUDA static checks, compiles for sm_90 without spills, and matches its spec's Model
 on every input variant in opforge's CUDA emulator (three thread schedules, guarded buffers). The
 full ladder (`opforge verify --backend cuda`) on each is benchmarks/cuda_backend.py's job."""
@@ -11,9 +11,9 @@ import pytest
 import torch
 
 from conftest import ROOT
-from opforge.harness.backends.cuda.static import check_cuda_candidate
+from opforge.backends.cuda.static import check_cuda_candidate
 
-KNOWLEDGE = ROOT / "opforge" / "knowledge" / "cuda"
+KNOWLEDGE = ROOT / "opforge" / "backends" / "cuda" / "knowledge"
 OPS = sorted(p.stem for p in KNOWLEDGE.glob("*.py") if not p.stem.startswith("_"))
 
 
@@ -44,8 +44,8 @@ def test_a_cuda_example_passes_the_static_checks(op):
 
 @pytest.mark.parametrize("op", OPS)
 def test_a_cuda_example_compiles_for_sm_90_without_spills(op, tmp_path):
-    from opforge.harness.backends.cuda.nvcc import compile_cubin
-    from opforge.harness.backends.cuda.toolchain import find_nvcc
+    from opforge.backends.cuda.nvcc import compile_cubin
+    from opforge.backends.cuda.toolchain import find_nvcc
 
     if find_nvcc() is None:
         pytest.skip("no nvcc on this machine (make setup installs NVIDIA's compiler wheels)")

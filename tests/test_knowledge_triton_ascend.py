@@ -1,4 +1,4 @@
-"""The known-good Triton-Ascend kernels the drafter reads (opforge/knowledge/triton_ascend/<op>.py)
+"""The known-good Triton-Ascend kernels the drafter reads (opforge/backends/triton_ascend/knowledge/<op>.py)
 are what they claim: every one has a suite spec, passes the Ascend static checks without a warning
 and is retrieved for its own op; three representative ones (a row loop with sub-blocks, a 2-D tile
 of short rows, a flattened block loop) go through the whole `verify --backend triton_ascend` ladder
@@ -10,10 +10,10 @@ import os
 import pytest
 
 from conftest import ROOT
-from opforge.harness.backends import get_backend
+from opforge.backends import get_backend
 from opforge.knowledge import load_examples, retrieve
 
-KNOWLEDGE = ROOT / "opforge" / "knowledge" / "triton_ascend"
+KNOWLEDGE = ROOT / "opforge" / "backends" / "triton_ascend" / "knowledge"
 OPS = sorted(p.stem for p in KNOWLEDGE.glob("*.py") if not p.stem.startswith("_"))
 VERIFIED_HERE = ("softmax", "row_sum", "silu")
 
@@ -34,11 +34,11 @@ def test_an_example_passes_the_ascend_static_checks_without_warnings(op):
 def test_an_example_is_retrieved_first_for_its_own_op(op):
     items = retrieve((ROOT / "ops" / f"{op}.py").read_text(), backend="triton_ascend")
     code = [i for i in items if i.kind == "example"]
-    assert code and code[0].source == f"knowledge/triton_ascend/{op}.py", [i.source for i in items]
+    assert code and code[0].source == f"backends/triton_ascend/knowledge/{op}.py", [i.source for i in items]
 
 
 def test_representative_examples_verify_with_the_real_front_end_and_interpreter():
-    from opforge.harness.backends.triton_ascend import toolchain
+    from opforge.backends.triton_ascend import toolchain
     from opforge.harness.verify import VerifyOptions, prepare, verify_source
     from opforge.sandbox import get_sandbox
 

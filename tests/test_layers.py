@@ -30,9 +30,9 @@ ONE_MEANING = ("RunContext", "run_job", "Launch")
 
 
 def sources(package: str) -> list[Path]:
-    """Every module of a package and its folders (the UI's pages included), but knowledge/triton/:
+    """Every module of a package and its folders (the UI's pages included), but backends/triton/knowledge/:
     its example kernels are data the drafters read, not opforge's code."""
-    return sorted(p for p in (PACKAGE / package).rglob("*.py") if "knowledge/triton" not in p.as_posix())
+    return sorted(p for p in (PACKAGE / package).rglob("*.py") if "backends/triton/knowledge" not in p.as_posix())
 
 
 def part(module: str) -> str:

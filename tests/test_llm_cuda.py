@@ -19,7 +19,7 @@ from opforge.agents.prompts.render import render_messages
 from opforge.knowledge import KnowledgeItem, retrieve
 
 SOFTMAX = ROOT / "ops" / "softmax.py"
-CUDA_GOOD = (ROOT / "opforge" / "knowledge" / "cuda" / "softmax.py").read_text()
+CUDA_GOOD = (ROOT / "opforge" / "backends" / "cuda" / "knowledge" / "softmax.py").read_text()
 CPU = "cpu/x86_64/triton-interpreter"
 # The one-line reasons as the harness words them (nvcc.NvccError, the emulator's errors).
 NVCC_ERROR = ('build-error: nvcc: candidate line 45: error: identifier "sum_of_row" is undefined'
@@ -61,7 +61,7 @@ def test_a_cuda_run_gets_the_cuda_contract_and_a_triton_run_keeps_its_own():
                  "0xffffffff", "__syncthreads()", "inline `asm`", "cp.async"):
         assert rule in cuda and rule not in triton, rule
     assert "@triton.jit" in triton and "@triton.jit" not in cuda
-    assert (ROOT / "opforge/agents/prompts/system.j2").read_text().strip() + "\n" == triton
+    assert (ROOT / "opforge/backends/triton/system.j2").read_text().strip() + "\n" == triton
 
 
 # sha256 of the Triton messages rendered before the CUDA backend existed (commit 419bca6): the CUDA
@@ -100,7 +100,7 @@ def test_the_cuda_target_names_nvcc_and_the_emulator_only_on_a_cpu():
 def test_a_cuda_prompt_carries_cuda_knowledge_only():
     knowledge = tuple(retrieve(SOFTMAX.read_text(), backend="cuda"))
     prompt = render_messages(cuda_request(knowledge=knowledge))[1]["content"]
-    assert all(k.source.startswith(("knowledge/cuda/", "knowledge/notes/cuda/")) for k in knowledge), knowledge
+    assert all(k.source.startswith(("backends/cuda/knowledge/", "backends/cuda/notes/")) for k in knowledge), knowledge
     assert "### Known-good CUDA kernel for softmax" in prompt and "__shfl_xor_sync" in prompt
     assert "opforge's CUDA candidate contract" in prompt  # the pinned note
     assert "tl.load" not in prompt
@@ -193,7 +193,7 @@ def test_a_cuda_run_feeds_round_ones_real_nvcc_error_into_round_two_and_promotes
     import sys
     from pathlib import Path
 
-    from opforge.harness.backends.cuda.toolchain import find_nvcc
+    from opforge.backends.cuda.toolchain import find_nvcc
     if find_nvcc() is None:
         pytest.skip("no nvcc here: the CUDA build stage is skipped, so there is no nvcc error to feed back")
     broken = CUDA_GOOD.replace("const float inv = 1.f / s;", "const float inv = 1.f / sum_of_row;")

@@ -15,12 +15,13 @@ from llm_server import ScriptedLLM
 
 from conftest import ROOT, TINY
 from opforge.agents.drafters.base import DraftRequest
-from opforge.agents.nodes.reflect import ASCEND_REASON_HINTS, feedback_text
+from opforge.agents.nodes.reflect import feedback_text
+from opforge.backends.triton_ascend.hints import REASON_HINTS as ASCEND_REASON_HINTS
 from opforge.agents.prompts.render import render_messages
 from opforge.knowledge import retrieve
 
 SOFTMAX = ROOT / "ops" / "softmax.py"
-GOOD = (ROOT / "opforge" / "knowledge" / "triton_ascend" / "softmax.py").read_text()
+GOOD = (ROOT / "opforge" / "backends" / "triton_ascend" / "knowledge" / "softmax.py").read_text()
 # The same kernel with its tile sized to the whole row and no cap: 2**17 fp32 is 512 KB of tile.
 OVERSIZED = GOOD.replace("block = max(8, min(triton.next_power_of_2(n_cols), MAX_BLOCK))", "block = 1 << 17")
 CPU = "cpu/x86_64/triton-ascend-interpreter"
@@ -38,7 +39,7 @@ def fenced(source: str) -> str:
 
 
 def require_ascend() -> None:
-    from opforge.harness.backends.triton_ascend import toolchain
+    from opforge.backends.triton_ascend import toolchain
 
     chain, reason = toolchain.find()
     if chain is None:
@@ -57,7 +58,7 @@ def test_a_triton_ascend_run_gets_the_ascend_contract():
                  "tl.cast(i, tl.int64)", "No fp64"):
         assert rule in ascend and rule not in triton, rule
     assert "@triton.jit" in ascend and "class ModelNew" in ascend
-    assert (ROOT / "opforge/agents/prompts/system_triton_ascend.j2").read_text().strip() + "\n" == ascend
+    assert (ROOT / "opforge/backends/triton_ascend/system.j2").read_text().strip() + "\n" == ascend
 
 
 def test_the_ascend_target_does_not_promise_an_sm_90_compile():
@@ -70,7 +71,7 @@ def test_the_ascend_target_does_not_promise_an_sm_90_compile():
 def test_an_ascend_prompt_carries_ascend_knowledge_only():
     knowledge = tuple(retrieve(SOFTMAX.read_text(), backend="triton_ascend"))
     prompt = render_messages(ascend_request(knowledge=knowledge))[1]["content"]
-    assert all(k.source.startswith(("knowledge/triton_ascend/", "knowledge/notes/triton_ascend/"))
+    assert all(k.source.startswith(("backends/triton_ascend/knowledge/", "backends/triton_ascend/notes/"))
                for k in knowledge), knowledge
     assert "### Known-good Triton-Ascend kernel for softmax" in prompt and "tl.num_programs(0)" in prompt
     assert "### Sizing tiles to the 192 KB unified buffer" in prompt  # the pinned note

@@ -58,7 +58,7 @@ def test_import_error_in_candidate_is_reported_at_load(tmp_path):
 
 
 def test_cpu_run_records_shrunk_sizes():
-    v = verify(ROOT / "ops" / "silu.py", ROOT / "opforge" / "knowledge" / "triton" / "silu.py", FAST)
+    v = verify(ROOT / "ops" / "silu.py", ROOT / "opforge" / "backends" / "triton" / "knowledge" / "silu.py", FAST)
     assert v["correct"], v["reasons"]
     assert v["sizes"]["declared"] == {"batch_size": 4096, "dim": 4096}
     assert v["sizes"]["used"]["batch_size"] < 4096

@@ -399,7 +399,7 @@ def _verified_part(text: str) -> str:
     return text.split("# ---- kernel source", 1)[1].split("\n", 1)[1].split("# ---- entry points", 1)[0]
 
 
-COMMITTED = sorted((ROOT / "opforge" / "knowledge" / "triton").glob("*.py")) + sorted(
+COMMITTED = sorted((ROOT / "opforge" / "backends" / "triton" / "knowledge").glob("*.py")) + sorted(
     p for p in (ROOT / "kernels_generated" / "kernels_generated" / "ops").glob("*.py") if p.name != "__init__.py")
 
 

@@ -18,7 +18,7 @@ OPS = sorted(p.stem for p in (ROOT / "ops").glob("*.py"))
 def test_suite_is_complete():
     assert len(OPS) >= 16
     for op in OPS:
-        assert (ROOT / "opforge" / "knowledge" / "triton" / f"{op}.py").is_file(), op
+        assert (ROOT / "opforge" / "backends" / "triton" / "knowledge" / f"{op}.py").is_file(), op
 
 
 @pytest.mark.parametrize("op", OPS)

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import DATA, ROOT, require_ascend
 from opforge.harness import ladder
-from opforge.harness.backends.triton_ascend import frontend, static, toolchain
+from opforge.backends.triton_ascend import frontend, static, toolchain
 from opforge.harness.verify import VerifyOptions, verify
 
 ASCEND = DATA / "triton_ascend"
@@ -146,7 +146,7 @@ def test_the_main_environment_keeps_nvidias_triton():
     """The Ascend prefix is only ever on the worker's sys.path: the verifying process and every
     other backend keep NVIDIA's Triton."""
     require_ascend()
-    out = subprocess.run([sys.executable, "-c", "from opforge.harness.backends import plugin; "
+    out = subprocess.run([sys.executable, "-c", "from opforge.backends import plugin; "
                           "plugin('triton_ascend').static('x = 1', float32_spec=True); "
                           "import triton, json; print(json.dumps(triton.__file__))"],
                          capture_output=True, text=True, check=True, cwd=ROOT)

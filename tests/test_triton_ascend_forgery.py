@@ -2,7 +2,7 @@
 a cheating or sloppy kernel author tries against --backend triton_ascend, each rejected by the
 mechanism meant for it, and a correct kernel beside them still accepted.
 
-The Ascend-specific holes closed here (harness/backends/triton_ascend/launches.py): grids the
+The Ascend-specific holes closed here (backends/triton_ascend/launches.py): grids the
 recorded launch cannot show (a callable grid), launches the build never frontend-compiled (a
 variant's tile, a run-only kernel chosen by a probe of the build's no-op launches), out-of-bounds
 memory the interpreter reads silently, the interpreter or the backend's own build code patched

@@ -1,7 +1,7 @@
 """The workbench's pages under Streamlit's AppTest (no browser): empty registry, bad spec input,
 a seeded registry with a run, reviews, promotion and export. Rows are recorded through the
 Registry API with a real verdict (tests/data/verdict_softmax_cpu.json, from `opforge verify
-ops/softmax.py knowledge/triton/softmax.py --json`)."""
+ops/softmax.py backends/triton/knowledge/softmax.py --json`)."""
 from __future__ import annotations
 
 import copy
@@ -42,7 +42,7 @@ def no_exception(at: AppTest) -> AppTest:
 def seeded(isolated_registry):
     """softmax: a run with two candidates (one correct on the CPU and timed on a GPU, one failed),
     an LLM call behind the second; nothing promoted."""
-    good = (ROOT / "opforge/knowledge/triton/softmax.py").read_text()
+    good = (ROOT / "opforge/backends/triton/knowledge/softmax.py").read_text()
     timed = copy.deepcopy(VERDICT) | {"hardware": GPU, "stage": "profile", "timings": {
         "kernel_ms": 0.05, "eager_ms": 0.08, "compile_ms": 0.06, "speedup_eager": 1.6, "speedup_compile": 1.2}}
     failed = copy.deepcopy(VERDICT) | {"correct": False, "stage": "compare",
@@ -151,7 +151,7 @@ def test_review_shows_source_verification_metrics_timings_and_conversation(seede
     assert diff[:2] == [f"--- #{seeded['good']}", f"+++ #{seeded['failed']}"]
     assert "-    cols = tl.arange(0, BLOCK)" in diff and "+    cols = tl.arange(0, TILE)" in diff
     removed = [line[1:] for line in diff[2:] if line.startswith("-")]
-    parent = (ROOT / "opforge/knowledge/triton/softmax.py").read_text().splitlines()
+    parent = (ROOT / "opforge/backends/triton/knowledge/softmax.py").read_text().splitlines()
     assert removed == [line for line in parent if "BLOCK" in line]  # exactly the renamed lines changed
     assert [line[1:] for line in diff[2:] if line.startswith("+")] == [line.replace("BLOCK", "TILE") for line in removed]
     assert "variant 2: max abs err" in texts(at.error)

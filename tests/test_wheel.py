@@ -28,7 +28,7 @@ pytestmark = pytest.mark.xdist_group("wheel")  # one worker builds the wheel and
 
 # What ships: the opforge package whole, with opforge/ops (a link to the checkout's ops/, the suite the UI
 # offers and the knowledge pairs with its kernels) as real files.
-SUITE_OP = ("ops/silu.py", "opforge/knowledge/triton/silu.py")  # a cheap suite op and its known-good kernel
+SUITE_OP = ("ops/silu.py", "opforge/backends/triton/knowledge/silu.py")  # a cheap suite op and its known-good kernel
 # A distribution of another project with a top-level `agents` package, installed beside opforge.
 OTHER_AGENTS = {"pyproject.toml": '[project]\nname = "other-agents"\nversion = "1.0"\n'
                                   '[tool.setuptools]\npackages = ["agents"]\n',
@@ -131,8 +131,8 @@ def test_the_wheel_holds_every_file_of_the_package_and_nothing_else(wheel):
     wanted = {name for name in files if name.startswith("opforge/")}
     wanted |= {f"opforge/{name}" for name in files if name.startswith("ops/")}
     assert not wanted - members, f"missing from the wheel: {sorted(wanted - members)}"
-    for data in ("codegen/__init__.py", "agents/prompts/system.j2", "exporter/templates/op.py.j2",
-                 "knowledge/notes/triton/masking.md", "knowledge/triton/silu.py", "registry/alembic.ini",
+    for data in ("codegen/__init__.py", "backends/triton/system.j2", "exporter/templates/op.py.j2",
+                 "backends/triton/notes/masking.md", "backends/triton/knowledge/silu.py", "registry/alembic.ini",
                  "registry/migrations/script.py.mako", "ui/pages/request.py", "ops/silu.py", "app.py", "cli.py",
                  "harness/worker.py", "__init__.py", "__main__.py"):
         assert f"opforge/{data}" in members, data

@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from opforge.agents.config import Budget, RunOptions
 from opforge.agents.drafters.select import DRAFTERS
-from opforge.harness.backends import BACKENDS
+from opforge.backends import BACKENDS
 from opforge.harness.verify import DEVICES, VerifyOptions
 from opforge.sandbox.select import RUNTIMES
 

@@ -15,20 +15,20 @@ from pathlib import Path
 
 from opforge.codegen import partition
 from opforge.codegen.candidate import Kernel
-from opforge.codegen.emit.ascendc import EMITTERS as ASCENDC_EMITTERS
-from opforge.codegen.emit.cuda import EMITTERS as CUDA_EMITTERS
-from opforge.codegen.emit.triton import EMITTERS as TRITON_EMITTERS
-from opforge.codegen.emit.triton_ascend import EMITTERS as TRITON_ASCEND_EMITTERS
+from opforge.backends.ascendc.emit import EMITTERS as ASCENDC_EMITTERS
+from opforge.backends.cuda.emit import EMITTERS as CUDA_EMITTERS
+from opforge.backends.triton.emit import EMITTERS as TRITON_EMITTERS
+from opforge.backends.triton_ascend.emit import EMITTERS as TRITON_ASCEND_EMITTERS
 from opforge.codegen.lower import Lowered, Unsupported, lower, state_shapes
 
 __all__ = ["BACKENDS", "Kernel", "Unsupported", "generate"]
 
 # Backends whose candidate is one project per kernel cannot hold a program of several.
 SINGLE_KERNEL = {"ascendc": "an AscendC candidate is one kernel project, not a program of several"}
-BACKENDS = {"triton": ("opforge.codegen.emit.triton", TRITON_EMITTERS),
-            "cuda": ("opforge.codegen.emit.cuda", CUDA_EMITTERS),
-            "triton_ascend": ("opforge.codegen.emit.triton_ascend", TRITON_ASCEND_EMITTERS),
-            "ascendc": ("opforge.codegen.emit.ascendc", ASCENDC_EMITTERS)}
+BACKENDS = {"triton": ("opforge.backends.triton.emit", TRITON_EMITTERS),
+            "cuda": ("opforge.backends.cuda.emit", CUDA_EMITTERS),
+            "triton_ascend": ("opforge.backends.triton_ascend.emit", TRITON_ASCEND_EMITTERS),
+            "ascendc": ("opforge.backends.ascendc.emit", ASCENDC_EMITTERS)}
 
 
 @lru_cache(maxsize=32)

@@ -17,7 +17,8 @@ import tempfile
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from opforge.exporter import ascendc, cuda
+from opforge.backends.ascendc import export as ascendc
+from opforge.backends.cuda import export as cuda
 from opforge.exporter.collect import ExportError, OpExport, group_ops
 from opforge.exporter.render import render_files
 from opforge.registry.promoted import PromotedKernel

@@ -1,4 +1,4 @@
-"""The repository's kernels_generated/: the standard suite's known-good kernels (knowledge/triton/),
+"""The repository's kernels_generated/: the standard suite's known-good kernels (backends/triton/knowledge/),
 verified against ops/ with a fixed seed, promoted by the policy and exported. `make kernels` runs
 this through scripts/export_suite.py; tests/test_export_suite.py re-runs it and fails when the
 committed library is out of date."""
@@ -14,7 +14,7 @@ from opforge.harness.verify import VerifyOptions, prepare, verify_source
 from opforge.registry.recording import record_verification
 
 ROOT = Path(__file__).resolve().parent.parent  # the opforge package (ops is a link to the checkout's ops/)
-OPS, KNOWN_GOOD = ROOT / "ops", ROOT / "knowledge" / "triton"
+OPS, KNOWN_GOOD = ROOT / "ops", ROOT / "backends" / "triton" / "knowledge"
 SEED = 20261129  # fixed: tolerances are scaled by the reference's outputs, so they follow the seed
 
 

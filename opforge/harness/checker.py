@@ -98,7 +98,7 @@ def build_model(cand: ModuleType, entry: dict, device: str) -> Any:
 
 
 def _load(job: dict) -> tuple[dict, ModuleType]:
-    from opforge.harness.backends import plugin
+    from opforge.backends import plugin
 
     data = torch.load(job["inputs_path"], weights_only=True, map_location="cpu")
     if problems := plugin(job.get("backend", "triton")).before_import(job):
@@ -135,7 +135,7 @@ def _recorded_calls(data: dict, every_case: bool) -> list[tuple[int, int]]:
 
 def build_job(job: dict) -> dict:
     """Record the launches of one forward (kernels not run) and compile each for the GPU target."""
-    from opforge.harness.backends import plugin
+    from opforge.backends import plugin
 
     backend = plugin(job.get("backend", "triton"))
     # A backend whose build judges the kernel in this process after the candidate ran (Ascend's front

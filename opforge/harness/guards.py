@@ -144,7 +144,7 @@ class LaunchLog:
             self._cuda.OBSERVERS.remove(self)
 
     def cuda_launch(self, name: str, args: tuple, call: Any) -> Any:
-        """A CUDA launcher called through opforge.cuda (harness/backends/cuda/runtime.py): recorded
+        """A CUDA launcher called through opforge.cuda (backends/cuda/runtime.py): recorded
         like a Triton launch; run (emulated or on the device) as a launch, not as the candidate's code."""
         self.launches.append(RecordedLaunch(None, name, args, {}, None))
         if self.noop:
@@ -174,7 +174,7 @@ def cuda_runtime() -> ModuleType | None:
     """The CUDA launch helper's module (opforge.cuda), whose observers see every CUDA launcher call,
     once a candidate has imported it; a launcher loaded later is not observed, so its launches go
     unrecorded and count against the candidate (no kernel launched, its own compute)."""
-    return sys.modules.get("opforge.harness.backends.cuda.runtime")
+    return sys.modules.get("opforge.backends.cuda.runtime")
 
 
 def _as_candidate(fn: Any) -> Any:

@@ -371,7 +371,7 @@ class _Checker:
 def check_source(source: str, *, float32_spec: bool, backend: str = "triton") -> StaticReport:
     """All static reasons for one candidate; an empty `reasons` list means it may be run. For
     backend "cuda" the Python part may also import `load_cuda` and `load_inline` (CUDA_IMPORTS) and
-    needs no @triton.jit kernel: harness/backends/cuda/static.py checks its C++."""
+    needs no @triton.jit kernel: backends/cuda/static.py checks its C++."""
     if backend not in ("triton", "cuda"):
         raise ValueError(f"check_source: backend must be 'triton' or 'cuda', not {backend!r}")
     report = StaticReport()

@@ -16,8 +16,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from opforge.harness import evidence, judge, ladder, worker
-from opforge.harness.backends import BACKENDS, get_backend
-from opforge.harness.backends.base import dist_version
+from opforge.backends import BACKENDS, get_backend
+from opforge.harness.plugin import dist_version
 from opforge.harness.ladder import hardware_slug, stage
 from opforge.harness.errors import BackendUnavailable, CandidateError, OpforgeError
 from opforge.harness.hardware import Hardware, detect
@@ -38,7 +38,7 @@ class VerifyOptions:
     """How a candidate is verified. Every value is checked here, so the CLI, batch workers, the
     workbench and library callers all get the same one-line error (an OpforgeError) for a bad one."""
 
-    backend: str = "triton"  # a name of harness.backends.BACKENDS (whether usable here: prepare())
+    backend: str = "triton"  # a name of backends.BACKENDS (whether usable here: prepare())
     device: str | None = None  # None or "auto": the GPU when there is one; "cpu" forces the interpreter
     trials: int = 5  # seeded trials per input variant
     seed: int | None = None  # None: a fresh secret seed, so a candidate cannot predict its inputs

@@ -7,7 +7,7 @@ candidate did as JSON to the path named in the job, and the outputs to `outputs.
 standard library and the backend table are imported before the job's backend plugin sets up the
 process (Triton's TRITON_INTERPRET has to be set before Triton is imported).
 
-Job fields: mode ("build" | "run" | "verify"), backend (a harness.backends name), candidate_path, inputs_path, outputs_path, result_path,
+Job fields: mode ("build" | "run" | "verify"), backend (a backends name), candidate_path, inputs_path, outputs_path, result_path,
 device ("cpu" | "cuda"), arch, float32. The sandbox knows none of this: the caller names the module
 (MODULE) and what it imports from (mounts()) in each sandbox.Job.
 """
@@ -43,7 +43,7 @@ def run_job(job: dict) -> dict:
     """mode "build": AOT-compile the launches; "run": the trials; "verify": both in one process,
     only where no interpreter is involved (Triton reads TRITON_INTERPRET when it is first imported,
     for its own library functions too, so a CPU run needs a process of its own)."""
-    from opforge.harness.backends import plugin
+    from opforge.backends import plugin
 
     plugin(job.get("backend", "triton")).prepare_worker(job["mode"], job.get("device", "cpu"), job)
     from opforge.harness import checker, guards

@@ -14,7 +14,7 @@ from pathlib import Path
 from opforge.harness.errors import OpforgeError
 
 ROOT = Path(__file__).resolve().parent.parent  # the opforge package (ops is a link to the checkout's ops/)
-NOTES_DIR = ROOT / "knowledge" / "notes"
+BACKENDS_DIR = ROOT / "backends"  # each backend's notes/ and knowledge/ (known-good kernels)
 OPS_DIR = ROOT / "ops"
 
 
@@ -39,7 +39,7 @@ class Example:
     source: str
 
 
-def _relative(path: Path) -> str:
+def relative(path: Path) -> str:
     try:
         return path.resolve().relative_to(ROOT).as_posix()
     except ValueError:  # a file outside the repository (a test's temporary note)
@@ -49,12 +49,22 @@ def _relative(path: Path) -> str:
 def parse_note(path: Path) -> Note:
     lines = path.read_text(encoding="utf-8").strip().splitlines()
     if len(lines) < 3 or not lines[0].startswith("# ") or not lines[1].lower().startswith("tags:"):
-        raise KnowledgeError(f"{_relative(path)}: a note starts with '# Title', then 'tags: a, b', then text")
+        raise KnowledgeError(f"{relative(path)}: a note starts with '# Title', then 'tags: a, b', then text")
     tags = tuple(t.strip().lower() for t in lines[1].split(":", 1)[1].split(",") if t.strip())
     body = "\n".join(lines[2:]).strip()
     if not tags or not body:
-        raise KnowledgeError(f"{_relative(path)}: a note needs at least one tag and some text")
-    return Note(title=lines[0][2:].strip(), tags=tags, text=body, source=_relative(path))
+        raise KnowledgeError(f"{relative(path)}: a note needs at least one tag and some text")
+    return Note(title=lines[0][2:].strip(), tags=tags, text=body, source=relative(path))
+
+
+def notes_dir(backend: str) -> Path:
+    """A backend's curated notes: opforge/backends/<backend>/notes/."""
+    return BACKENDS_DIR / _check_backend(backend) / "notes"
+
+
+def examples_dir(backend: str) -> Path:
+    """A backend's known-good kernels: opforge/backends/<backend>/knowledge/[<suite>/]<op>.py."""
+    return BACKENDS_DIR / _check_backend(backend) / "knowledge"
 
 
 def _check_backend(backend: str) -> str:
@@ -67,7 +77,7 @@ def _check_backend(backend: str) -> str:
 @lru_cache(maxsize=None)
 def load_notes(backend: str) -> tuple[Note, ...]:
     """The notes of one backend, in file-name order; none for a backend without a notes folder."""
-    return tuple(parse_note(p) for p in sorted((NOTES_DIR / _check_backend(backend)).glob("*.md")))
+    return tuple(parse_note(p) for p in sorted(notes_dir(backend).glob("*.md")))
 
 
 @lru_cache(maxsize=None)
@@ -76,7 +86,7 @@ def load_examples(backend: str) -> tuple[Example, ...]:
     ops/[<suite>/]<op>.py (the serving suite's are in serving/). A verification header's hash lines
     (scripts/serving_examples.py) are tests' business, not the drafter's, and are left out."""
     examples = []
-    folder = ROOT / "knowledge" / _check_backend(backend)
+    folder = examples_dir(backend)
     for path in sorted(folder.rglob("*.py")):
         relative = path.relative_to(folder)
         if path.stem.startswith("_") or any(part.startswith((".", "_")) for part in relative.parts[:-1]):
@@ -86,7 +96,7 @@ def load_examples(backend: str) -> tuple[Example, ...]:
         tags = tuple(spec_tags(spec)) or tuple(_name_words(path.stem))
         kernel = "".join(line for line in path.read_text(encoding="utf-8").splitlines(keepends=True)
                          if not _HASH_LINE.match(line))
-        examples.append(Example(op=path.stem, tags=tags, kernel=kernel, spec=spec, source=_relative(path)))
+        examples.append(Example(op=path.stem, tags=tags, kernel=kernel, spec=spec, source=relative(path)))
     return tuple(examples)
 
 

@@ -15,7 +15,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from opforge.knowledge.corpus import load_examples, load_notes, spec_op, spec_profile, spec_tags
+from opforge.backends import BACKENDS, describe
+from opforge.knowledge.corpus import load_examples, load_notes, notes_dir, relative, spec_op, spec_profile, spec_tags
 from opforge.knowledge.textsim import TfIdf, Vector, cosine, jaccard, tokenize
 
 TAG_WEIGHT = 0.5
@@ -23,13 +24,6 @@ TEXT_WEIGHT = 0.5
 SAME_OP_BONUS = 1.0  # same spec text or same OPFORGE name: ranks first among examples and history
 MAX_CODE = 3  # examples + history together: whole kernels are long and crowd out the notes
 MIN_NOTES = 2  # when the backend has that many
-# Always sent: Triton kernels are often checked on the CPU interpreter, which hides GPU compile
-# errors; CUDA candidates must follow opforge's launcher contract and stay within what the emulator runs.
-# Triton-Ascend's most common failure is a tile over the unified buffer, which no GPU habit warns of.
-PINNED = {"triton": "knowledge/notes/triton/interpreter_vs_gpu.md",
-          "cuda": "knowledge/notes/cuda/opforge_contract.md",
-          "triton_ascend": "knowledge/notes/triton_ascend/unified_buffer_sizing.md"}
-BACKEND_LABEL = {"triton": "Triton", "cuda": "CUDA", "ascendc": "AscendC", "triton_ascend": "Triton-Ascend"}
 
 History = tuple[str, str, str, float | None]  # (op, spec_source, kernel_source, speedup)
 
@@ -82,7 +76,7 @@ def _corpus(backend: str) -> _Corpus:
     note_terms = [tokenize(f"{n.title}\n{' '.join(n.tags)}\n{n.text}") for n in notes]
     example_terms = [_spec_terms(e.spec, e.tags) + tokenize(_docstring(e.kernel)) for e in examples]
     index = TfIdf(note_terms + example_terms)
-    label = BACKEND_LABEL.get(backend, backend)
+    label = describe(backend).label if backend in BACKENDS else backend
     return _Corpus(
         notes=tuple(_Doc("note", n.title, n.text, n.source, frozenset(n.tags), index.vector(t))
                     for n, t in zip(notes, note_terms)),
@@ -105,14 +99,14 @@ def _speedup(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
-# A CUDA candidate names its C++ through one of these (the CUDA static checks require one); a Triton
-# or Triton-Ascend one never does. The registry's history spans backends, and a kernel in the wrong
-# language is no example: a CUDA run reads only CUDA kernels, every other run none of them.
-_CUDA_MARKERS = re.compile(r"\b(?:load_cuda|load_inline)\s*\(")
-
-
 def _same_language(kernel: str, backend: str) -> bool:
-    return bool(_CUDA_MARKERS.search(kernel)) == (backend == "cuda")
+    """The registry's history spans backends, and a kernel in the wrong language is no example: a
+    backend with a source marker (CUDA's `load_cuda(`) reads only kernels that have it, every other
+    backend only kernels that have no backend's marker."""
+    markers = {name: row.plugin().source_marker for name, row in BACKENDS.items() if row.module}
+    if markers.get(backend) is not None:
+        return bool(markers[backend].search(kernel))
+    return not any(m.search(kernel) for m in markers.values() if m is not None)
 
 
 def _history_docs(history: Iterable[History], corpus: _Corpus, backend: str) -> list[_Doc]:
@@ -194,4 +188,10 @@ def retrieve(spec_source: str, backend: str = "triton", k: int = 6,
     notes = ranked(corpus.notes)
     code = ranked([*corpus.examples, *_history_docs(history, corpus, backend)])
     return [KnowledgeItem(kind=d.kind, title=d.title, text=d.text, score=s, source=d.source)
-            for s, d in _select(notes, code, k, PINNED.get(backend), tags)]
+            for s, d in _select(notes, code, k, _pinned(backend), tags)]
+
+
+def _pinned(backend: str) -> str | None:
+    """The note every retrieval for this backend leads with (its plugin's pinned_note), as a source path."""
+    name = describe(backend).pinned_note if backend in BACKENDS else None
+    return relative(notes_dir(backend) / name) if name else None

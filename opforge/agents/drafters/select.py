@@ -1,6 +1,6 @@
 """Choosing the drafter: `--drafter llm|expert`, else the LLM when an endpoint is configured,
 else the offline expert (and the run says so). The drafters register in DRAFTERS, as backends do
-in harness/backends.py: a name checked against it gets the known names in its error."""
+in backends.py: a name checked against it gets the known names in its error."""
 from __future__ import annotations
 
 import os

@@ -37,7 +37,7 @@ def stop_reason(state: RunState, ctx: RunContext) -> str | None:
 
 
 def _numerics_unavailable(backend: str) -> str | None:
-    from opforge.harness.backends import BACKENDS
+    from opforge.backends import BACKENDS
 
     row = BACKENDS.get(backend)
     return row.plugin().numerics_unavailable() if row is not None and row.module else None

@@ -7,10 +7,9 @@ to look for, spills, speedups. The best is the correct candidate with the highes
 else the first correct one."""
 from __future__ import annotations
 
-import re
-
 from langgraph.runtime import Runtime
 
+from opforge.backends import DEFAULT, describe
 from opforge.agents.state import RunContext, RunState
 
 HINTS = {
@@ -23,71 +22,16 @@ HINTS = {
     "run": "The kernel crashed or timed out: check launch arguments against the kernel's parameters and "
            "loop bounds.",
 }
-# Where a backend's stage means something else: a CUDA build error is nvcc's, not the GPU compiler
-# rejecting what an interpreter ran.
-BACKEND_HINTS = {
-    ("cuda", "build"): "nvcc rejected CUDA_SRC: fix the line it names (the error quotes it) and keep the "
-                       "extern \"C\" launchers' signatures.",
-    ("triton_ascend", "build"): "Huawei's front end (triton-adapter-opt, then bishengir-compile) rejected a "
-                                "launch before anything ran: fix the construct its message names.",
-}
-# The CUDA emulator's findings, by the code its one-line reason starts with (CUDA runs only): each
-# says what to look for, in place of the stage's hint.
-REASON_HINTS = {
-    "race": "The output depends on the thread schedule: put __syncthreads() between shared-memory writes "
-            "and other threads' reads (and before the buffer is reused), and never let two threads write "
-            "the same element; float atomics are order-dependent.",
-    "deadlock": "Some threads never reach the barrier or shuffle the others wait at: no __syncthreads() or "
-                "__shfl*_sync inside a branch only some threads take or after an early return; a full mask "
-                "0xffffffff needs all 32 lanes, so use a block size that is a multiple of 32.",
-    "out-of-bounds": "A kernel touched memory outside a buffer: bounds-check every index (rows or columns "
-                     "shorter than the block, the last partial block), use int64 offsets, and size shared "
-                     "arrays for the block size the launcher uses.",
-    "unsupported": "The CPU emulator cannot run this construct (inline asm, mma/wmma/wgmma, cp.async, TMA, "
-                   "clusters, grid sync), so the kernel cannot be verified here: write it in plain CUDA C++.",
-    "step-limit": "A kernel never finished in the emulator: check loop bounds and strides (an index that never "
-                  "reaches its bound, a grid-stride loop with stride 0).",
-    "emu-build": "g++ could not build CUDA_SRC for the emulator: fix the line it names.",
-    "const-write": "A kernel wrote into a buffer its launcher takes as const: write outputs only through "
-                   "non-const pointers and never cast const away.",
-    "arguments": "forward called a launcher with the wrong arguments: pass exactly its parameters but the "
-                 "stream, tensors of the pointee's dtype for pointers and Python numbers for scalars.",
-}
-# Triton-Ascend's findings (static checks, the front end's messages as the verdict quotes them), by a
-# phrase anywhere in the reason: the leftmost phrase of a reason picks its hint.
-ASCEND_REASON_HINTS = {
-    "ub overflow": "The kernel's live tiles do not fit the 192 KB unified buffer (multi-buffering doubles the "
-                   "loads): halve BLOCK (or SUB_M), cap it with a constant instead of next_power_of_2 of a "
-                   "run-time length, and loop over sub-blocks of long rows, storing each before the next.",
-    "grid-too-large": "An Ascend launch takes at most 65535 programs: launch one program per vector core "
-                      "(40) and loop inside the kernel, for i in tl.range(tl.program_id(0), n, tl.num_programs(0)).",
-    "ascend-unsupported": "Ascend has no PTX and no CUDA device library: drop inline asm and tl.extra.cuda, "
-                          "write it with tl ops (tl.exp, tl.sqrt, tl.math.*).",
-    "fails triton-adapter-opt": "triton-adapter-opt could not analyse a pointer or mask: keep every pointer a "
-                                "base plus affine offsets (no tl.where between two pointers: load both masked "
-                                "and select the values), and prefer strides to % or loaded indices.",
-    "does not lower for": "Triton-Ascend's lowering refused a construct: no fp64 anywhere (compute in fp32), "
-                          "only Triton 3.2 APIs, no GPU-only ops.",
-}
-_REASON_CODES = {
-    "cuda": re.compile(r"(?:^|: )(" + "|".join(map(re.escape, REASON_HINTS)) + r"): "),
-    "triton_ascend": re.compile("(" + "|".join(map(re.escape, ASCEND_REASON_HINTS)) + ")"),
-}
-_HINTS_BY_CODE = {"cuda": REASON_HINTS, "triton_ascend": ASCEND_REASON_HINTS}
-
-
-def feedback_text(summary: dict, backend: str = "triton") -> str:
+def feedback_text(summary: dict, backend: str = DEFAULT) -> str:
     if summary["correct"]:
         return _success_text(summary)
     lines = [f"INCORRECT at stage {summary['stage']}:"] + [f"- {reason}" for reason in summary["reasons"]]
     failing = [v for v in summary.get("variants", []) if not v.get("passed", True)]
     if failing:
         lines.append("Failing input shapes: " + "; ".join(str(v["shapes"]) for v in failing))
-    pattern = _REASON_CODES.get(backend)
-    found = map(pattern.search, summary["reasons"]) if pattern else ()
-    codes = dict.fromkeys(m.group(1) for m in found if m)
-    hints = [_HINTS_BY_CODE[backend][code] for code in codes] or [
-        BACKEND_HINTS.get((backend, summary["stage"])) or HINTS.get(summary["stage"])]
+    plugin = describe(backend)
+    build_hint = plugin.build_hint if summary["stage"] == "build" else None
+    hints = plugin.reason_hints(summary["reasons"]) or [build_hint or HINTS.get(summary["stage"])]
     lines += [hint for hint in hints if hint]
     return "\n".join(lines)
 

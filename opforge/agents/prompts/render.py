@@ -11,6 +11,7 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from opforge.agents.drafters.base import UNUSABLE_STAGE, Attempt, DraftRequest
+from opforge.backends import describe, known
 
 # An attempt's source past this many lines is cut: the feedback names the line that matters, and a
 # round with 4 full attempts of a 400-line GEMM would crowd out the spec and the knowledge.
@@ -35,21 +36,17 @@ _ENV = Environment(
 )
 
 
-# The system contract per backend: each language has its own candidate format and rules. Triton
-# (and any backend without its own) keeps system.j2, byte for byte.
-SYSTEM_TEMPLATES = {"cuda": "system_cuda.j2", "triton_ascend": "system_triton_ascend.j2",
-                    "ascendc": "system_ascendc.j2"}
-LANGUAGES = {"cuda": "CUDA", "triton_ascend": "Triton-Ascend", "ascendc": "AscendC"}
-# Backends whose CPU interpreter run is not paired with an sm_90 compile: draft.j2's paragraph on
-# the GPU rules (registers, shared memory) would mislead them; their system prompt has the target's.
-NO_SM90_COMPILE = {"triton_ascend"}
+
+
+def _system(backend: str) -> str:
+    """The system contract: each backend's folder has its own (system.j2), its candidate format and rules."""
+    return (known(backend).folder / "system.j2").read_text(encoding="utf-8")
 
 
 def render_messages(request: DraftRequest) -> list[dict]:
     """[{"role": "system", ...}, {"role": "user", ...}] for one chat completion."""
-    system = SYSTEM_TEMPLATES.get(request.backend, "system.j2")
     return [
-        {"role": "system", "content": _ENV.get_template(system).render().strip() + "\n"},
+        {"role": "system", "content": _ENV.from_string(_system(request.backend)).render().strip() + "\n"},
         {"role": "user", "content": _ENV.get_template("draft.j2").render(**_context(request)).strip() + "\n"},
     ]
 
@@ -63,9 +60,11 @@ def _context(request: DraftRequest) -> dict:
         "spec_source": request.spec_source,
         "backend": request.backend,
         "hardware": request.hardware,
-        "interpreter": "interpreter" in request.hardware and request.backend not in NO_SM90_COMPILE,
+        # draft.j2's paragraph on the GPU rules (registers, shared memory) only where the interpreter run
+        # is paired with an sm_90 compile: it would mislead the others, whose system prompt has the target's.
+        "interpreter": "interpreter" in request.hardware and describe(request.backend).gpu_compile,
         "on_cpu": request.hardware.startswith("cpu") or "interpreter" in request.hardware,
-        "language": LANGUAGES.get(request.backend, "Triton"),
+        "language": describe(request.backend).label,
         "knowledge": request.knowledge,
         "attempts": shown,
         "omitted": len(numbered) - len(shown),

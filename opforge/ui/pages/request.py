@@ -9,7 +9,7 @@ import streamlit as st
 from opforge.agents.background import RunRequest, start_background_run
 from opforge.agents.drafters.select import DRAFTERS
 from opforge.agents.options import LOOP_FLAGS, run_options
-from opforge.harness.backends import BACKENDS
+from opforge.backends import BACKENDS
 from opforge.harness.errors import SpecError
 from opforge.harness.verify import DEVICES
 from opforge.ui import specs

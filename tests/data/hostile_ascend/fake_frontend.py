@@ -2,7 +2,7 @@
 import torch
 import triton
 import triton.language as tl
-import opforge.harness.backends.triton_ascend.frontend as front
+import opforge.backends.triton_ascend.frontend as front
 
 CORES = 40
 

@@ -1,0 +1,103 @@
+"""The AscendC backend: a Python file carrying an AscendC kernel project as strings, in opforge's
+direct-launch form or MultiKernelBench's (project.py; the contract in the README's Ascend section).
+
+Stages: static (static.py: the project read from the AST, its C++ read as the compiler reads it,
+then the API table, the include and system-call rules, the 192 KB unified-buffer plan, 32-byte
+DataCopy lengths, queue balance, and the agreement of kernel, launcher, binding and tiling); compile
+(bisheng through CMake's `find_package(ASC)` or msopgen, cann.py) and the CPU twin only where CANN is
+installed: without it both are `skipped` with the reason, the level stays `static` and the verdict
+exits 3, never promotable. With CANN the worker builds the project before it imports the
+candidate (before_import): the build job for the device (`compile`), the run job as Huawei's CPU twin
+(`-DCMAKE_ASC_RUN_MODE=cpu`), whose extension the shared trials, comparison and guards then run
+(`cpu_run`, level emulated). On a host where torch_npu reports an NPU the worker runs it there
+(`device_run`, `profile`); elsewhere the device run is skipped with that reason."""
+from __future__ import annotations
+
+from opforge.backends.ascendc import cann
+from opforge.harness.plugin import BackendPlugin, StaticOutcome, Tool, dist_version
+from opforge.harness.ladder import stage
+
+NO_NPU = "no NPU: opforge runs AscendC on a device only where torch_npu reports one, and this machine has none"
+class AscendCPlugin(BackendPlugin):
+    name, language, label = "ascendc", "ascendc", "AscendC"
+    accelerator = "NPU"
+
+    def unavailable(self) -> str | None:
+        return None  # static checks run everywhere; each later stage says why it cannot run here
+
+    def static(self, source: str, *, float32_spec: bool) -> StaticOutcome:
+        from opforge.backends.ascendc.static import check_ascendc
+
+        found = check_ascendc(source)
+        out = StaticOutcome(reasons=list(found.reasons), warnings=list(found.warnings))
+        out.job = {"ascendc_form": found.project.form if found.project else None, "ascendc_kernels": found.kernels}
+        if not out.reasons:
+            out.skip = self._skips()
+        return out
+
+    def _skips(self) -> dict:
+        why = cann.unavailable()
+        compiler, runner = self.compiler(), self.cpu_runner()
+        from opforge.harness.hardware import find_npu
+
+        device = {} if find_npu() is not None else {"device_run": stage("skipped", reason=NO_NPU)}
+        if why:
+            return {"compile": stage("skipped", compiler.name, compiler.version, reason=why),
+                    "cpu_run": stage("skipped", runner.name, runner.version, reason=why), **device}
+        return device
+
+    def numerics_unavailable(self) -> str | None:
+        return cann.unavailable()
+
+    def compiler(self) -> Tool:
+        return Tool("bisheng", _cann_version())
+
+    def cpu_runner(self) -> Tool:
+        return Tool("ascendc-cpu-twin", _cann_version())
+
+    def prepare_worker(self, mode: str, device: str, job: dict | None = None) -> None:
+        import os
+
+        os.environ.pop("TRITON_INTERPRET", None)
+
+    def before_import(self, job: dict) -> list[str]:
+        """With CANN, render and build the project the candidate imports (cann.build; bisheng's own
+        lines as reasons): for the device in the build job, as the CPU twin in a CPU run job."""
+        import sys
+        import tempfile
+        from pathlib import Path
+
+        from opforge.backends.ascendc.project import read_project
+
+        if cann.unavailable():
+            return [cann.NO_CANN]
+        if job.get("device") == "npu":
+            import torch_npu  # noqa: F401  (registers the npu device the inputs go to)
+        project = read_project(Path(job["candidate_path"]).read_text())
+        module = next(iter(project.modules), "custom_ops_lib")
+        mode = "cpu" if job.get("mode") == "run" and job.get("device", "cpu") == "cpu" else "npu"
+        out, reasons = cann.build(project, Path(tempfile.mkdtemp(prefix="opforge-ascendc-")), module, mode=mode)
+        if out is not None and str(out) not in sys.path:
+            sys.path.insert(0, str(out))  # where the project's extension module was built
+        return [f"build-error: {r}" if not r.startswith("build-error") else r for r in reasons]
+
+    def build(self, launches: list, job: dict):
+        """The project was built before the candidate was imported (before_import): what the forward
+        launched through its binding is the kernel list."""
+        kernels = [{"kernel": name, "target": cann.ARCH} for name in job.get("ascendc_kernels", [])]
+        return kernels, [], [], None
+
+
+def _cann_version() -> str | None:
+    """CANN's version from its toolkit's version file, where there is one."""
+    home = cann.cann_home()
+    for name in ("version.cfg", "version.info"):
+        path = home / name if home else None
+        if path is not None and path.is_file():
+            for line in path.read_text(errors="replace").splitlines():
+                if line.lower().startswith(("version=", "toolkit_version=")):
+                    return line.split("=", 1)[1].strip()
+    return dist_version("cann") if home else None
+
+
+PLUGIN = AscendCPlugin()

@@ -1,0 +1,275 @@
+"""Do the project's parts agree? The kernel entry, the launch that calls it, the binding that calls
+the launcher and ModelNew's call of the binding must name the same things with the same numbers of
+arguments (ascendc-signature), and every tiling field must be set on the host and read in the kernel
+(ascendc-tiling). A mismatch here is a build error or a silent wrong answer on the NPU, and this is
+the only place it can be caught before CANN.
+"""
+from __future__ import annotations
+
+from opforge.backends.ascendc import api
+from opforge.backends.ascendc.kernel_rules import Findings, calls, open_paren, split_args
+from opforge.backends.ascendc.project import MKB_MODULE, snake
+
+
+def _launches(code):
+    """(host function, kernel name, config args, call args, where) of every `k<<<...>>>(...)`."""
+    for f in code.functions:
+        if f.aicore:
+            continue
+        body, unit = f.body, code.units[f.unit]
+        for k, t in enumerate(body):
+            if t.text != "<<<" or t.kind != "punct" or k == 0:
+                continue
+            j = k - 1
+            if body[j].text in (">", ">>"):  # k<float><<<...>>>
+                while j > 0 and body[j].text != "<":
+                    j -= 1
+                j -= 1
+            end = next((e for e in range(k, len(body)) if body[e].text == ">>>"), None)
+            if end is None or end + 1 >= len(body) or body[end + 1].text != "(":
+                continue
+            yield f, body[j].text, _between(body[k + 1:end]), split_args(body, end + 1), unit.at(t)
+
+
+def _between(tokens):
+    args, current, depth = [], [], 0
+    for t in tokens:
+        depth += (t.text in "([{") - (t.text in ")]}") if t.kind == "punct" else 0
+        if t.text == "," and depth == 0:
+            args.append(current)
+            current = []
+        else:
+            current.append(t)
+    return args + [current]
+
+
+def _reaches(code, start_names: set[str], targets: set[str]) -> bool:
+    """Does any host function named in start_names call (transitively) one named in targets?"""
+    seen, todo = set(), list(start_names)
+    while todo:
+        name = todo.pop()
+        if name in targets:
+            return True
+        if name in seen:
+            continue
+        seen.add(name)
+        for f in code.named(name):
+            todo += [api.base_name(n) for _, n, member in calls(f.body) if not member]
+    return False
+
+
+def _arity(code, name: str) -> int | None:
+    counts = {len(f.params) for f in code.named(name) if not any(t.text in ("=", "...") for p in f.params for t in p)}
+    return counts.pop() if len(counts) == 1 else None
+
+
+def _bindings(code) -> dict[str, dict[str, tuple[int | None, str]]]:
+    """PYBIND11_MODULE name -> {python name: (parameter count of its implementation, impl name)}."""
+    modules: dict[str, dict] = {}
+    for f in code.functions:
+        if f.name != "PYBIND11_MODULE" or not f.params or not f.params[0]:
+            continue
+        defs = modules.setdefault(f.params[0][0].text, {})
+        for k, name, member in calls(f.body):
+            if not member or name != "def":
+                continue
+            args = split_args(f.body, open_paren(f.body, k))
+            if len(args) < 2 or not args[0] or args[0][0].kind != "str":
+                continue
+            impl = [t for t in args[1] if t.text != "&"]
+            if impl and impl[0].text == "[":  # a lambda: count its parameters
+                close = next((i for i, t in enumerate(impl) if t.text == "("), None)
+                params = split_args(impl, close) if close is not None else []
+                defs[args[0][0].text[1:-1]] = (len(params), "lambda")
+            elif impl and impl[0].kind == "id":
+                defs[args[0][0].text[1:-1]] = (_arity(code, impl[0].text), api.base_name(impl[0].text))
+    return modules
+
+
+def check_direct(code, project, out: Findings) -> None:
+    kernels = {api.base_name(f.name): f for f in code.kernels}
+    if not kernels:
+        out.bad("ascendc-signature: no kernel entry: the project defines no `__global__ __aicore__` function")
+        return
+    launchers = set()
+    for f, name, config, args, where in _launches(code):
+        launchers.add(api.base_name(f.name))
+        kernel = kernels.get(api.base_name(name))
+        if kernel is None:
+            out.bad(f"ascendc-signature: {f.name} launches {name}, which is not a kernel of the project ({where})")
+        elif len(args) != len(kernel.params):
+            out.bad(f"ascendc-signature: {f.name} launches {name} with {len(args)} arguments, but {name} takes "
+                    f"{len(kernel.params)} ({where})")
+        if len(config) != 3:
+            out.bad(f"ascendc-signature: the launch of {name} has {len(config)} values in <<<...>>>; AscendC's is "
+                    f"<<<blocks, nullptr, stream>>> ({where})")
+    if not launchers:
+        out.bad("ascendc-signature: no launcher: no host function launches a kernel with <<<blocks, nullptr, stream>>>")
+        return
+    _host_arity(code, launchers, out)
+    _python_calls(code, project, _bindings(code), launchers, out)
+
+
+def _host_arity(code, launchers: set[str], out: Findings) -> None:
+    for f in code.functions:
+        if f.aicore:
+            continue
+        for k, name, member in calls(f.body):
+            want = _arity(code, name) if api.base_name(name) in launchers and not member else None
+            got = len(split_args(f.body, open_paren(f.body, k)))
+            if want is not None and got != want:
+                out.bad(f"ascendc-signature: {f.name} calls launcher {name} with {got} arguments, but it takes {want} "
+                        f"({code.units[f.unit].at(f.body[k])})")
+
+
+def _python_calls(code, project, modules: dict, launchers: set[str], out: Findings) -> None:
+    if not modules:
+        out.bad("ascendc-signature: no binding: the project has no PYBIND11_MODULE(<module>, m) with m.def(...)")
+        return
+    for module in sorted(project.modules - set(modules)):
+        out.bad(f"ascendc-signature: ModelNew imports {module}, which the project does not build "
+                f"(its PYBIND11_MODULE: {', '.join(sorted(modules))})")
+    for call in project.calls:
+        defs = modules.get(call.module, {})
+        if call.fn not in defs:
+            if call.module in modules:
+                out.bad(f"ascendc-signature: ModelNew.forward calls {call.module}.{call.fn}, which the binding does not "
+                        f"define (it defines {', '.join(sorted(defs)) or 'nothing'}) (line {call.line})")
+            continue
+        arity, impl = defs[call.fn]
+        if arity is not None and call.nargs is not None and arity != call.nargs:
+            out.bad(f"ascendc-signature: ModelNew.forward calls {call.module}.{call.fn} with {call.nargs} arguments, "
+                    f"but its implementation {impl} takes {arity} (line {call.line})")
+        if launchers and impl != "lambda" and not _reaches(code, {impl}, launchers):
+            out.bad(f"ascendc-signature: {call.module}.{call.fn}'s implementation {impl} never reaches a kernel launch")
+
+
+# -- tiling ------------------------------------------------------------------------------------------
+
+def _tiling_vars(f, structs) -> set[str]:
+    """Names of f's parameters and locals of a tiling struct's type (`AddCustomTilingData tiling`,
+    `const T *t`), and GET_TILING_DATA's variable: the only receivers whose fields are tiling fields
+    (a kernel class's own `this->tileNum` is not the tiling's)."""
+    found = set()
+    for tokens in [*f.params, f.body]:
+        for k, t in enumerate(tokens):
+            if t.kind == "id" and t.text.rpartition("::")[2] in structs:
+                j = k + 1
+                while j < len(tokens) and tokens[j].text in ("*", "&", "const", "__gm__"):
+                    j += 1
+                if j < len(tokens) and tokens[j].kind == "id":
+                    found.add(tokens[j].text)
+    for k, name, member in calls(f.body):
+        if name.startswith("GET_TILING_DATA"):
+            args = split_args(f.body, open_paren(f.body, k))
+            picked = args[1] if name.endswith("WITH_STRUCT") and len(args) > 1 else args[0] if args else []
+            found |= {t.text for t in picked[:1] if t.kind == "id"}
+    return found
+
+
+def _set_and_read(code, structs) -> tuple[set[str], set[str], dict[str, list[int]]]:
+    """Field names assigned in host code, field names read in kernel code, brace-initialised structs."""
+    assigned, read, braced = set(), set(), {}
+    for f in code.functions:
+        body, names = f.body, _tiling_vars(f, structs)
+        for k in range(2, len(body) - 1):
+            if body[k - 1].text not in (".", "->") or body[k].kind != "id" or body[k - 2].text not in names:
+                continue
+            written = body[k + 1].text in ("=", "+=", "-=", "*=", "/=", "|=", "<<=", ">>=")
+            if f.aicore and not written:
+                read.add(body[k].text)
+            elif not f.aicore and written:
+                assigned.add(body[k].text)
+            if not f.aicore and body[k].text.startswith("set_") and body[k + 1].text == "(":
+                assigned.add(body[k].text[4:])
+        for k in range(len(body) - 2):
+            if not f.aicore and body[k].kind == "id" and body[k].text in structs and body[k + 1].kind == "id":
+                j = k + 2 + (body[k + 2].text == "=")
+                if j < len(body) and body[j].text == "{":
+                    fields = split_args(body, j)
+                    braced.setdefault(body[k].text, []).append(len(fields))
+                    assigned |= {a[1].text for a in fields if len(a) > 2 and a[0].text == "." and a[2].text == "="}
+    return assigned, read, braced
+
+
+def check_tiling(code, project, out: Findings) -> None:
+    structs = {name: spec for name, spec in code.structs.items() if "tiling" in name.lower()}
+    if project.form == "multikernelbench":
+        structs = _mkb_tiling(code, out)
+    assigned, read, braced = _set_and_read(code, structs)
+    for name, (fields, where) in structs.items():
+        whole = max(braced.get(name, [0]))
+        for i, field_name in enumerate(fields):
+            if field_name not in assigned and i >= whole:
+                out.bad(f"ascendc-tiling: tiling field {name}.{field_name} is never set on the host ({where})")
+            if field_name not in read:
+                out.bad(f"ascendc-tiling: tiling field {name}.{field_name} is never read in the kernel ({where})")
+
+
+def _mkb_tiling(code, out: Findings) -> dict[str, tuple[list[str], str]]:
+    structs: dict[str, tuple[list[str], str]] = {}
+    current = None
+    for unit in code.units:
+        for k, name, member in calls(unit.tokens):
+            args = split_args(unit.tokens, open_paren(unit.tokens, k))
+            words = [a[-1].text for a in args if a]
+            if name == "BEGIN_TILING_DATA_DEF" and words:
+                current = words[0]
+                structs.setdefault(current, ([], unit.at(unit.tokens[k])))
+            elif name.startswith("TILING_DATA_FIELD_DEF") and current and words:
+                if words[-1] not in structs[current][0]:
+                    structs[current][0].append(words[-1])
+    return structs
+
+
+def check_multikernelbench(code, project, out: Findings) -> None:
+    op = project.op
+    name, inputs = op["op"], [d["name"] for d in op.get("input_desc", [])]
+    outputs, attrs = [d["name"] for d in op["output_desc"]], op.get("attr", [])
+    entry = next((f for f in code.kernels if api.base_name(f.name) == snake(name)), None)
+    if entry is None:
+        out.bad(f"ascendc-signature: kernel_src has no `extern \"C\" __global__ __aicore__ void {snake(name)}(...)` "
+                f"for operator {name}")
+    elif len(entry.params) != len(inputs) + len(outputs) + 2:
+        out.bad(f"ascendc-signature: {entry.name} takes {len(entry.params)} parameters; operator {name} needs "
+                f"{len(inputs) + len(outputs) + 2} ({len(inputs)} inputs, {len(outputs)} outputs, workspace, tiling) "
+                f"({entry.where})")
+    found = _mkb_calls(code)
+    if name not in found.get("OP_ADD", []):
+        out.bad(f"ascendc-signature: host_operator_src never registers {name} with OP_ADD({name})")
+    for kind, names in (("Input", inputs), ("Output", outputs)):
+        if found.get(kind, []) != names:
+            out.bad(f"ascendc-signature: host_operator_src's {kind}s {found.get(kind, [])} differ from "
+                    f"project_json_src's {names}")
+    registered = found.get("REGISTER_TILING_DATA_CLASS", [])
+    if registered and registered[0] != name:
+        out.bad(f"ascendc-signature: REGISTER_TILING_DATA_CLASS names {registered[0]}, not the operator {name}")
+    commands = found.get("EXEC_NPU_CMD", [])
+    if not commands:
+        out.bad(f"ascendc-signature: python_bind_src never calls EXEC_NPU_CMD(aclnn{name}, ...)")
+    for command, nargs in commands:
+        if command != f"aclnn{name}":
+            out.bad(f"ascendc-signature: python_bind_src calls EXEC_NPU_CMD({command}, ...), not aclnn{name}")
+        elif nargs != len(inputs) + len(outputs) + len(attrs):
+            out.bad(f"ascendc-signature: EXEC_NPU_CMD(aclnn{name}, ...) passes {nargs} tensors/attributes; the "
+                    f"operator has {len(inputs)} inputs, {len(outputs)} outputs and {len(attrs)} attributes")
+    modules = {MKB_MODULE: next(iter(_bindings(code).values()), {})}
+    _python_calls(code, project, modules if modules[MKB_MODULE] else {}, set(), out)
+
+
+def _mkb_calls(code) -> dict:
+    found: dict = {}
+    for unit in code.units:
+        tokens = unit.tokens
+        for k, name, member in calls(tokens):
+            args = split_args(tokens, open_paren(tokens, k))
+            first = args[0][0] if args and args[0] else None
+            if first is None:
+                continue
+            if name in ("OP_ADD", "REGISTER_TILING_DATA_CLASS") and first.kind == "id":
+                found.setdefault(name, []).append(first.text)
+            elif name in ("Input", "Output") and member and first.kind == "str":
+                found.setdefault(name, []).append(first.text[1:-1])
+            elif name == "EXEC_NPU_CMD" and first.kind == "id":
+                found.setdefault(name, []).append((first.text, len(args) - 1))
+    return found

@@ -1,0 +1,53 @@
+"""The AscendC static checks, in order: read the candidate (project.py), read its C++ (units.py),
+then the code rules (kernel_rules.py) and the agreement of its parts (agree.py). Each finding is a
+reason line `code: message (file:line)`; what could not be checked is a warning. Nothing here
+imports, compiles or runs the candidate: that needs CANN (cann.py)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from opforge.backends.ascendc import agree, api
+from opforge.backends.ascendc.kernel_rules import check_code
+from opforge.backends.ascendc.project import Project, ProjectError, read_project
+from opforge.backends.ascendc.units import UnitError, read_code
+
+__all__ = ["AscendCStatic", "check_ascendc"]
+
+
+@dataclass
+class AscendCStatic:
+    reasons: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    project: Project | None = None
+    kernels: list[str] = field(default_factory=list)
+
+
+def check_ascendc(source: str) -> AscendCStatic:
+    try:
+        project = read_project(source)
+        code = read_code(project)
+    except (ProjectError, UnitError) as exc:
+        return AscendCStatic(reasons=[str(exc)])
+    found = check_code(code, project, _dtype_sizes(project))
+    if project.form == "direct":
+        agree.check_direct(code, project, found)
+    else:
+        agree.check_multikernelbench(code, project, found)
+    agree.check_tiling(code, project, found)
+    reasons = project.reasons + [r for r in found.reasons if r not in project.reasons]
+    return AscendCStatic(reasons, found.warnings, project, [f.name for f in code.kernels])
+
+
+def _dtype_sizes(project: Project) -> dict[str, int]:
+    """MultiKernelBench's DTYPE_<NAME> macros (msopgen defines them from project_json_src): their sizes
+    where an input or output has exactly one type."""
+    if project.op is None:
+        return {}
+    sizes = {}
+    for desc in project.op.get("input_desc", []) + project.op.get("output_desc", []):
+        types = desc.get("type") or []
+        if isinstance(types, list) and len(types) == 1 and api.JSON_TYPES.get(types[0]) in api.SIZES:
+            sizes[f"DTYPE_{desc['name'].upper()}"] = api.SIZES[api.JSON_TYPES[types[0]]]
+    return sizes
+
+

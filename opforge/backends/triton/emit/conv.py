@@ -1,0 +1,84 @@
+"""The Triton emitter of the conv family: the tuning space, the launcher (output sizes from the
+input's shape by the conv formula, epilogue tensors expanded to the output) and the candidate."""
+from __future__ import annotations
+
+import re
+
+from opforge.codegen.candidate import Kernel, model_new
+from opforge.backends.triton.emit.common import header
+from opforge.backends.triton.emit.conv_epilogue import ConvEpilogue
+from opforge.backends.triton.emit.conv_kernel import kernel_source
+from opforge.backends.triton.emit.matmul_kernel import fill
+from opforge.codegen.families.conv.plan import Plan
+from opforge.codegen.families.matmul.shapes import replay, unreplay
+from opforge.codegen.lower import Lowered
+
+# The GPU space, after the matmul family's sweep (emit/triton/matmul.py) with taller M tiles, since
+# M = batch * output positions is the long side of a convolution's GEMM. Not yet timed on a GPU.
+SPACE = (
+    {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 3},
+    {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "num_warps": 8, "num_stages": 3},
+    {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 3},
+    {"BLOCK_M": 256, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 8, "num_stages": 2},
+    {"BLOCK_M": 128, "BLOCK_N": 16, "BLOCK_K": 16, "num_warps": 4, "num_stages": 2},
+)
+
+
+def first_config(cout_g: int, k_taps: int) -> dict:
+    """The configuration verified first, fitted to the group's width and depth (export-time sizes).
+    The CPU interpreter pays per program and per K step, not per element, so it wants few, large
+    tiles: on a transposed 3x3x3 Conv3d 16->8 over 8x16^3, 128x64x32 verified in 42 s, 256x64x64
+    in 8 s and 512x32x64 in 5 s; a depthwise 3-D one went from 59 s (128x16x16) to 11 s (512x16x32).
+    BLOCK_N is the narrowest power of two covering C_out / groups (16 at least, tl.dot's minimum),
+    so a depthwise group of one channel wastes 15 columns, not 63; still a sane GPU tile."""
+    block_n = min(64, max(16, 1 << (cout_g - 1).bit_length()))
+    block_k = 16 if k_taps <= 16 else 32 if k_taps <= 32 else 64
+    return {"BLOCK_M": 512 if block_n <= 32 else 256, "BLOCK_N": block_n, "BLOCK_K": block_k,
+            "num_warps": 8, "num_stages": 2}
+
+
+def _launcher_source(plan: Plan, config: dict) -> str:
+    h, s, x, w = plan.hyper, plan.sizes, plan.x, plan.w
+    dims = range(h.rank)
+    c_out = f"{w}.shape[1] * groups" if h.transposed else f"{w}.shape[0]"
+    lines = [f"batch, c_in = {x}.shape[0], {x}.shape[1]"]
+    lines += [f"in_{d}, k_{d} = {x}.shape[{d + 2}], {w}.shape[{d + 2}]" for d in dims]
+    lines += [f"groups = {plan.groups}", f"c_out = {c_out}", "cout_g = c_out // groups",
+              "# The output size of each spatial dim, from the input's at run time."]
+    lines += [f"out_{d} = {h.out_size(d, f'in_{d}', f'k_{d}')}" for d in dims]
+    shape = ", ".join(["batch", "c_out"] + [f"out_{d}" for d in dims])
+    final = replay(plan.out, s)  # the reference's shape
+    lines += [f"out = torch.empty(({shape}), dtype={plan.out_dtype}, device={x}.device)",
+              "if out.numel() == 0:", f"    return {final}"]
+    if plan.epilogue.leaves:
+        lines.append("# Epilogue tensors broadcast to the output's shape: stride 0 where they repeat.")
+    for leaf in plan.epilogue.leaves:
+        frame = ", ".join(s.dim(d) for d in leaf.frame.dims)
+        lines.append(f"{leaf.name} = {replay(leaf.tracked, s, {})}.expand({frame}){unreplay(leaf.frame, s)}")
+    tensors = [x, w] + ([plan.bias] if plan.bias else []) + ["out"] + [leaf.name for leaf in plan.epilogue.leaves]
+    strided = [x, w, "out"] + [leaf.name for leaf in plan.epilogue.leaves]
+    c = config
+    count = " * ".join(["batch"] + [f"out_{d}" for d in dims])
+    launch = tensors + ["batch", "c_in"] + [f"in_{d}" for d in dims] + [f"out_{d}" for d in dims]
+    launch += [f"k_{d}" for d in dims] + ["cout_g", "groups"] + [f"*{t}.stride()" for t in strided]
+    launch += [f"{k}={c[k]}" for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages")]
+    lines += [f"grid = (triton.cdiv({count}, {c['BLOCK_M']}), triton.cdiv(cout_g, {c['BLOCK_N']}), groups)",
+              f"{plan.kernel}[grid](", fill(launch, "    ") + ")", f"return {final}"]
+    head = (f"\n\n# Tiles {c['BLOCK_M']}x{c['BLOCK_N']}x{c['BLOCK_K']}, {c['num_warps']} warps, "
+            f"{c['num_stages']} stages: one configuration of the tuning space.\n")
+    body = "\n".join("    " + line for item in lines for line in item.split("\n"))
+    return head + f"def {plan.launcher}({', '.join(plan.args)}):\n" + body + "\n"
+
+
+def generate(lowered: Lowered, title: str, shapes: dict) -> Kernel:
+    """An implicit-GEMM kernel for a graph of one aten.convolution and its elementwise epilogue;
+    Unsupported names what is not."""
+    name = re.sub(r"\W", "_", title).strip("_") or "op"
+    plan = Plan(lowered, "op_" + name if name[0].isdigit() else name, ConvEpilogue)
+
+    def render(config: dict) -> str:
+        return (header(f"Convolution kernel for {title}", "conv", lowered) + kernel_source(plan)
+                + _launcher_source(plan, config) + model_new(lowered, plan.launcher, shapes))
+
+    first = first_config(plan.cout_g, plan.k_taps)
+    return Kernel("conv", (first,) + tuple(c for c in SPACE if c != first), render)

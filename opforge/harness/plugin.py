@@ -1,0 +1,115 @@
+"""The interface every backend plugin provides: one folder under backends/ and one row of
+BACKENDS (backends/__init__.py) add a backend.
+
+A backend owns what differs between kernel languages: its static checks, which tools build and
+run its candidates (and why one cannot run here), the worker's process setup and the build step.
+Everything else — the sandbox, trials, variants, comparison, the anti-cheat guards, timing and
+recording — is shared and never copied per backend: a candidate's kernels all launch from
+`ModelNew.forward`, which the shared checker runs under the shared guards.
+"""
+from __future__ import annotations
+
+import importlib.metadata
+from dataclasses import dataclass, field
+
+
+def dist_version(dist: str) -> str | None:
+    """An installed distribution's version, for stage records (None when it is not installed)."""
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def matched_hints(pattern, hints: dict[str, str], reasons: list[str]) -> list[str]:
+    """The hints whose key `pattern` finds (its group 1) in `reasons`, each once, in order of appearance."""
+    codes = dict.fromkeys(m.group(1) for m in map(pattern.search, reasons) if m)
+    return [hints[code] for code in codes]
+
+
+@dataclass
+class StaticOutcome:
+    """What a backend's static checks found: reasons reject the candidate; `job` is extra data the
+    build and run jobs get (e.g. where each CUDA source starts in the file); `skip` names stages
+    that cannot run for this candidate here, with the stage record to put instead."""
+
+    reasons: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    job: dict = field(default_factory=dict)
+    skip: dict = field(default_factory=dict)  # stage name -> stage record (skipped/unsupported)
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    version: str | None
+
+
+class BackendPlugin:
+    """Override every method; each is small. Host-side methods run in the verifying process (they
+    never import the candidate); worker-side ones run in the sandboxed worker."""
+
+    name = ""
+    language = ""
+    label = ""  # how people write the language: "Triton", "CUDA"
+
+    # -- what the agents and the knowledge ask (class attributes: no tool is needed to read them) ------
+    # Whether a CPU run is paired with a compile for the GPU (sm_90): the drafting prompt then explains
+    # the registers and shared memory that compile reports.
+    gpu_compile = False
+    pinned_note: str | None = None  # a file of the backend's notes/ that every retrieval leads with
+    # A regex that only this backend's candidates match (CUDA's `load_cuda(`); None: a candidate is this
+    # backend's when no other backend's marker matches it (the registry's history spans backends).
+    source_marker = None
+    build_hint: str | None = None  # the reflect node's hint for a failed build, where it means more here
+
+    def reason_hints(self, reasons: list[str]) -> list[str]:
+        """Hints for the next draft keyed on this backend's own finding codes in a verdict's reasons
+        (the CUDA emulator's `race: ...`), in order of first appearance; [] when none applies."""
+        return []
+
+    def unavailable(self) -> str | None:
+        """None when this backend can be asked for here, else why not (one line)."""
+        raise NotImplementedError
+
+    # -- host side ----------------------------------------------------------------------------------
+    def static(self, source: str, *, float32_spec: bool) -> StaticOutcome:
+        raise NotImplementedError
+
+    def compiler(self) -> Tool:
+        """The vendor compiler the build stage uses."""
+        raise NotImplementedError
+
+    def cpu_runner(self) -> Tool:
+        """The interpreter or emulator that checks numerics on a CPU."""
+        raise NotImplementedError
+
+    # -- worker side ---------------------------------------------------------------------------------
+    accelerator = "GPU"  # what its kernels run on, named where a device stage is skipped
+    # The verdict's stages for this backend, in ladder order (harness/ladder.py RUNGS).
+    stages = ("static", "compile", "cpu_run", "device_run", "profile")
+
+    def mounts(self) -> tuple[str, ...]:
+        """Host paths the worker imports from besides the environment's (a toolchain's own prefix)."""
+        return ()
+
+    def prepare_worker(self, mode: str, device: str, job: dict | None = None) -> None:
+        """Process setup before torch or the backend's libraries are imported (environment, sys.path)."""
+        raise NotImplementedError
+
+    def numerics_unavailable(self) -> str | None:
+        """Why no candidate of this backend can reach a numerics stage on this machine (AscendC
+        without CANN), else None: the agent loop stops after one round instead of spending its budget."""
+        return None
+
+    def before_import(self, job: dict) -> list[str]:
+        """Worker side, before the candidate is imported: what must exist for the import to work (an
+        AscendC project's extension module, built by bisheng). Returns reasons when that failed."""
+        return []
+
+    def build(self, launches: list, job: dict) -> tuple[list[dict], list[str], list[str], dict | None]:
+        """Compile what one recorded forward launched: (per-kernel metrics, reasons, notes, extra).
+        `extra` is None or {"stages": {name: stage record}, "warnings": [...]}: the stages the build
+        decided itself (a compile it could not run here is `skipped`; Ascend's front end adds
+        `frontend_compile`; a launch rule broken by the recorded grid fails `static`)."""
+        raise NotImplementedError
