@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import KERNELS, TINY
-from opforge.harness.static_checks import check_source
+from opforge.backends.triton.static import check_source
+from opforge.harness import ladder
 from opforge.harness.verify import VerifyOptions, verify
 
 OPTIONS = VerifyOptions(seed=1234, trials=2, device="cpu")
@@ -27,7 +28,7 @@ def test_good_kernel_passes_every_check():
     assert v["launches"]["_softmax_kernel"] >= 2 * 2  # two trials of two variants, plus the no-op probe
 
 
-@pytest.mark.parametrize("kernel, code, stage", [
+@pytest.mark.parametrize("kernel, code, check", [
     ("cheat_zeros", "constant-output", "compare"),
     ("cheat_torch_compute", "torch-compute", "anticheat"),
     ("cheat_alias_input", "aliasing", "anticheat"),
@@ -35,19 +36,20 @@ def test_good_kernel_passes_every_check():
     ("cheat_cache_buffer", "cached-output", "compare"),
     ("cheat_cache_copy", "cached-output", "compare"),
     ("cheat_partial", "partial-output", "compare"),
-    ("cheat_low_precision", "low-precision", "static"),
-    ("cheat_patch_torch", "patches-module", "static"),
-    ("cheat_timer", "forbidden-import", "static"),
-    ("cheat_thread", "forbidden-import", "static"),
-    ("cheat_subprocess", "forbidden-import", "static"),
+    ("cheat_low_precision", "low-precision", "rules"),
+    ("cheat_patch_torch", "patches-module", "rules"),
+    ("cheat_timer", "forbidden-import", "rules"),
+    ("cheat_thread", "forbidden-import", "rules"),
+    ("cheat_subprocess", "forbidden-import", "rules"),
     ("cheat_python_compute", "no-launch", "anticheat"),
     ("cheat_kernel_independent", "kernel-independent", "anticheat"),
 ])
-def test_cheat_is_rejected_with_its_reason(kernel, code, stage):
+def test_cheat_is_rejected_with_its_reason(kernel, code, check):
     v = run(kernel)
     assert not v["correct"]
     assert code in codes(v), v["reasons"]
-    assert v["stage"] == stage, v["reasons"]
+    step = "static" if check == "rules" else "cpu_run"  # a static rule, else a check of the numerics run
+    assert (v["failed_step"], ladder.failed_check(v)) == (step, check), v["reasons"]
 
 
 def test_cheats_that_match_values_pass_the_comparison_alone():
@@ -60,7 +62,7 @@ def test_cheats_that_match_values_pass_the_comparison_alone():
 
 # Runtime checks reached by kernels that PASS the static allow-list (asserted below), so the named
 # runtime check alone stands between each of them and a correct verdict: kernel, reason code, text.
-# The cheat_* kernels above with a runtime stage pass it too (torch-compute, aliasing with an input,
+# The cheat_* kernels above caught at run time pass it too (torch-compute, aliasing with an input,
 # input-mutation, partial-output, no-launch, kernel-independent). Unreachable this way, because the
 # allow-list refuses every route to them, and so tested at unit level in tests/test_guards.py: the
 # thread refusal and the process audit hook (threading, _thread, subprocess and os are off the list,
@@ -74,7 +76,7 @@ RUNTIME_CASES = [
     ("runtime_global_state", "global-state", "deterministic_algorithms False -> True"),
     ("runtime_tensor_str", "below-dispatcher", "Tensor.tolist()"),
 ]
-RUNTIME_STAGE_CHEATS = ["cheat_torch_compute", "cheat_alias_input", "cheat_mutate_input", "cheat_partial",
+RUNTIME_CHEATS = ["cheat_torch_compute", "cheat_alias_input", "cheat_mutate_input", "cheat_partial",
                         "cheat_python_compute", "cheat_kernel_independent"]
 
 
@@ -100,13 +102,13 @@ def test_runtime_check_rejects_a_kernel_the_static_check_passes(kernel, code, te
     spec = float64_softmax if kernel == "runtime_downcast" else TINY
     v = verify(spec, KERNELS / f"{kernel}.py", VerifyOptions(seed=7, trials=1, device="cpu", sandbox="none"))
     assert not v["correct"]
-    assert v["stage"] == "anticheat", v["reasons"]
+    assert (v["failed_step"], ladder.failed_check(v)) == ("cpu_run", "anticheat"), v["reasons"]
     assert "mismatch" not in codes(v), v["reasons"]  # the values are right: only the runtime check objects
     assert any(r.startswith(f"{code}:") and text in r for r in v["reasons"]), v["reasons"]
 
 
-@pytest.mark.parametrize("kernel", RUNTIME_STAGE_CHEATS)
-def test_runtime_stage_cheats_pass_the_static_check(kernel):
+@pytest.mark.parametrize("kernel", RUNTIME_CHEATS)
+def test_runtime_cheats_pass_the_static_check(kernel):
     assert check_source((KERNELS / f"{kernel}.py").read_text(), float32_spec=True).reasons == []
 
 

@@ -19,7 +19,7 @@ from opforge.backends.triton_ascend.emit.common import MAX_BLOCK, MIN_BLOCK, NUM
 from opforge.harness import ladder
 from opforge.backends.triton_ascend.static import check_ascend
 from opforge.harness.spec import load_spec
-from opforge.harness.static_checks import check_source
+from opforge.backends.triton.static import check_source
 from opforge.harness.verify import CPU_MAX_ELEMENTS, VerifyOptions, verify
 
 POINTWISE = ["add_mul_relu", "gelu_erf", "gelu_tanh", "silu", "softplus", "swiglu"]
@@ -106,8 +106,8 @@ def test_the_candidate_verifies_through_the_real_front_end_and_interpreter(op, t
     v = verify(ROOT / "ops" / f"{op}.py", path, options)
     assert v["correct"], v["reasons"]
     assert ladder.exit_code(v) == 0 and v["level"] == "emulated"
-    assert v["stages"]["frontend_compile"]["status"] == "passed"
-    assert v["stages"]["compile"]["status"] == "skipped" and "hivmc" in v["stages"]["compile"]["reason"]
+    assert v["steps"]["frontend_compile"]["status"] == "passed"
+    assert v["steps"]["compile"]["status"] == "skipped" and "hivmc" in v["steps"]["compile"]["reason"]
     assert all(k["pipeline"] == "hivmc-missing" for k in v["build"]["kernels"])
     assert any(len(shape) == 3 for var in v["variants"] for shape in var["shapes"])  # the 3-D variant ran
     assert not [w for w in v.get("warnings", []) if w.startswith(("ascend-grid", "ascend-ignored"))]

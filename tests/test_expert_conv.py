@@ -14,7 +14,7 @@ from opforge.backends.triton.emit.conv_epilogue import ConvEpilogue
 from opforge.codegen.families.conv.plan import Plan
 from opforge.codegen.lower import Unsupported, lower, state_shapes
 from conftest import write
-from opforge.harness.static_checks import check_source
+from opforge.backends.triton.static import check_source
 from opforge.harness.verify import VerifyOptions, prepare, verify
 
 OPTIONS = VerifyOptions(device="cpu", trials=1, seed=1, sandbox="none")

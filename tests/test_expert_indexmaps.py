@@ -15,7 +15,7 @@ from conftest import write
 from opforge.codegen import Unsupported, generate
 from opforge.codegen.families.pointwise.plan import MAX_RANK, Plan
 from opforge.codegen.lower import lower
-from opforge.harness.static_checks import check_source
+from opforge.backends.triton.static import check_source
 from opforge.harness.verify import VerifyOptions, verify
 
 OPTIONS = VerifyOptions(device="cpu", trials=1, seed=1, sandbox="none")

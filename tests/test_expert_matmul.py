@@ -11,7 +11,7 @@ import pytest
 from opforge.backends.triton.emit import matmul
 from opforge.codegen.lower import Unsupported, lower, state_shapes
 from conftest import ROOT, write
-from opforge.harness.static_checks import check_source
+from opforge.backends.triton.static import check_source
 from opforge.harness.verify import VerifyOptions, prepare, verify
 
 OPTIONS = VerifyOptions(device="cpu", trials=1, seed=1, sandbox="none")

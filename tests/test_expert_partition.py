@@ -13,7 +13,7 @@ import pytest
 
 from opforge.agents.drafters.base import DraftRequest
 from opforge.agents.drafters.expert import ExpertDrafter
-from opforge.codegen import BACKENDS, generate, partition
+from opforge.codegen import emitters, generate, partition
 from opforge.backends.triton.emit import matmul
 from opforge.backends.triton.emit.rowwise import launch as rowwise_launch
 from opforge.codegen.lower import Unsupported, lower
@@ -76,13 +76,13 @@ def _spec(tmp_path: Path, name: str) -> Path:
 
 
 def _triton() -> list:
-    package, names = BACKENDS["triton"]
-    return [(n, importlib.import_module(f"{package}.{n}")) for n in names]
+    package = emitters("triton")
+    return [(n, importlib.import_module(f"{package.__name__}.{n}")) for n in package.EMITTERS]
 
 
 @pytest.mark.parametrize("name", sorted(CUTS))
 def test_cut_groups_and_their_ops(name, tmp_path):
-    if name == "conv_groupnorm_relu" and "conv" not in BACKENDS["triton"][1]:
+    if name == "conv_groupnorm_relu" and "conv" not in emitters("triton").EMITTERS:
         pytest.skip("no Triton conv emitter in this tree")
     lowered = sink_unary_past_views(lower(_spec(tmp_path, name)))
     groups = partition.groups(lowered, name, {}, _triton())

@@ -10,7 +10,7 @@ from conftest import ROOT, write
 from opforge.codegen.lower import Unsupported, lower
 from opforge.backends.triton.emit.rowwise import generate
 from opforge.harness.spec import load_module
-from opforge.harness.static_checks import check_source
+from opforge.backends.triton.static import check_source
 from opforge.harness.verify import VerifyOptions, prepare, verify
 
 OPTIONS = VerifyOptions(device="cpu", trials=1, seed=1, sandbox="none")

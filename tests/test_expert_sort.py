@@ -15,7 +15,7 @@ from conftest import write
 from opforge.codegen import generate
 from opforge.backends.triton.emit import sort as sort_emitter
 from opforge.codegen.lower import Unsupported, lower
-from opforge.harness.static_checks import check_source
+from opforge.backends.triton.static import check_source
 from opforge.harness.verify import VerifyOptions, prepare, verify
 
 OPTIONS = VerifyOptions(device="cpu", trials=1, seed=1, sandbox="none")

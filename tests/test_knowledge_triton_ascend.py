@@ -58,6 +58,6 @@ def test_representative_examples_verify_with_the_real_front_end_and_interpreter(
         sandbox.close()
     for op, verdict in verdicts.items():
         assert verdict["correct"], (op, verdict["reasons"])
-        assert verdict["level"] == "emulated" and verdict["stages"]["frontend_compile"]["status"] == "passed", op
+        assert verdict["level"] == "emulated" and verdict["steps"]["frontend_compile"]["status"] == "passed", op
         assert all(k["pipeline"] == "hivmc-missing" for k in verdict["build"]["kernels"]), op
         assert not [w for w in verdict.get("warnings", []) if w.startswith("ascend-")], (op, verdict["warnings"])

@@ -80,39 +80,41 @@ def test_an_ascend_prompt_carries_ascend_knowledge_only():
 
 # --- feedback ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("stage, reason, hint", [
-    ("build", UB_OVERFLOW, "halve BLOCK"),
-    ("static", "grid-too-large: _k[...] (line 9) launches 70000 programs; an Ascend launch takes at most 65535",
+@pytest.mark.parametrize("step, check, reason, hint", [
+    ("frontend_compile", "build", UB_OVERFLOW, "halve BLOCK"),
+    ("static", "rules", "grid-too-large: _k[...] (line 9) launches 70000 programs; an Ascend launch takes at most 65535",
      "one program per vector core"),
-    ("static", "ascend-unsupported: inline_asm_elementwise (line 12): inline assembly is PTX/AMDGPU text",
+    ("static", "rules", "ascend-unsupported: inline_asm_elementwise (line 12): inline assembly is PTX/AMDGPU text",
      "drop inline asm"),
-    ("build", "build-error: _k fails triton-adapter-opt (Triton-Ascend's lowering): Assertion failed",
-     "no tl.where between two pointers"),
-    ("build", "build-error: _k does not lower for Ascend910B3: [fp8, fp64] is unsupported on Ascend for now.",
-     "no fp64 anywhere"),
+    ("frontend_compile", "build",
+     "build-error: _k fails triton-adapter-opt (Triton-Ascend's lowering): Assertion failed", "no tl.where between two pointers"),
+    ("frontend_compile", "build",
+     "build-error: _k does not lower for Ascend910B3: [fp8, fp64] is unsupported on Ascend for now.", "no fp64 anywhere"),
 ])
-def test_each_ascend_finding_gets_its_own_hint(stage, reason, hint):
-    text = feedback_text({"correct": False, "stage": stage, "reasons": [reason]}, "triton_ascend")
+def test_each_ascend_finding_gets_its_own_hint(step, check, reason, hint):
+    text = feedback_text({"correct": False, "failed_step": step, "failed_check": check, "reasons": [reason]},
+                         "triton_ascend")
     assert reason in text and hint in text
     assert "does not compile for the GPU" not in text and "front end" not in text  # the specific hint wins
 
 
 def test_an_ascend_build_error_without_a_known_phrase_gets_the_front_end_hint():
-    text = feedback_text({"correct": False, "stage": "build", "reasons": ["build-error: _k: cannot derive"]},
-                         "triton_ascend")
+    text = feedback_text({"correct": False, "failed_step": "frontend_compile", "failed_check": "build",
+                          "reasons": ["build-error: _k: cannot derive"]}, "triton_ascend")
     assert "Huawei's front end" in text and "for the GPU" not in text
     assert not any(hint in text for hint in ASCEND_REASON_HINTS.values())
 
 
 def test_the_ascend_phrases_are_not_read_in_other_backends_reasons():
-    text = feedback_text({"correct": False, "stage": "build", "reasons": [UB_OVERFLOW]}, "triton")
+    text = feedback_text({"correct": False, "failed_step": "compile", "failed_check": "build", "reasons": [UB_OVERFLOW]},
+                         "triton")
     assert ASCEND_REASON_HINTS["ub overflow"] not in text and "does not compile for the GPU" in text
 
 
 def test_a_correct_ascend_kernel_reports_its_front_end_result():
     kernel = {"kernel": "_softmax_kernel", "target": "Ascend910B3", "mix_mode": "aiv", "pipeline": "hivmc-missing",
               "required_ub_bits": 786432, "constexprs": {"BLOCK": "4096"}}
-    text = feedback_text({"correct": True, "stage": "anticheat", "reasons": [], "build": {"kernels": [kernel]}},
+    text = feedback_text({"correct": True, "failed_step": None, "reasons": [], "build": {"kernels": [kernel]}},
                          "triton_ascend")
     assert "_softmax_kernel: aiv kernel for Ascend910B3, bishengir-compile: hivmc-missing, 98304 bytes" in text
 
@@ -139,7 +141,7 @@ def test_round_two_gets_round_ones_real_ub_overflow_and_verifies(monkeypatch, is
     system, prompt = messages[1][0]["content"], messages[1][1]["content"]
     assert system == first_system
     feedback = prompt[prompt.index("Feedback"):]
-    assert "INCORRECT at stage build" in feedback and "ub overflow, requires" in feedback, feedback[:1500]
+    assert "INCORRECT: frontend_compile failed (build)" in feedback and "ub overflow, requires" in feedback, feedback[:1500]
     assert "1572864 bits available" in feedback and ASCEND_REASON_HINTS["ub overflow"] in feedback
     assert "block = 1 << 17" in prompt  # round one's code, shown with its error
     summary = json.loads(result.stdout)

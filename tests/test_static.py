@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import KERNELS, ROOT
-from opforge.harness.static_checks import check_source
+from opforge.backends.triton.static import check_source
 
 GOOD = (KERNELS / "good.py").read_text()
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import DATA, KERNELS, ROOT, TINY
-from opforge.harness.static_checks import check_source
+from opforge.backends.triton.static import check_source
+from opforge.harness import ladder
 from opforge.harness.verify import VerifyOptions, verify
 
 STRESS = DATA / "stress_specs"
@@ -71,7 +72,7 @@ def test_runtime_cheats_pass_the_static_check(kernel):
 
 def test_candidate_words_never_become_the_verdict():
     v = verify(TINY, KERNELS / "hostile_system_exit.py", VerifyOptions(seed=5, device="cpu"))
-    assert not v["correct"] and v["stage"] == "run"
+    assert not v["correct"] and (v["failed_step"], ladder.failed_check(v)) == ("cpu_run", "run")
     assert all(r.startswith("runtime-error:") for r in v["reasons"]), v["reasons"]
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Callable, TypedDict
 
 from opforge.agents.config import Budget
+from opforge.backends import DEFAULT
 
 
 class RunState(TypedDict, total=False):
@@ -38,7 +39,7 @@ class RunContext:
     hardware: Any  # harness.hardware.Hardware
     verify_options: Any  # harness.verify.VerifyOptions
     budget: Budget
-    backend: str = "triton"
+    backend: str = DEFAULT
     on_event: Callable[[dict], None] | None = None  # progress inside long nodes (e.g. each evaluation)
 
     def emit(self, event: dict) -> None:

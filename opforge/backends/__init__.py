@@ -85,6 +85,18 @@ def plugin(name: str) -> BackendPlugin:
     return get_backend(name).plugin()
 
 
+def candidate_libraries() -> tuple[str, ...]:
+    """The packages candidates of any backend import besides torch, in table order, each once."""
+    return tuple(dict.fromkeys(lib for row in BACKENDS.values() if row.module for lib in row.plugin().libraries))
+
+
+def watched_paths() -> tuple[str, ...]:
+    """What the guards watch for patches besides torch: each backend's libraries and the objects its
+    candidates reach in them (plugin.watched), in table order, each once."""
+    return tuple(dict.fromkeys(path for row in BACKENDS.values() if row.module
+                               for path in (*row.plugin().libraries, *row.plugin().watched)))
+
+
 def describe(name: str) -> BackendPlugin:
     """The plugin of a known backend whether or not it can run here: its labels, prompts and hints."""
     return known(name).plugin()

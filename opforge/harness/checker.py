@@ -37,7 +37,7 @@ MEMORY_ERRORS = ("can't allocate memory", "out of memory", "cannot allocate memo
 
 
 def failure_code(exc: BaseException, default: str) -> str:
-    """`oom` for allocation failures (the sandbox's memory limit), else the stage's own code."""
+    """`oom` for allocation failures (the sandbox's memory limit), else the check's own code."""
     text = str(exc).lower()
     return "oom" if isinstance(exc, MemoryError) or any(m in text for m in MEMORY_ERRORS) else default
 
@@ -98,10 +98,10 @@ def build_model(cand: ModuleType, entry: dict, device: str) -> Any:
 
 
 def _load(job: dict) -> tuple[dict, ModuleType]:
-    from opforge.backends import plugin
+    from opforge.backends import DEFAULT, plugin
 
     data = torch.load(job["inputs_path"], weights_only=True, map_location="cpu")
-    if problems := plugin(job.get("backend", "triton")).before_import(job):
+    if problems := plugin(job.get("backend", DEFAULT)).before_import(job):
         raise Rejected(problems[0])  # the project the candidate imports did not build
     return data, import_candidate(job["candidate_path"])
 
@@ -135,9 +135,9 @@ def _recorded_calls(data: dict, every_case: bool) -> list[tuple[int, int]]:
 
 def build_job(job: dict) -> dict:
     """Record the launches of one forward (kernels not run) and compile each for the GPU target."""
-    from opforge.backends import plugin
+    from opforge.backends import DEFAULT, plugin
 
-    backend = plugin(job.get("backend", "triton"))
+    backend = plugin(job.get("backend", DEFAULT))
     # A backend whose build judges the kernel in this process after the candidate ran (Ascend's front
     # end) has the watched modules compared after the recorded forwards.
     snapshot = guards.ModuleSnapshot() if getattr(backend, "watch_build", False) else None
@@ -164,7 +164,7 @@ def build_job(job: dict) -> dict:
     kernels, reasons, notes, extra = backend.build(log.launches, job)
     notes = ([note] if note else []) + notes
     return {"kernels": kernels, "reasons": reasons, "launches": log.counts(), "note": "; ".join(notes) or None,
-            "stages": (extra or {}).get("stages") or {}, "warnings": (extra or {}).get("warnings") or [],
+            "steps": (extra or {}).get("steps") or {}, "warnings": (extra or {}).get("warnings") or [],
             "launch_keys": (extra or {}).get("launch_keys") or [], "seconds": round(time.perf_counter() - began, 3)}
 
 

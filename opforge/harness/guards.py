@@ -318,9 +318,21 @@ def _audit(event: str, args: tuple) -> None:
 
 
 WATCHED = ("builtins", "torch", "torch.Tensor", "torch.nn.functional", "torch.nn.Module", "torch.nn.modules.module",
-           "torch.testing", "torch.cuda", "torch.autograd", "triton", "triton.language", "triton.testing",
-           "triton.runtime.jit.JITFunction", "triton.runtime.jit.KernelInterface", "triton.runtime.autotuner.Autotuner",
-           "time", "opforge.harness.compare", "opforge.harness.guards", "opforge.harness.worker", "opforge.harness.checker")
+           "torch.testing", "torch.cuda", "torch.autograd", "time", "opforge.harness.compare", "opforge.harness.guards", "opforge.harness.worker", "opforge.harness.checker")
+
+
+def _import_module_of(path: str) -> None:
+    """Import the longest importable module prefix of a dotted path (`triton.runtime.jit` of its
+    `JITFunction`)."""
+    import importlib
+
+    parts = path.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            importlib.import_module(".".join(parts[:cut]))
+            return
+        except ImportError:
+            continue
 
 
 def _resolve(path: str) -> Any:
@@ -351,9 +363,15 @@ class ModuleSnapshot:
         import time  # noqa: F401  (make sure it is watched)
 
         import torch._dynamo  # noqa: F401  (entering a dispatch mode imports it, and it rebinds torch.manual_seed)
-        import triton.runtime.autotuner  # noqa: F401
-        import triton.testing  # noqa: F401
-        self.saved = {path: self._ids(_resolve(path)) for path in WATCHED}
+
+        from opforge.backends import watched_paths
+
+        # Each backend's libraries too (Triton's language, its launcher classes), imported first: a module
+        # not yet imported would show all its attributes as "added" later.
+        extra = [path for path in watched_paths() if path not in WATCHED]
+        for path in extra:
+            _import_module_of(path)
+        self.saved = {path: self._ids(_resolve(path)) for path in (*WATCHED, *extra)}
 
     @staticmethod
     def _ids(obj: Any) -> dict[str, tuple[int, bool]]:

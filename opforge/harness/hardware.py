@@ -8,11 +8,13 @@ from dataclasses import asdict, dataclass
 import torch
 
 DEFAULT_ARCH = 90  # sm_90 (Hopper): the AOT compile target when there is no GPU to ask
+# torch's device type for an NVIDIA GPU: a device, not a backend (several backends run on one).
+GPU_DEVICE = "cuda"
 
 
 @dataclass(frozen=True)
 class Hardware:
-    device: str  # "cuda", "npu" or "cpu"
+    device: str  # GPU_DEVICE, "npu" or "cpu"
     name: str
     arch: int  # the compile target, e.g. 90 for sm_90
     fingerprint: str
@@ -30,7 +32,7 @@ def detect(force_cpu: bool = False, accelerator: str = "GPU") -> Hardware:
         name = torch.cuda.get_device_name(0)
         major, minor = torch.cuda.get_device_capability(0)
         arch = major * 10 + minor
-        return Hardware("cuda", name, arch, f"cuda/{name}/sm_{arch}")
+        return Hardware(GPU_DEVICE, name, arch, f"{GPU_DEVICE}/{name}/sm_{arch}")
     machine = platform.machine()
     return Hardware("cpu", f"{machine} CPU", DEFAULT_ARCH, f"cpu/{machine}/triton-interpreter")
 

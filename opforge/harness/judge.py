@@ -22,13 +22,15 @@ import torch
 from opforge.harness import stress
 from opforge.harness.compare import compare_outputs, flatten_outputs, wide
 from opforge.harness.guards import count_sentinel
+from opforge.harness.hardware import GPU_DEVICE
 from opforge.harness.spec import OpSpec, input_lists
 from opforge.harness.spec import footprint as spec_footprint
 
 ANTICHEAT = ("constant-output", "torch-compute", "aliasing", "input-mutation", "cached-output",
              "partial-output", "low-precision", "patched", "threads", "subprocess", "no-launch",
              "kernel-independent", "below-dispatcher", "global-state", "output-type", "host-compute")
-STAGE_OF = {"load-error": "load", "reference-error": "load", "init-error": "run", "runtime-error": "run",
+# The check inside the numerics step that each finding's code fails (harness/ladder.py CHECKS).
+CHECK_OF = {"load-error": "load", "reference-error": "load", "init-error": "run", "runtime-error": "run",
             "oom": "run", "mismatch": "compare", "no-variants": "compare", **{c: "anticheat" for c in ANTICHEAT}}
 MAX_REASONS = 12
 REPEAT_CALLS = 24  # CPU: repeated calls after the trials, so "correct for the first N calls" needs N > ~45
@@ -164,7 +166,7 @@ class ReferenceError_(Exception):
 
 def prepare(spec: OpSpec, seed: int, trials: int, device: str) -> Material:
     """Everything the candidate will be called with, and what the reference returned for it."""
-    devices = [torch.cuda.current_device()] if device == "cuda" else []
+    devices = [torch.cuda.current_device()] if device == GPU_DEVICE else []
     with torch.random.fork_rng(devices=devices):
         ref = Reference(spec, device)
         material = Material(mutates=ref.mutates)
@@ -285,7 +287,7 @@ def _add_repeats(material: Material, ref: Reference, base: Case | None, seed: in
     if base is None:
         return
     gen = torch.Generator().manual_seed(seed + 47)
-    if device == "cuda":
+    if device == GPU_DEVICE:
         fresh_inputs = ref.inputs(seed + 9973)[0]
         fresh = [material.add(Case("timed: fresh inputs", "fresh", 0, fresh_inputs,
                                    ref.run(material.refs[0], fresh_inputs)), calls=0)]

@@ -10,15 +10,22 @@ recording — is shared and never copied per backend: a candidate's kernels all 
 from __future__ import annotations
 
 import importlib.metadata
+import re
 from dataclasses import dataclass, field
 
 
 def dist_version(dist: str) -> str | None:
-    """An installed distribution's version, for stage records (None when it is not installed)."""
+    """An installed distribution's version, for step records (None when it is not installed)."""
     try:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
         return None
+
+
+def imports_any(source: str, modules: tuple[str, ...]) -> bool:
+    """Whether `source` has a line importing one of `modules` (`import triton`, `from triton.language import tl`)."""
+    names = "|".join(map(re.escape, modules))
+    return bool(names) and re.search(rf"^[ \t]*(?:import|from)[ \t]+(?:{names})\b", source, re.MULTILINE) is not None
 
 
 def matched_hints(pattern, hints: dict[str, str], reasons: list[str]) -> list[str]:
@@ -30,13 +37,23 @@ def matched_hints(pattern, hints: dict[str, str], reasons: list[str]) -> list[st
 @dataclass
 class StaticOutcome:
     """What a backend's static checks found: reasons reject the candidate; `job` is extra data the
-    build and run jobs get (e.g. where each CUDA source starts in the file); `skip` names stages
-    that cannot run for this candidate here, with the stage record to put instead."""
+    build and run jobs get (e.g. where each CUDA source starts in the file); `skip` names steps
+    that cannot run for this candidate here, with the step record to put instead."""
 
     reasons: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     job: dict = field(default_factory=dict)
-    skip: dict = field(default_factory=dict)  # stage name -> stage record (skipped/unsupported)
+    skip: dict = field(default_factory=dict)  # step name -> step record (skipped/unsupported)
+
+
+@dataclass(frozen=True)
+class EmbeddedSource:
+    """A backend whose candidate carries its kernels as a string in the Python file (CUDA's CUDA_SRC):
+    an LLM reply may put that code in a fenced block of its own, which the drafter quotes back in."""
+
+    variable: str  # the module-level string the candidate defines
+    fence_tags: frozenset[str]  # the code-fence language tags of that code
+    loader: str  # what the Python part calls with it
 
 
 @dataclass(frozen=True)
@@ -52,6 +69,11 @@ class BackendPlugin:
     name = ""
     language = ""
     label = ""  # how people write the language: "Triton", "CUDA"
+    # The Python packages its candidates import besides torch (import names): the worker mounts them,
+    # the guards watch them for patches, and generated code must not shadow them.
+    libraries: tuple[str, ...] = ()
+    # Objects in those libraries a candidate reaches and could patch (dotted paths), watched too.
+    watched: tuple[str, ...] = ()
 
     # -- what the agents and the knowledge ask (class attributes: no tool is needed to read them) ------
     # Whether a CPU run is paired with a compile for the GPU (sm_90): the drafting prompt then explains
@@ -62,6 +84,13 @@ class BackendPlugin:
     # backend's when no other backend's marker matches it (the registry's history spans backends).
     source_marker = None
     build_hint: str | None = None  # the reflect node's hint for a failed build, where it means more here
+    embedded_source: EmbeddedSource | None = None
+
+    def looks_like(self, source: str) -> bool:
+        """Whether a file's text (Python or not: a `.cu` file too) looks written for this backend, read
+        without importing it: `opforge verify` names that backend when a kernel given without --backend
+        is not the default backend's. False when this backend cannot tell."""
+        return False
 
     def reason_hints(self, reasons: list[str]) -> list[str]:
         """Hints for the next draft keyed on this backend's own finding codes in a verdict's reasons
@@ -77,7 +106,7 @@ class BackendPlugin:
         raise NotImplementedError
 
     def compiler(self) -> Tool:
-        """The vendor compiler the build stage uses."""
+        """The vendor compiler the compile step uses."""
         raise NotImplementedError
 
     def cpu_runner(self) -> Tool:
@@ -85,9 +114,9 @@ class BackendPlugin:
         raise NotImplementedError
 
     # -- worker side ---------------------------------------------------------------------------------
-    accelerator = "GPU"  # what its kernels run on, named where a device stage is skipped
-    # The verdict's stages for this backend, in ladder order (harness/ladder.py RUNGS).
-    stages = ("static", "compile", "cpu_run", "device_run", "profile")
+    accelerator = "GPU"  # what its kernels run on, named where a device step is skipped
+    # The verdict's steps for this backend, in ladder order (harness/ladder.py RUNGS).
+    steps = ("static", "compile", "cpu_run", "device_run", "profile")
 
     def mounts(self) -> tuple[str, ...]:
         """Host paths the worker imports from besides the environment's (a toolchain's own prefix)."""
@@ -98,7 +127,7 @@ class BackendPlugin:
         raise NotImplementedError
 
     def numerics_unavailable(self) -> str | None:
-        """Why no candidate of this backend can reach a numerics stage on this machine (AscendC
+        """Why no candidate of this backend can reach a numerics step on this machine (AscendC
         without CANN), else None: the agent loop stops after one round instead of spending its budget."""
         return None
 
@@ -109,7 +138,7 @@ class BackendPlugin:
 
     def build(self, launches: list, job: dict) -> tuple[list[dict], list[str], list[str], dict | None]:
         """Compile what one recorded forward launched: (per-kernel metrics, reasons, notes, extra).
-        `extra` is None or {"stages": {name: stage record}, "warnings": [...]}: the stages the build
+        `extra` is None or {"steps": {name: step record}, "warnings": [...]}: the steps the build
         decided itself (a compile it could not run here is `skipped`; Ascend's front end adds
         `frontend_compile`; a launch rule broken by the recorded grid fails `static`)."""
         raise NotImplementedError

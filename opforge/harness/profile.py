@@ -17,10 +17,22 @@ from typing import Any
 
 import torch
 
-METHOD = "triton.testing.do_bench median (L2 flushed, 25 ms warm-up, 100 ms of runs)"
+from opforge.harness.hardware import GPU_DEVICE
+
+GPU_TIMER = "triton.testing.do_bench"  # times every GPU backend's kernels (the Triton library's bench loop)
+METHOD = f"{GPU_TIMER} median (L2 flushed, 25 ms warm-up, 100 ms of runs)"
 
 
-def _bench(fn, device: str = "cuda") -> float:
+def timer_tool(device: str) -> tuple[str, str | None]:
+    """The profile step's tool and version on `device` (the distribution of a module is its top package)."""
+    from opforge.harness.plugin import dist_version
+
+    if device == "npu":
+        return "torch.npu events", dist_version("torch_npu")
+    return GPU_TIMER, dist_version(GPU_TIMER.partition(".")[0])
+
+
+def _bench(fn, device: str = GPU_DEVICE) -> float:
     if device == "npu":
         return _bench_events(fn, torch.npu)
     import triton.testing
@@ -95,7 +107,7 @@ def bench_candidate(session: Any, bench: dict) -> tuple[dict, list]:
 
 def profile_reference(ref_model: Any, inputs: list) -> dict:
     """Eager and torch.compile medians of the reference, in the judge's process."""
-    device = next((x.device.type for x in inputs if isinstance(x, torch.Tensor)), "cuda")
+    device = next((x.device.type for x in inputs if isinstance(x, torch.Tensor)), GPU_DEVICE)
     eager_ms = _bench(lambda: ref_model(*inputs), device)
     compile_ms, note = None, None
     try:

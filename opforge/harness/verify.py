@@ -16,9 +16,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from opforge.harness import evidence, judge, ladder, worker
-from opforge.backends import BACKENDS, get_backend
+from opforge.backends import BACKENDS, DEFAULT, get_backend
 from opforge.harness.plugin import dist_version
-from opforge.harness.ladder import hardware_slug, stage
+from opforge.harness.ladder import hardware_slug, step
 from opforge.harness.errors import BackendUnavailable, CandidateError, OpforgeError
 from opforge.harness.hardware import Hardware, detect
 from opforge.harness.spec import OpSpec, load_spec
@@ -38,7 +38,7 @@ class VerifyOptions:
     """How a candidate is verified. Every value is checked here, so the CLI, batch workers, the
     workbench and library callers all get the same one-line error (an OpforgeError) for a bad one."""
 
-    backend: str = "triton"  # a name of backends.BACKENDS (whether usable here: prepare())
+    backend: str = DEFAULT  # a name of backends.BACKENDS (whether usable here: prepare())
     device: str | None = None  # None or "auto": the GPU when there is one; "cpu" forces the interpreter
     trials: int = 5  # seeded trials per input variant
     seed: int | None = None  # None: a fresh secret seed, so a candidate cannot predict its inputs
@@ -121,22 +121,22 @@ def _verify_in(spec: OpSpec, hardware: Hardware, source: str, options: VerifyOpt
     verdict = _base_verdict(spec, hardware, source, options, seed, sandbox.name)
     backend = get_backend(options.backend).plugin()
     static = backend.static(source, float32_spec=spec.is_float32)
-    stages = verdict["stages"]
-    stages["static"] = stage("passed", "opforge-static", dist_version("opforge"), time.perf_counter() - started)
+    steps = verdict["steps"]
+    steps["static"] = step("passed", "opforge-static", dist_version("opforge"), time.perf_counter() - started)
     if static.warnings:
         verdict.setdefault("warnings", []).extend(static.warnings)
     if options.skip_static:
         verdict.setdefault("warnings", []).append(f"static checks skipped ({len(static.reasons)} findings)")
         static.skip = {}
     elif static.reasons:
-        stages["static"] = stage("failed", "opforge-static", dist_version("opforge"), stages["static"]["seconds"],
-                                 static.reasons[0])
-        return _finish(verdict, "load" if static.reasons[0].startswith("syntax-error") else "static",
-                       static.reasons, started)
+        steps["static"] = step("failed", "opforge-static", dist_version("opforge"), steps["static"]["seconds"],
+                               static.reasons[0], "syntax" if static.reasons[0].startswith("syntax-error") else "rules")
+        return _finish(verdict, static.reasons, started)
     try:
         material = judge.prepare(spec, seed, options.trials, hardware.device)
-    except judge.ReferenceError_ as exc:
-        return _finish(verdict, "load", [str(exc)], started)
+    except judge.ReferenceError_ as exc:  # the numerics step cannot compare against a reference that fails
+        steps[_numerics(hardware)] = step("failed", reason=str(exc), check="load")
+        return _finish(verdict, [str(exc)], started)
     payload = {"device": hardware.device, "arch": options.arch or hardware.arch, "float32": spec.is_float32,
                "backend": options.backend, **static.job}
     modes = _modes(hardware, static.skip)
@@ -149,13 +149,14 @@ def _verify_in(spec: OpSpec, hardware: Hardware, source: str, options: VerifyOpt
                                      worker=worker.MODULE, mounts=(*worker.mounts(), *backend.mounts())))
             if problem := _record_job(verdict, mode, result):
                 # the build job runs forward once to record launches: a hang there is the forward's
-                stage_name = "build" if mode == "build" and result.cause != "timeout" else "run"
-                _stage_failed(stages, "compile" if stage_name == "build" else _numerics(hardware), problem)
-                return _finish(verdict, stage_name, [problem], started)
+                built = mode == "build" and result.cause != "timeout"
+                steps["compile" if built else _numerics(hardware)] = step(
+                    "failed", reason=problem, check="build" if built else "run")
+                return _finish(verdict, [problem], started)
             results.update({k: v for k, v in result.payload.items() if k in results and isinstance(v, dict)})
             results["outputs"] = _outputs(result) if mode != "build" else None
             if results["build"] and "compile" not in static.skip:  # kept if a later job dies
-                stages.update(_build_stages(backend, results["build"]))
+                steps.update(_build_steps(backend, results["build"]))
             if results["build"] and results["build"].get("reasons"):
                 break
     finally:
@@ -166,7 +167,7 @@ def _verify_in(spec: OpSpec, hardware: Hardware, source: str, options: VerifyOpt
 
 def _modes(hardware: Hardware, skip: dict) -> list[str]:
     """The sandbox jobs to run: on a GPU one process builds and runs; on the CPU the interpreted run
-    needs its own process. A stage the backend cannot run here for this candidate has no job."""
+    needs its own process. A step the backend cannot run here for this candidate has no job."""
     if hardware.device != "cpu":
         return [] if "compile" in skip and "cpu_run" in skip else ["verify"]
     return [mode for mode, name in (("build", "compile"), ("run", "cpu_run")) if name not in skip]
@@ -174,64 +175,60 @@ def _modes(hardware: Hardware, skip: dict) -> list[str]:
 
 def _judge_jobs(verdict: dict, spec: OpSpec, material: judge.Material, results: dict, hardware: Hardware,
                 options: VerifyOptions, backend, skip: dict, started: float) -> dict:
-    stages = verdict["stages"]
+    steps = verdict["steps"]
     build = results["build"]
     if "compile" in skip:
-        stages["compile"] = skip["compile"]
+        steps["compile"] = skip["compile"]
     else:
         build = build or {"kernels": [], "reasons": ["runtime-error: the build job returned no report"]}
         target = next((k["target"] for k in build.get("kernels", []) if k.get("target")),
                       f"sm_{options.arch or hardware.arch}")  # an Ascend part for Triton-Ascend
         verdict["build"] = {"target": target, "kernels": build.get("kernels", []),
                             "note": build.get("note")}
-        stages.update(_build_stages(backend, build))
+        steps.update(_build_steps(backend, build))
         for warning in build.get("warnings") or []:
             if warning not in verdict.setdefault("warnings", []):
                 verdict["warnings"].append(warning)
-        if build.get("reasons"):
-            failed_static = stages["static"]["status"] == "failed"  # a launch rule the recorded grid broke
-            return _finish(verdict, "static" if failed_static else "build", [str(r) for r in build["reasons"]], started)
+        if build.get("reasons"):  # the failed step (compile, or static for a launch rule the grid broke) says
+            return _finish(verdict, [str(r) for r in build["reasons"]], started)
     numerics = _numerics(hardware)
     if numerics in skip:
-        stages[numerics] = skip[numerics]
-        return _finish(verdict, "build", [f"unverifiable: {skip[numerics]['reason']}"], started)
+        steps[numerics] = skip[numerics]
+        return _finish(verdict, [f"unverifiable: {skip[numerics]['reason']}"], started)
     run = _judge_run(spec, material, results["run"] or {}, results.get("outputs"), hardware, options, started)
     verdict.update({k: run[k] for k in ("variants", "stress", "launches", "anticheat", "timings", "calls")})
     tool = backend.cpu_runner() if numerics == "cpu_run" else None
     seconds = (verdict.get("jobs", {}).get("run") or verdict.get("jobs", {}).get("verify") or {}).get("wall_s")
-    stages[numerics] = stage("failed" if run["reasons"] else "passed", tool.name if tool else hardware.name,
-                             tool.version if tool else None, seconds, run["reasons"][0] if run["reasons"] else None)
+    steps[numerics] = step("failed" if run["reasons"] else "passed", tool.name if tool else hardware.name,
+                           tool.version if tool else None, seconds, run["reasons"][0] if run["reasons"] else None,
+                           run["check"])
     if not run["reasons"]:
         verdict["verified_on"] = f"cpu:{tool.name}-{tool.version}" if tool else hardware_slug(hardware.name)
     if verdict["timings"] is None:
         verdict["timings_note"] = _no_timings_reason(hardware, run, tool, backend.accelerator)
     else:
-        timer = ("torch.npu events", dist_version("torch_npu")) if hardware.device == "npu" else \
-            ("triton.testing.do_bench", dist_version("triton"))
-        stages["profile"] = stage("passed", *timer, None)
-    return _finish(verdict, run["stage"], run["reasons"], started)
+        from opforge.harness.profile import timer_tool
+
+        steps["profile"] = step("passed", *timer_tool(hardware.device), None)
+    return _finish(verdict, run["reasons"], started)
 
 
 def _numerics(hardware: Hardware) -> str:
     return "cpu_run" if hardware.device == "cpu" else "device_run"
 
 
-def _build_stages(backend, build: dict) -> dict:
-    """The stage records one build job gives: those the backend decided itself (a skipped compile,
-    Ascend's frontend_compile, a failed launch rule), else the compile stage from its reasons."""
-    decided = dict(build.get("stages") or {})
+def _build_steps(backend, build: dict) -> dict:
+    """The step records one build job gives: those the backend decided itself (a skipped compile,
+    Ascend's frontend_compile, a failed launch rule), else the compile step from its reasons."""
+    decided = dict(build.get("steps") or {})
     if "compile" not in decided:
         tool = backend.compiler()
         reasons = build.get("reasons") or []
-        decided["compile"] = stage("failed" if reasons else "passed", tool.name, tool.version, build.get("seconds"),
-                                   str(reasons[0]) if reasons else None)
-    if "static" in decided:  # the static stage keeps its own timing; only its verdict changes
+        decided["compile"] = step("failed" if reasons else "passed", tool.name, tool.version, build.get("seconds"),
+                                  str(reasons[0]) if reasons else None, "build" if reasons else None)
+    if "static" in decided:  # the static step keeps its own timing; only its verdict changes
         decided["static"] = {**decided["static"], "version": dist_version("opforge")}
     return decided
-
-
-def _stage_failed(stages: dict, name: str, reason: str) -> None:
-    stages[name] = stage("failed", reason=reason)
 
 
 def _record_job(verdict: dict, mode: str, result: JobResult) -> str | None:
@@ -282,14 +279,14 @@ def _write_temp(data: bytes, suffix: str) -> str:
 
 def _base_verdict(spec: OpSpec, hw: Hardware, source: str, options: VerifyOptions, seed: int, runtime: str) -> dict:
     verdict = {
-        "correct": False, "stage": "load", "reasons": [], "op": spec.name, "backend": options.backend,
+        "correct": False, "reasons": [], "op": spec.name, "backend": options.backend,
         "spec_path": str(spec.path), "spec_sha256": spec.sha256,
         "candidate_sha256": hashlib.sha256(source.encode()).hexdigest(),
         "device": hw.device, "hardware": hw.fingerprint,
         "sizes": {"declared": spec.sizes_declared, "used": spec.sizes_used},
         "seed": seed, "trials": options.trials, "variants": [], "stress": [], "calls": 0, "anticheat": {}, "launches": {},
         "build": None, "timings": None, "timings_note": None, "sandbox": runtime,
-        "level": None, "verified_on": None, "stages": {},
+        "level": None, "verified_on": None, "steps": {}, "failed_step": None,
     }
     if runtime == "none":
         verdict["warnings"] = ["sandbox 'none': the candidate ran in a plain child process, not isolated"]
@@ -317,45 +314,49 @@ def _no_timings_reason(hw: Hardware, payload: dict, tool=None, accel: str = "GPU
     return "not profiled: profiling was turned off"
 
 
-# The stages of a verdict in ladder order (a backend may add some: BackendPlugin.stages), and why
+# The steps of a verdict in ladder order (a backend may add some: BackendPlugin.steps), and why
 # one was not run when nothing else says.
-STAGE_ORDER = ("static", "compile", "cpu_run", "device_run", "profile")
+STEP_ORDER = ("static", "compile", "cpu_run", "device_run", "profile")
 
 
-def _stage_order(verdict: dict) -> tuple[str, ...]:
+def _step_order(verdict: dict) -> tuple[str, ...]:
     backend = BACKENDS.get(verdict.get("backend"))
     if backend is None or backend.module is None:
-        return STAGE_ORDER
-    return tuple(backend.plugin().stages)
+        return STEP_ORDER
+    return tuple(backend.plugin().steps)
 
 
 def _unreached(verdict: dict, name: str, reasons: list[str]) -> dict:
     if name == "device_run" and verdict["device"] == "cpu":
         backend = BACKENDS.get(verdict.get("backend"))
         accel = backend.plugin().accelerator if backend is not None and backend.module else "GPU"
-        return stage("skipped", reason=f"no {accel}: this verification ran on the CPU")
+        return step("skipped", reason=f"no {accel}: this verification ran on the CPU")
     if name == "cpu_run" and verdict["device"] != "cpu":
-        return stage("skipped", reason="the numerics ran on the device")
+        return step("skipped", reason="the numerics ran on the device")
     if name == "profile" and not reasons:
-        return stage("skipped", reason=verdict.get("timings_note") or "not profiled")
-    failed = next((n for n in _stage_order(verdict) if verdict["stages"].get(n, {}).get("status") == "failed"), None)
-    return stage("skipped", reason=f"not reached: the {failed} stage failed" if failed
-                 else f"not reached: {reasons[0][:120]}" if reasons else "not reached")
+        return step("skipped", reason=verdict.get("timings_note") or "not profiled")
+    # the failed step is named once, by `failed_step`: a step after it only says it was not reached
+    failed = ladder.any_failed(verdict["steps"])
+    return step("skipped", reason="not reached: the failed step stopped the verification" if failed
+                else f"not reached: {reasons[0][:120]}" if reasons else "not reached")
 
 
-def _finish(verdict: dict, stage_name: str, reasons: list[str], started: float) -> dict:
-    stages = verdict["stages"]
-    numerics = ladder.numerics_passed(stages)
-    verdict.update(stage=stage_name, reasons=list(reasons), correct=not reasons and numerics)
+def _finish(verdict: dict, reasons: list[str], started: float) -> dict:
+    """Complete the verdict: every step of the ladder (unreached ones skipped), the failed step named
+    once (its record says which check failed), the level, correctness."""
+    steps = verdict["steps"]
+    numerics = ladder.numerics_passed(steps)
+    verdict.update(reasons=list(reasons), correct=not reasons and numerics)
     if verdict["timings"] is None and verdict["timings_note"] is None:
         verdict["timings_note"] = "not profiled" if not reasons else "not profiled: the kernel was not verified"
-    order = _stage_order(verdict)
+    order = _step_order(verdict)
     for name in order:
-        if name not in stages:
-            stages[name] = _unreached(verdict, name, reasons)
-    verdict["stages"] = {name: stages[name] for name in (*order, *sorted(set(stages) - set(order)))}
-    verdict["level"] = ladder.level_of(verdict["stages"])
-    if verdict["timings"] is None and verdict["timings_note"] is None:
-        verdict["timings_note"] = "not profiled" if not reasons else "not profiled: the kernel was not verified"
+        if name not in steps:
+            steps[name] = _unreached(verdict, name, reasons)
+    verdict["steps"] = {name: steps[name] for name in (*order, *sorted(set(steps) - set(order)))}
+    if (failed := ladder.first_failed(verdict["steps"])) is not None:
+        verdict["steps"][failed] = ladder.with_check(verdict["steps"][failed], failed)
+    verdict["failed_step"] = failed
+    verdict["level"] = ladder.level_of(verdict["steps"])
     verdict["elapsed_s"] = round(time.perf_counter() - started, 3)
     return verdict

@@ -21,18 +21,19 @@ from functools import lru_cache
 from pathlib import Path
 
 MODULE = "opforge.harness.worker"  # what a sandbox runs: python -I -B -m opforge.harness.worker JOB.json
-LIBRARIES = ("torch", "triton", "numpy")  # what the worker and the candidates it runs import
 
 
 @lru_cache(maxsize=1)
 def mounts() -> tuple[str, ...]:
     """The host paths the worker imports from, for a sandbox to bind read-only: the opforge package
-    and the site directories of LIBRARIES (inside the running environment as a rule, but an
+    and the site directories of torch, numpy and the backends' libraries (inside the running environment as a rule, but an
     environment may borrow another's site-packages through a .pth line)."""
     import importlib.util
 
+    from opforge.backends import candidate_libraries
+
     sites = []
-    for name in LIBRARIES:
+    for name in ("torch", *candidate_libraries(), "numpy"):  # what the worker and its candidates import
         spec = importlib.util.find_spec(name)
         if spec is not None and spec.submodule_search_locations:
             sites.append(str(Path(list(spec.submodule_search_locations)[0]).resolve().parent))
@@ -43,9 +44,9 @@ def run_job(job: dict) -> dict:
     """mode "build": AOT-compile the launches; "run": the trials; "verify": both in one process,
     only where no interpreter is involved (Triton reads TRITON_INTERPRET when it is first imported,
     for its own library functions too, so a CPU run needs a process of its own)."""
-    from opforge.backends import plugin
+    from opforge.backends import DEFAULT, plugin
 
-    plugin(job.get("backend", "triton")).prepare_worker(job["mode"], job.get("device", "cpu"), job)
+    plugin(job.get("backend", DEFAULT)).prepare_worker(job["mode"], job.get("device", "cpu"), job)
     from opforge.harness import checker, guards
 
     guards.install_tripwires()

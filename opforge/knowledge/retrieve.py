@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from opforge.backends import BACKENDS, describe
+from opforge.backends import BACKENDS, DEFAULT, describe
 from opforge.knowledge.corpus import load_examples, load_notes, notes_dir, relative, spec_op, spec_profile, spec_tags
 from opforge.knowledge.textsim import TfIdf, Vector, cosine, jaccard, tokenize
 
@@ -170,7 +170,7 @@ def _select(notes: list[Scored], code: list[Scored], k: int, pinned: str | None,
     return sorted(chosen + rest[:k - len(chosen)], key=_order)
 
 
-def retrieve(spec_source: str, backend: str = "triton", k: int = 6,
+def retrieve(spec_source: str, backend: str = DEFAULT, k: int = 6,
              history: Iterable[History] = ()) -> list[KnowledgeItem]:
     """The k most useful items for writing `backend` kernels for this spec, best first
     (ties by title); only notes, examples and history kernels of `backend`'s language; history

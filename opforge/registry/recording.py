@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from opforge.backends import DEFAULT
 from opforge.registry.store import Registry
 
 
@@ -24,7 +25,7 @@ def record_verification(reg: Registry, spec: _Spec, source: str, verdict: dict, 
     """Store the spec (deduplicated), the candidate (deduplicated; `run_id` and `round` only mark a
     new one) and this verdict; returns (candidate id, evaluation id)."""
     spec_id = reg.record_spec(spec.name, str(spec.path), spec.source)
-    candidate_id = reg.record_candidate(spec_id, source, verdict.get("backend", "triton"), drafter,
+    candidate_id = reg.record_candidate(spec_id, source, verdict.get("backend", DEFAULT), drafter,
                                         parent_id=parent_id, meta=meta, run_id=run_id, round=round)
     evaluation_id = reg.record_evaluation(candidate_id, hardware.fingerprint, hardware.info(), verdict)
     return candidate_id, evaluation_id

@@ -1,5 +1,5 @@
 """The offline expert drafter: candidates generated from the reference's ATen graph by
-opforge.codegen, with the emitters of the request's backend (codegen.BACKENDS), tried in order.
+opforge.codegen, with the emitters of the request's backend (its emit/ package), tried in order.
 
 Each emitter exposes a tuning space; round r drafts the next `n` configurations, so the loop
 evaluates several and keeps the best (the chosen configuration is in the candidate's meta, with the

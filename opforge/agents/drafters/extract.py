@@ -20,13 +20,14 @@ import textwrap
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from opforge.backends import BACKENDS
+from opforge.harness.plugin import EmbeddedSource
+
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 # An opening fence with an optional language tag; the block runs to the closing fence or, when the
 # reply was cut off mid-block, to the end of the reply.
 _FENCE = re.compile(r"^[ \t]*```[ \t]*([\w+.-]*)[^\n]*\n(.*?)(?:^[ \t]*```[ \t]*$|\Z)", re.DOTALL | re.MULTILINE)
 _PYTHON_TAGS = {"", "python", "py", "python3", "py3"}
-_CUDA_TAGS = {"cuda", "cu", "cpp", "c++", "cxx", "cc", "c"}
-_CUDA_NAME = "CUDA_SRC"
 _CODE_START = re.compile(r"^(import |from \w|@|class |def |[A-Za-z_]\w* = )", re.MULTILINE)
 _BUILTINS = set(dir(builtins))
 _NO_CODE = "the reply contains no Python code block"
@@ -65,31 +66,39 @@ def extract(reply: str) -> Extraction:
         return Extraction(problem="the reply is empty")
     fenced = _FENCE.findall(text)
     blocks = [textwrap.dedent(body) for tag, body in fenced if tag.lower() in _PYTHON_TAGS and body.strip()]
-    cuda = [body.strip("\n") + "\n" for tag, body in fenced if tag.lower() in _CUDA_TAGS and body.strip()]
-    if blocks:
-        return _with_cuda_block(_from_blocks(blocks), cuda)
-    if cuda:
-        return Extraction(problem="the reply has a CUDA block but no Python block with CUDA_SRC, "
-                                  "load_cuda and class ModelNew", rejected=_clip(text))
-    return _from_bare(text)
+    found = _from_blocks(blocks) if blocks else None
+    for label, embedded in embedded_sources():
+        code = [body.strip("\n") + "\n" for tag, body in fenced if tag.lower() in embedded.fence_tags and body.strip()]
+        if found is None and code:
+            return Extraction(problem=f"the reply has a {label} block but no Python block with {embedded.variable}, "
+                                      f"{embedded.loader} and class ModelNew", rejected=_clip(text))
+        if found is not None and code:
+            found = _with_embedded_block(found, code, embedded.variable, label)
+    return found if found is not None else _from_bare(text)
 
 
-def _with_cuda_block(found: Extraction, cuda: list[str]) -> Extraction:
-    """A usable source that reads CUDA_SRC without defining it gets the reply's last CUDA block."""
-    if found.source is None or not cuda:
+def embedded_sources() -> list[tuple[str, EmbeddedSource]]:
+    """(label, EmbeddedSource) of each backend whose kernels live in a string of the Python file."""
+    plugins = [row.plugin() for row in BACKENDS.values() if row.module]
+    return [(p.label, p.embedded_source) for p in plugins if p.embedded_source is not None]
+
+
+def _with_embedded_block(found: Extraction, blocks: list[str], name: str, label: str) -> Extraction:
+    """A usable source that reads `name` (CUDA_SRC) without defining it gets the reply's last such block."""
+    if found.source is None:
         return found
     tree = ast.parse(found.source)
-    if _CUDA_NAME not in _free_names(tree) or _CUDA_NAME in _defined_names(tree):
+    if name not in _free_names(tree) or name in _defined_names(tree):
         return found
-    code = cuda[-1]  # ends with a newline, so no backslash can escape the closing quotes
+    code = blocks[-1]  # ends with a newline, so no backslash can escape the closing quotes
     quote = '"""' if '"""' not in code else "'''"
     lines = found.source.splitlines(keepends=True)
     at = _after_leading_imports(tree)
-    source = "".join(lines[:at]) + ("\n" if at else "") + f"{_CUDA_NAME} = r{quote}\n{code}{quote}\n\n" + "".join(lines[at:])
+    source = "".join(lines[:at]) + ("\n" if at else "") + f"{name} = r{quote}\n{code}{quote}\n\n" + "".join(lines[at:])
     joined = _parse(source)
     if joined.tree is None:
-        return Extraction(problem=f"the CUDA block cannot be quoted into {_CUDA_NAME} ({joined.error}): "
-                                  f"put {_CUDA_NAME} = r\"\"\"...\"\"\" in the Python block", rejected=source, line=joined.line)
+        return Extraction(problem=f"the {label} block cannot be quoted into {name} ({joined.error}): "
+                                  f"put {name} = r\"\"\"...\"\"\" in the Python block", rejected=source, line=joined.line)
     return Extraction(source=source)
 
 

@@ -11,10 +11,12 @@ from langgraph.runtime import Runtime
 
 from opforge.backends import DEFAULT, describe
 from opforge.agents.state import RunContext, RunState
+from opforge.registry.levels import failure_label
 
+# Keyed by the check that failed inside the failed step (harness/ladder.py CHECKS).
 HINTS = {
     "build": "It ran under the interpreter but does not compile for the GPU: fix the construct named above.",
-    "static": "The harness rejected the source before running it: remove what the reason names.",
+    "rules": "The harness rejected the source before running it: remove what the reason names.",
     "anticheat": "The numbers may match but the kernel breaks the rules: only allocation, views and kernel "
                  "launches in forward; every output element written by a kernel; no caching; no input writes.",
     "compare": "The kernel runs but computes wrong values: check masks for ragged edges, the reduction's "
@@ -25,13 +27,16 @@ HINTS = {
 def feedback_text(summary: dict, backend: str = DEFAULT) -> str:
     if summary["correct"]:
         return _success_text(summary)
-    lines = [f"INCORRECT at stage {summary['stage']}:"] + [f"- {reason}" for reason in summary["reasons"]]
+    check = summary.get("failed_check")
+    head = f"INCORRECT: {failure_label(summary['failed_step'], check)}:" if summary.get("failed_step") else \
+        "NOT VERIFIABLE HERE: no step failed, but none that checks the numbers could run:"
+    lines = [head] + [f"- {reason}" for reason in summary["reasons"]]
     failing = [v for v in summary.get("variants", []) if not v.get("passed", True)]
     if failing:
         lines.append("Failing input shapes: " + "; ".join(str(v["shapes"]) for v in failing))
     plugin = describe(backend)
-    build_hint = plugin.build_hint if summary["stage"] == "build" else None
-    hints = plugin.reason_hints(summary["reasons"]) or [build_hint or HINTS.get(summary["stage"])]
+    build_hint = plugin.build_hint if check == "build" else None
+    hints = plugin.reason_hints(summary["reasons"]) or [build_hint or HINTS.get(check or "")]
     lines += [hint for hint in hints if hint]
     return "\n".join(lines)
 
@@ -72,7 +77,7 @@ def reflect(state: RunState, runtime: Runtime[RunContext]) -> dict:
     sources = {c: ctx.registry.get_candidate(c).source for c in (s["candidate_id"] for s in state.get("evaluated", []))}
     for summary in state.get("evaluated", []):
         attempts.append({"candidate_id": summary["candidate_id"], "source": sources[summary["candidate_id"]],
-                         "correct": summary["correct"], "stage": summary["stage"],
+                         "correct": summary["correct"], "failed_step": summary["failed_step"],
                          "feedback": feedback_text(summary, ctx.backend), "speedup": (summary.get("timings") or {}).get("speedup_eager")})
         if summary["correct"] and (best is None or score(summary) > best["score"]):
             best = {"candidate_id": summary["candidate_id"], "score": score(summary), "round": state.get("round", 0),

@@ -1,7 +1,7 @@
 """Render the drafting prompt for a DraftRequest: the system contract and the user message.
 
-A reply that gave no usable candidate (stage UNUSABLE_STAGE) is quoted back so the model can fix its
-own code: numbered, `>>` at the line where parsing stopped; a reply without code (or without
+A reply that gave no usable candidate (failed step UNUSABLE_STEP) is quoted back so the model can
+fix its own code: numbered, `>>` at the line where parsing stopped; a reply without code (or without
 ModelNew) is shown as it came back, cut to a few dozen lines."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from opforge.agents.drafters.base import UNUSABLE_STAGE, Attempt, DraftRequest
+from opforge.agents.drafters.base import UNUSABLE_STEP, Attempt, DraftRequest
 from opforge.backends import describe, known
 
 # An attempt's source past this many lines is cut: the feedback names the line that matters, and a
@@ -77,10 +77,10 @@ def _shown(number: int, attempt: Attempt) -> dict:
     title = f"Attempt {number}"
     if attempt.candidate_id is not None:
         title += f" (candidate {attempt.candidate_id})"
-    title += ": correct" if attempt.correct else f": failed at {attempt.stage}"
+    title += ": correct" if attempt.correct else f": failed at {attempt.failed_step}"
     if attempt.speedup is not None:
         title += f", {attempt.speedup:.2f}x vs PyTorch"
-    unusable = attempt.stage == UNUSABLE_STAGE and bool(attempt.source)
+    unusable = attempt.failed_step == UNUSABLE_STEP and bool(attempt.source)
     return {
         "number": number,
         "title": title,

@@ -15,15 +15,26 @@ from __future__ import annotations
 
 from opforge.backends.ascendc import cann
 from opforge.harness.plugin import BackendPlugin, StaticOutcome, Tool, dist_version
-from opforge.harness.ladder import stage
+from opforge.harness.ladder import step
 
 NO_NPU = "no NPU: opforge runs AscendC on a device only where torch_npu reports one, and this machine has none"
 class AscendCPlugin(BackendPlugin):
     name, language, label = "ascendc", "ascendc", "AscendC"
     accelerator = "NPU"
 
+    def looks_like(self, source: str) -> bool:
+        """A project in either form (a module-level ASCENDC_SOURCES or MultiKernelBench's strings), or
+        AscendC C++ itself (`__aicore__`, `kernel_operator.h`)."""
+        import re
+
+        from opforge.backends.ascendc.project import MKB_STRINGS
+
+        names = "|".join(("ASCENDC_SOURCES", *MKB_STRINGS))
+        return re.search(rf"^(?:{names})\s*(?::[^=\n]*)?=|\b__aicore__\b|\bkernel_operator\.h\b", source,
+                         re.MULTILINE) is not None
+
     def unavailable(self) -> str | None:
-        return None  # static checks run everywhere; each later stage says why it cannot run here
+        return None  # static checks run everywhere; each later step says why it cannot run here
 
     def static(self, source: str, *, float32_spec: bool) -> StaticOutcome:
         from opforge.backends.ascendc.static import check_ascendc
@@ -40,10 +51,10 @@ class AscendCPlugin(BackendPlugin):
         compiler, runner = self.compiler(), self.cpu_runner()
         from opforge.harness.hardware import find_npu
 
-        device = {} if find_npu() is not None else {"device_run": stage("skipped", reason=NO_NPU)}
+        device = {} if find_npu() is not None else {"device_run": step("skipped", reason=NO_NPU)}
         if why:
-            return {"compile": stage("skipped", compiler.name, compiler.version, reason=why),
-                    "cpu_run": stage("skipped", runner.name, runner.version, reason=why), **device}
+            return {"compile": step("skipped", compiler.name, compiler.version, reason=why),
+                    "cpu_run": step("skipped", runner.name, runner.version, reason=why), **device}
         return device
 
     def numerics_unavailable(self) -> str | None:

@@ -65,7 +65,7 @@ def find_bisheng(home: Path | None = None) -> str | None:
 
 
 def unavailable() -> str | None:
-    """None when this machine can build AscendC, else the one-line reason the stages are skipped."""
+    """None when this machine can build AscendC, else the one-line reason the steps are skipped."""
     if cann_home() is None or find_bisheng() is None:
         return NO_CANN
     return None

@@ -15,13 +15,18 @@ import shutil
 from functools import lru_cache
 
 from opforge.backends.cuda import hints
-from opforge.harness.plugin import BackendPlugin, StaticOutcome, Tool
-from opforge.harness.ladder import stage
+from opforge.harness.plugin import BackendPlugin, EmbeddedSource, StaticOutcome, Tool
+from opforge.harness.ladder import step
+
+
+# CUDA in a file, Python or not: opforge's CUDA_SRC and load_cuda, KernelBench's load_inline, or CUDA C++
+# itself (a __global__ function; AscendC's kernels are `__global__ __aicore__`, which is not CUDA).
+LOOKS = re.compile(r"\bCUDA_SRC\b|\b(?:load_cuda|load_inline)\s*\(|\b__global__(?!\s+__aicore__)\s")
 
 
 @lru_cache(maxsize=1)
 def _nvcc():
-    """The nvcc this process uses (finding it runs nvcc): looked up once, not per stage."""
+    """The nvcc this process uses (finding it runs nvcc): looked up once, not per step."""
     from opforge.backends.cuda import toolchain
 
     return toolchain.find_nvcc()
@@ -40,12 +45,16 @@ class CudaPlugin(BackendPlugin):
     pinned_note = "opforge_contract.md"
     source_marker = re.compile(r"\b(?:load_cuda|load_inline)\s*\(")  # the static checks require one
     build_hint = hints.BUILD
+    embedded_source = EmbeddedSource("CUDA_SRC", frozenset({"cuda", "cu", "cpp", "c++", "cxx", "cc", "c"}), "load_cuda")
 
     def reason_hints(self, reasons: list[str]) -> list[str]:
         return hints.reason_hints(reasons)
 
+    def looks_like(self, source: str) -> bool:
+        return LOOKS.search(source) is not None
+
     def unavailable(self) -> str | None:
-        return None  # every stage says for itself what it cannot do here
+        return None  # every step says for itself what it cannot do here
 
     def static(self, source: str, *, float32_spec: bool) -> StaticOutcome:
         from opforge.backends.cuda.static import check_cuda_candidate
@@ -65,19 +74,19 @@ class CudaPlugin(BackendPlugin):
         if found.format == "load_inline" and not _torch_has_cuda():
             why = ("KernelBench's load_inline form builds only against a CUDA build of PyTorch, "
                    "and this PyTorch is CPU-only")
-            return {"compile": stage("skipped", "torch.utils.cpp_extension", None, reason=why),
-                    "cpu_run": stage("skipped", "torch.utils.cpp_extension", None, reason=why)}
+            return {"compile": step("skipped", "torch.utils.cpp_extension", None, reason=why),
+                    "cpu_run": step("skipped", "torch.utils.cpp_extension", None, reason=why)}
         if _nvcc() is None:
-            skip["compile"] = stage("skipped", "nvcc", None, reason="nvcc not found (CUDA_HOME, PATH, /usr/local/cuda*, "
+            skip["compile"] = step("skipped", "nvcc", None, reason="nvcc not found (CUDA_HOME, PATH, /usr/local/cuda*, "
                                     "or NVIDIA's nvidia-cuda-nvcc wheels: make setup installs them)")
         runner = self.cpu_runner()
         features = [f for src, _ in found.cuda_sources for f in unsupported_features(src)]
         if features:
-            skip["cpu_run"] = stage("unsupported", runner.name, runner.version,
-                                    reason=f"the emulator cannot run {'; '.join(dict.fromkeys(features))}")
+            skip["cpu_run"] = step("unsupported", runner.name, runner.version,
+                                   reason=f"the emulator cannot run {'; '.join(dict.fromkeys(features))}")
         elif shutil.which("g++") is None:
-            skip["cpu_run"] = stage("skipped", runner.name, runner.version,
-                                    reason="the emulator builds with g++, and no g++ is on PATH")
+            skip["cpu_run"] = step("skipped", runner.name, runner.version,
+                                   reason="the emulator builds with g++, and no g++ is on PATH")
         return skip
 
     def compiler(self) -> Tool:
@@ -102,7 +111,7 @@ class CudaPlugin(BackendPlugin):
         from opforge.backends.cuda import nvcc, runtime, toolchain
 
         if _nvcc() is None:
-            return [], [], [], {"stages": {"compile": stage("skipped", "nvcc", None, reason="nvcc not found on this machine")}}
+            return [], [], [], {"steps": {"compile": step("skipped", "nvcc", None, reason="nvcc not found on this machine")}}
         starts = {sha: line for sha, line in job.get("cuda_sources", [])}
         kernels, reasons, seen = [], [], set()
         for lib in runtime.LOADED:
@@ -114,9 +123,9 @@ class CudaPlugin(BackendPlugin):
             except nvcc.NvccError as exc:  # the candidate's fault: nvcc's words go back to the drafter
                 reasons.append(str(exc))
                 continue
-            except toolchain.ToolchainError as exc:  # the machine's: the stage could not run here
-                return [], [], [], {"stages": {"compile": stage("skipped", "nvcc", None,
-                                                               reason=f"nvcc could not run here: {exc}")}}
+            except toolchain.ToolchainError as exc:  # the machine's: the step could not run here
+                return [], [], [], {"steps": {"compile": step("skipped", "nvcc", None,
+                                                             reason=f"nvcc could not run here: {exc}")}}
             kernels += report["kernels"]
         notes = [] if runtime.LOADED else ["the candidate loaded no CUDA source (load_cuda was never called)"]
         return kernels, reasons, notes, None

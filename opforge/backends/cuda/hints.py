@@ -9,7 +9,7 @@ from opforge.harness.plugin import matched_hints
 BUILD = ("nvcc rejected CUDA_SRC: fix the line it names (the error quotes it) and keep the "
          "extern \"C\" launchers' signatures.")
 # The CUDA emulator's findings, by the code its one-line reason starts with (CUDA runs only): each
-# says what to look for, in place of the stage's hint.
+# says what to look for, in place of the check's hint.
 REASON_HINTS = {
     "race": "The output depends on the thread schedule: put __syncthreads() between shared-memory writes "
             "and other threads' reads (and before the buffer is reused), and never let two threads write "

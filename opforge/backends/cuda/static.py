@@ -1,6 +1,6 @@
 """Static checks of a CUDA candidate: its Python part, then the C++ it hands to the compiler.
 
-The Python part follows harness/static_checks.py (backend "cuda": it may import `load_cuda` from
+The Python part follows backends/triton/static.py (backend "cuda": it may import `load_cuda` from
 opforge.cuda, or KernelBench's `load_inline`). Its C++ must be found without running anything:
 `load_cuda(NAME)` with NAME a module-level string literal bound once (opforge's format), or
 `load_inline(name=..., cpp_sources=..., cuda_sources=..., functions=[...])` with literal sources
@@ -46,8 +46,14 @@ import re
 from dataclasses import dataclass, field
 
 from opforge.backends.cuda.static_cxx import check_cxx
-from opforge.harness.static_checks import check_source
-from opforge.harness.static_resolve import CUDA_IMPORTS, Resolver
+from opforge.backends.triton.static import check_source
+from opforge.backends.triton.static_resolve import Resolver
+
+# What a CUDA candidate's Python may import besides Triton's rules: opforge's launch helper and
+# KernelBench's load_inline, each name alone by `from M import name`, never its module (torch.utils
+# also holds cpp_extension.load, which builds from files). This module judges the C++ they are given.
+CUDA_IMPORTS = {"opforge.cuda": frozenset({"load_cuda"}),
+                "torch.utils.cpp_extension": frozenset({"load_inline"})}
 
 __all__ = ["CudaStatic", "check_cuda_candidate"]
 
@@ -193,7 +199,8 @@ class _Finder:
 
 def check_cuda_candidate(py_source: str, *, float32_spec: bool) -> CudaStatic:
     """Every static reason against a CUDA candidate; an empty `reasons` list means it may be built."""
-    out = CudaStatic(reasons=list(check_source(py_source, float32_spec=float32_spec, backend="cuda").reasons))
+    out = CudaStatic(reasons=list(check_source(py_source, float32_spec=float32_spec, extra_imports=CUDA_IMPORTS,
+                                                 kernels_required=False).reasons))
     try:
         tree = ast.parse(py_source)
     except (SyntaxError, RecursionError, ValueError):

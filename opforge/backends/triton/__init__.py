@@ -6,20 +6,26 @@ from __future__ import annotations
 import importlib.util
 import os
 
-from opforge.harness.plugin import BackendPlugin, StaticOutcome, Tool, dist_version
+from opforge.harness.plugin import BackendPlugin, StaticOutcome, Tool, dist_version, imports_any
 
 
 class TritonPlugin(BackendPlugin):
     name, language, label = "triton", "python", "Triton"
+    libraries = ("triton",)
+    watched = ("triton.language", "triton.testing", "triton.runtime.jit.JITFunction",
+               "triton.runtime.jit.KernelInterface", "triton.runtime.autotuner.Autotuner")
     gpu_compile = True
     # Kernels are often checked on the CPU interpreter, which hides GPU compile errors.
     pinned_note = "interpreter_vs_gpu.md"
+
+    def looks_like(self, source: str) -> bool:
+        return imports_any(source, self.libraries)
 
     def unavailable(self) -> str | None:
         return None if importlib.util.find_spec("triton") else "the triton package is not installed"
 
     def static(self, source: str, *, float32_spec: bool) -> StaticOutcome:
-        from opforge.harness.static_checks import check_source
+        from opforge.backends.triton.static import check_source
 
         return StaticOutcome(reasons=check_source(source, float32_spec=float32_spec).reasons)
 

@@ -15,29 +15,35 @@ import ast
 import os
 import sys
 
-from opforge.harness.plugin import BackendPlugin, StaticOutcome, Tool
+from opforge.harness.plugin import BackendPlugin, StaticOutcome, Tool, imports_any
 from opforge.backends.triton_ascend import hints, toolchain
 
-STAGES = ("static", "frontend_compile", "compile", "cpu_run", "device_run", "profile")
+STEPS = ("static", "frontend_compile", "compile", "cpu_run", "device_run", "profile")
 
 
 class TritonAscendPlugin(BackendPlugin):
     name, language, label = "triton_ascend", "python", "Triton-Ascend"
+    libraries = ("triton",)  # Huawei's Triton-Ascend installs itself as `triton`
+    watched = ("triton.language", "triton.testing", "triton.runtime.jit.JITFunction",
+               "triton.runtime.jit.KernelInterface", "triton.runtime.autotuner.Autotuner")
     # Its most common failure is a tile over the unified buffer, which no GPU habit warns of.
     pinned_note = "unified_buffer_sizing.md"
     build_hint = hints.BUILD
 
     def reason_hints(self, reasons: list[str]) -> list[str]:
         return hints.reason_hints(reasons)
-    stages = STAGES
+    steps = STEPS
     accelerator = "NPU"
+
+    def looks_like(self, source: str) -> bool:
+        return imports_any(source, self.libraries)  # Triton's language: Triton's file claims it first
 
     def unavailable(self) -> str | None:
         return toolchain.cached()[1]
 
     def static(self, source: str, *, float32_spec: bool) -> StaticOutcome:
         from opforge.backends.triton_ascend.static import check_ascend
-        from opforge.harness.static_checks import check_source
+        from opforge.backends.triton.static import check_source
 
         report = check_source(source, float32_spec=float32_spec)
         out = StaticOutcome(reasons=list(report.reasons))
@@ -104,14 +110,14 @@ class TritonAscendPlugin(BackendPlugin):
     def build(self, launches: list, job: dict):
         from opforge.backends.triton_ascend import frontend
         from opforge.backends.triton_ascend.launches import key_of_recorded
-        from opforge.harness.ladder import stage
+        from opforge.harness.ladder import step
 
         too_many, warnings = frontend.grid_findings(launches)
         if too_many:
-            return [], too_many, [], {"stages": {"static": stage("failed", "opforge-static", None, reason=too_many[0])}}
-        kernels, reasons, notes, stages = frontend.compile_launches(launches, job, dict(os.environ))
+            return [], too_many, [], {"steps": {"static": step("failed", "opforge-static", None, reason=too_many[0])}}
+        kernels, reasons, notes, steps = frontend.compile_launches(launches, job, dict(os.environ))
         keys = sorted({k for k in map(key_of_recorded, launches) if k})
-        return kernels, reasons, notes, {"stages": stages, "warnings": warnings, "launch_keys": keys}
+        return kernels, reasons, notes, {"steps": steps, "warnings": warnings, "launch_keys": keys}
 
 
 # The interpreter is the CPU run's "hardware": its classes are watched like triton.language (a

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from opforge.backends.triton_ascend import toolchain
-from opforge.harness.ladder import stage
+from opforge.harness.ladder import step
 
 # bishengir-compile's own lines about the missing device code generator: the expected end here.
 HIVMC_MISSING = ("Cannot find hivmc", "External hivmc run fails", "Failed to run `hivmc --version`")
@@ -171,7 +171,7 @@ def grid_findings(launches: list) -> tuple[list[str], list[str]]:
 
 def compile_launches(launches: list, job: dict, env: dict) -> tuple[list[dict], list[str], list[str], dict]:
     """Lower each distinct launch through the front end: (per-kernel records, reasons, notes, the
-    frontend_compile and compile stage records)."""
+    frontend_compile and compile step records)."""
     from opforge.backends.triton import aot
 
     chain, _ = toolchain.cached()
@@ -212,17 +212,17 @@ def compile_launches(launches: list, job: dict, env: dict) -> tuple[list[dict], 
                            f"{result.message}")
         notes += [f"{launch.name}: bishengir-compile: {n}" for n in result.notes]
     seconds = time.perf_counter() - began
-    front = stage("failed" if reasons else "passed", "bishengir-compile", chain.ascendnpu_ir, seconds,
-                  reasons[0] if reasons else None)
+    front = step("failed" if reasons else "passed", "bishengir-compile", chain.ascendnpu_ir, seconds,
+                 reasons[0] if reasons else None)
     if reasons:
-        device = stage("skipped", "hivmc", None, reason="not reached: the frontend_compile stage failed")
+        device = step("skipped", "hivmc", None, reason="not reached: the failed step stopped the verification")
     elif not kernels:
-        front = stage("skipped", "bishengir-compile", chain.ascendnpu_ir, seconds,
-                      "forward launched no kernel to compile")
-        device = stage("skipped", "hivmc", None, reason="forward launched no kernel to compile")
+        front = step("skipped", "bishengir-compile", chain.ascendnpu_ir, seconds,
+                     "forward launched no kernel to compile")
+        device = step("skipped", "hivmc", None, reason="forward launched no kernel to compile")
     elif all(k["pipeline"] == "ok" for k in kernels):
-        device = stage("passed", "hivmc", None, seconds)
+        device = step("passed", "hivmc", None, seconds)
     else:
-        device = stage("skipped", "hivmc", None, reason=toolchain.CANN_REASON if hivmc is None else
-                       "hivmc was found but bishengir-compile did not produce device code")
+        device = step("skipped", "hivmc", None, reason=toolchain.CANN_REASON if hivmc is None else
+                      "hivmc was found but bishengir-compile did not produce device code")
     return kernels, reasons, notes, {"frontend_compile": front, "compile": device}

@@ -1,4 +1,4 @@
-"""Static checks for Triton-Ascend candidates: every Triton rule (harness/static_checks.py), plus
+"""Static checks for Triton-Ascend candidates: every Triton rule (backends/triton/static.py), plus
 what Ascend's compiler cannot take or silently ignores.
 
 - `inline_asm_elementwise` is PTX (or AMDGPU) text: Ascend has neither, refused.

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import torch
 from torch.fx import Node
 
+from opforge.backends import candidate_libraries
 from opforge.codegen.exprs import ELEMENTWISE, VIEWS
 from opforge.codegen.families.matmul.plan import FLOATS, identifier
 from opforge.codegen.families.matmul.shapes import IDENTITY, Factor, Sizes, Tracked
@@ -26,7 +27,8 @@ from opforge.codegen.lower import Lowered, Unsupported, arg, val
 CONV = "aten.convolution.default"
 PAD = "aten.constant_pad_nd.default"
 # Launcher locals and kernel names a placeholder must not shadow.
-RESERVED = {"out", "batch", "groups", "c_in", "c_out", "cout_g", "cin_g", "grid", "torch", "triton", "tl", "ModelNew",
+RESERVED = {"out", "batch", "groups", "c_in", "c_out", "cout_g", "cin_g", "grid", "torch", "tl", "ModelNew",
+            *candidate_libraries(),
             "M", "K"} | {f"{p}_{d}" for p in ("in", "k", "out") for d in range(3)}
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import torch
 from torch.fx import Node
 
+from opforge.backends import candidate_libraries
 from opforge.codegen.exprs import VIEWS
 from opforge.codegen.families.matmul.shapes import IDENTITY, Factor, Sizes, Tracked, numel, view
 from opforge.codegen.lower import Lowered, Unsupported, val
@@ -29,7 +30,8 @@ FP8 = {torch.float8_e4m3fn, torch.float8_e5m2}
 # Operand dtypes whose cast to a float the kernel applies to the loaded tile (every value exact in fp32).
 CASTABLE = FLOATS | FP8 | {torch.int8, torch.uint8, torch.int16}
 ARANGES = {"aten.arange.start_step": (0, 1, 2), "aten.arange.start": (0, 1, None), "aten.arange.default": (None, 0, None)}
-RESERVED = {"lhs", "rhs", "out", "batch", "M", "N", "K", "grid", "torch", "triton", "tl", "ModelNew"}
+# Launcher locals, the generated module's own names and the packages its candidates import.
+RESERVED = {"lhs", "rhs", "out", "batch", "M", "N", "K", "grid", "torch", "tl", "ModelNew", *candidate_libraries()}
 
 # -- the graph: operands ------------------------------------------------------------
 

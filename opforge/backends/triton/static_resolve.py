@@ -28,11 +28,6 @@ ALLOWED_MODULES = frozenset({
     "triton.language.extra.libdevice", "triton.language.extra.cuda", "triton.language.extra.cuda.libdevice",
     "math", "typing", "functools", "itertools", "operator", "dataclasses", "__future__", "numbers", "enum",
 })
-# What a CUDA candidate may import besides (check_source(backend="cuda") only): opforge's launch helper
-# and KernelBench's load_inline, each name alone by `from M import name`, never its module (torch.utils
-# also holds cpp_extension.load, which builds from files). static.py judges the C++ they are given.
-CUDA_IMPORTS = {"opforge.cuda": frozenset({"load_cuda"}),
-                "torch.utils.cpp_extension": frozenset({"load_inline"})}
 # Denied by name on any object, resolvable or not (the root of `x.numpy()` is a runtime value).
 FORBIDDEN_ATTRS = frozenset({
     "_C", "_dynamo", "_inductor", "_python_dispatch", "library", "compile", "manual_seed", "seed",

@@ -1,6 +1,6 @@
 """Static checks on a candidate's source, run on the parsed AST (the harness never imports it).
 
-An allow-list, not a deny-list: every name is resolved (harness/static_resolve.py) to the library
+An allow-list, not a deny-list: every name is resolved (backends/triton/static_resolve.py) to the library
 object it denotes — through imports, `from M import y` (judged by importing M in the judge and looking
 `y` up on it), simple aliases (`T = torch`, `d = tl.dot`) and Python's scoping — and an attribute chain
 rooted at a library name is followed step by step on the live modules. What may be reached: the
@@ -21,7 +21,7 @@ import types
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from opforge.harness.static_resolve import (ALLOWED_MODULES, CUDA_IMPORTS, FORBIDDEN_ATTRS, METHOD_DECORATORS, Ref,
+from opforge.backends.triton.static_resolve import (ALLOWED_MODULES, FORBIDDEN_ATTRS, METHOD_DECORATORS, Ref,
                                             Resolver, denied_name, is_dunder, objects)
 
 __all__ = ["ALLOWED_MODULES", "FORBIDDEN_ATTRS", "StaticReport", "check_source"]
@@ -368,12 +368,12 @@ class _Checker:
                      '"ieee" keeps a float32 op in float32', call)
 
 
-def check_source(source: str, *, float32_spec: bool, backend: str = "triton") -> StaticReport:
-    """All static reasons for one candidate; an empty `reasons` list means it may be run. For
-    backend "cuda" the Python part may also import `load_cuda` and `load_inline` (CUDA_IMPORTS) and
-    needs no @triton.jit kernel: backends/cuda/static.py checks its C++."""
-    if backend not in ("triton", "cuda"):
-        raise ValueError(f"check_source: backend must be 'triton' or 'cuda', not {backend!r}")
+def check_source(source: str, *, float32_spec: bool, extra_imports: dict | None = None,
+                 kernels_required: bool = True) -> StaticReport:
+    """All static reasons for one candidate's Python; an empty `reasons` list means it may be run.
+    Another backend whose launcher is Python reuses these rules: CUDA's Python part may also import
+    what `extra_imports` names (`{module: names}`, each by `from M import name`) and needs no
+    @triton.jit kernel (kernels_required=False): backends/cuda/static.py checks its C++."""
     report = StaticReport()
     try:
         tree = ast.parse(source)
@@ -384,7 +384,7 @@ def check_source(source: str, *, float32_spec: bool, backend: str = "triton") ->
         report.reasons.append("syntax-error: too deeply nested to parse (line 1)")
         return report
     try:
-        report.reasons = _Checker(tree, float32_spec, CUDA_IMPORTS if backend == "cuda" else None).run()
+        report.reasons = _Checker(tree, float32_spec, extra_imports).run()
     except RecursionError:  # a chain thousands of attributes deep: refused, not half-read
         report.reasons = ["forbidden-construct: nesting too deep to check (line 1)"]
     for node in tree.body:
@@ -394,6 +394,6 @@ def check_source(source: str, *, float32_spec: bool, backend: str = "triton") ->
             report.kernels.append(node.name)
     if not report.has_model_new:
         report.reasons.append("no-model-new: the file defines no module-level `class ModelNew`")
-    if not report.kernels and backend == "triton":
+    if not report.kernels and kernels_required:
         report.reasons.append("no-kernel: the file defines no module-level @triton.jit function")
     return report
