@@ -1,2 +1,3 @@
-"""One emitter per backend, each reading the families' plans: triton/ (every family), cuda/
-(pointwise and rowwise)."""
+"""What the backends' emitters share (each backend's own emitters live in its folder,
+opforge/backends/<name>/emit/, and read the same family plans): rows.py, the Python side of a
+row-wise launcher."""
