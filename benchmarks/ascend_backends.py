@@ -3,7 +3,7 @@
   * Triton-Ascend: the offline expert's kernel (codegen backend "triton_ascend") verified end to end
     (Ascend static rules, Huawei's front end: triton-adapter-opt + bishengir-compile's HIVM pipeline,
     then triton-ascend's interpreter on the trials, variants and stress cases): whether it passes the
-    front end, the verdict, the front-end and CPU-run stage times and the whole verify time; as the
+    front end, the verdict, the front-end and CPU-run step times and the whole verify time; as the
     baseline, the NVIDIA Triton expert kernel's verify time for the same op (ratio Ascend / Triton);
   * AscendC: the expert's AscendC project (pointwise ops) and the static checks' time on it, and the
     same for the known-good AscendC candidates (opforge/backends/ascendc/knowledge/, tests/data/ascendc/).
@@ -74,9 +74,9 @@ def triton_ascend_row(op: str, trials: int, baseline: bool) -> dict:
     if source is None:
         return row
     verdict, seconds = timed_verify(op, source, "triton_ascend", trials)
-    stages = verdict["stages"]
-    row.update(frontend=stages["frontend_compile"]["status"], correct=verdict["correct"], level=verdict["level"],
-               frontend_s=stages["frontend_compile"].get("seconds"), cpu_run_s=stages["cpu_run"].get("seconds"),
+    steps = verdict["steps"]
+    row.update(frontend=steps["frontend_compile"]["status"], correct=verdict["correct"], level=verdict["level"],
+               frontend_s=steps["frontend_compile"].get("seconds"), cpu_run_s=steps["cpu_run"].get("seconds"),
                verify_s=round(seconds, 2), reason="; ".join(verdict["reasons"][:2]) or None)
     if baseline:
         triton, _ = expert_source(op, "triton")

@@ -2,7 +2,7 @@
 (opforge/backends/cuda/knowledge/<op>.py), measured in one run:
 
   * CUDA verify time on this machine (static + nvcc cubin + the emulator's run of every trial,
-    variant and stress case under three thread schedules), its compile and CPU-run stage times,
+    variant and stress case under three thread schedules), its compile and CPU-run step times,
     and the Triton kernel's verify time for the same op as the baseline (ratio CUDA / Triton);
   * on a GPU, the verdict's device timings: kernel ms, and the speedups against PyTorch eager and
     torch.compile measured in the same verification (otherwise "—" with the reason).
@@ -51,10 +51,10 @@ def timed_verify(op: str, backend: str, trials: int, device: str | None = None) 
 
 def measure(op: str, trials: int, baseline: bool, compare: bool) -> dict:
     verdict, seconds = timed_verify(op, "cuda", trials)
-    stages = verdict["stages"]
+    steps = verdict["steps"]
     row = {"op": op, "correct": verdict["correct"], "level": verdict["level"], "reasons": verdict["reasons"][:2],
-           "verify_s": round(seconds, 2), "compile_s": stages["compile"].get("seconds"),
-           "cpu_run_s": stages["cpu_run"].get("seconds"), "timings": verdict["timings"],
+           "verify_s": round(seconds, 2), "compile_s": steps["compile"].get("seconds"),
+           "cpu_run_s": steps["cpu_run"].get("seconds"), "timings": verdict["timings"],
            "timings_note": verdict.get("timings_note"), "triton_s": None}
     if compare and verdict["device"] != "cpu":  # the emulator earns trust where both verdicts exist
         emulated, _ = timed_verify(op, "cuda", trials, device="cpu")

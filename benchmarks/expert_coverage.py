@@ -209,7 +209,7 @@ def failure_reason(summary: RunSummary, candidates: list, reg: Registry) -> str 
     if evaluated:
         latest = max(evaluated, key=lambda c: c.evaluation_id)
         if latest.first_reason:
-            return f"{latest.stage}: {latest.first_reason}"
+            return f"{latest.failed_step}: {latest.first_reason}"
     if summary.stop_reason:
         return summary.stop_reason
     run = reg.get_run(summary.run_key)

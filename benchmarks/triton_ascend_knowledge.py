@@ -35,8 +35,8 @@ def main() -> int:
             began = time.perf_counter()
             spec, hardware = prepare(ROOT / "ops" / f"{op}.py", options)
             verdict = verify_source(spec, hardware, (KNOWLEDGE / f"{op}.py").read_text(), options, sandbox)
-            stages = verdict["stages"]
-            front, run = stages["frontend_compile"]["seconds"] or 0.0, stages["cpu_run"]["seconds"] or 0.0
+            steps = verdict["steps"]
+            front, run = steps["frontend_compile"]["seconds"] or 0.0, steps["cpu_run"]["seconds"] or 0.0
             print(f"{op:<16}{'correct' if verdict['correct'] else 'WRONG':<10}{verdict['level']:<20}"
                   f"{front:>11.2f}{run:>11.2f}{time.perf_counter() - began:>9.1f}")
             if not verdict["correct"]:

@@ -16,7 +16,7 @@ from rich.table import Table
 from opforge.harness.errors import OpforgeError
 from opforge.harness.ladder import EXIT_UNVERIFIABLE, exit_code
 from opforge.registry import Registry, RegistryError, resolve_db_path
-from opforge.registry.levels import level_label, stage_rows
+from opforge.registry.levels import failure_label, level_label, step_rows
 from opforge.sandbox.errors import SandboxError
 
 # Piped output (CI logs, tests) gets a wide console instead of rich's 80-column default.
@@ -128,12 +128,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def render_verdict(v: dict) -> None:
+    """The verdict as text: the failed step is named once, in its own row with the check that failed."""
     status = ("[bold green]CORRECT[/]" if v["correct"] else "[bold yellow]NOT VERIFIABLE HERE[/]"
-              if exit_code(v) == EXIT_UNVERIFIABLE else f"[bold red]INCORRECT[/] at stage {v['stage']}")
+              if exit_code(v) == EXIT_UNVERIFIABLE else "[bold red]INCORRECT[/]")
     out.print(f"{v['op']} ({v['backend']}, {v['hardware']}): {status}  "
               f"candidate #{v['candidate_id']}, evaluation #{v['evaluation_id']}")
     out.print(f"  level: {v.get('level') or '—'}" + (f" (verified on {v['verified_on']})" if v.get("verified_on") else ""))
-    for row in stage_rows(v):
+    for row in step_rows(v):
         out.print(f"    {row.line()}", markup=False)
     for reason in v["reasons"]:
         out.print(f"  [red]✗[/] {reason}", markup=True)
@@ -177,7 +178,8 @@ def cmd_kernels(args: argparse.Namespace) -> int:
         return 0
     table = Table("id", "op", "backend", "drafter", "verdict", "level", "hardware", "ms", "speedup", "active", "created")
     for r in rows:
-        verdict = "—" if r.correct is None else ("[green]correct[/]" if r.correct else f"[red]{r.stage}[/]")
+        verdict = "—" if r.correct is None else "[green]correct[/]" if r.correct else \
+            f"[red]{failure_label(r.failed_step, r.failed_check)}[/]" if r.failed_step else "[yellow]not verifiable here[/]"
         table.add_row(str(r.candidate_id), r.op, r.backend, r.drafter, verdict, level_label(r.level), r.hardware or "—",
                       f"{r.kernel_ms:.4f}" if r.kernel_ms else "—",
                       f"{r.speedup_eager:.2f}x" if r.speedup_eager else "—", "★" if r.active else "",
@@ -201,10 +203,11 @@ def cmd_show(args: argparse.Namespace) -> int:
     out.print(f"candidate #{cand.id}: {cand.op} ({cand.backend}, drafted by {cand.drafter}), spec {cand.spec_path}")
     out.print(Syntax(cand.source, "python", line_numbers=True))
     for ev in cand.evaluations:
-        mark = "[green]correct[/]" if ev.correct else f"[red]incorrect at {ev.stage}[/]"
+        mark = "[green]correct[/]" if ev.correct else "[red]incorrect[/]" if ev.failed_step else \
+            "[yellow]not verifiable here[/]"  # its step rows name the failed step
         out.print(f"evaluation #{ev.id} on {ev.hardware} ({ev.created_at:%Y-%m-%d %H:%M}): {mark}, "
                   f"level {level_label(ev.level, ev.verified_on)}", markup=True)
-        for row in stage_rows(ev.verdict):
+        for row in step_rows(ev.verdict):
             out.print(f"  {row.line()}", markup=False)
         for reason in ev.reasons:
             out.print(f"  ✗ {reason}")

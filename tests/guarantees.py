@@ -52,8 +52,8 @@ def _g(id: str, promise: str, tests: str | tuple[str, ...], *edits: tuple[str, s
 AC = "tests/test_anticheat.py::test_cheat_is_rejected_with_its_reason"
 VF = "tests/test_verdict_forgery.py::test_cheat_is_rejected_by_its_mechanism"
 ADV = "tests/test_sandbox_adversarial.py::"
-STATIC_R = "opforge/harness/static_resolve.py"
-STATIC_C = "opforge/harness/static_checks.py"
+STATIC_R = "opforge/backends/triton/static_resolve.py"
+STATIC_C = "opforge/backends/triton/static.py"
 GUARDS = "opforge/harness/guards.py"
 CHECKER = "opforge/harness/checker.py"
 EVIDENCE = "opforge/harness/evidence.py"
@@ -263,12 +263,21 @@ GUARANTEES: tuple[Guarantee, ...] = (
     _g("exit-code-incorrect", "opforge verify exits 1 for an incorrect kernel",
        "tests/test_cli.py::test_verify_json_contract_and_exit_1_for_a_cheat",
        ("opforge/cli.py", '    return exit_code(verdict)\n', "    return 0\n")),
-    _g("exit-code-unverifiable", "a candidate no numerics stage could check here exits 3, never 0 or 1",
+    _g("exit-code-unverifiable", "a candidate no numerics step could check here exits 3, never 0 or 1",
        "tests/test_ladder.py::test_exit_codes",
        ("opforge/harness/ladder.py", "        return EXIT_UNVERIFIABLE\n", "        return EXIT_INCORRECT\n")),
-    _g("ladder-skipped-never-passes", "a skipped or unsupported stage never counts toward the level",
-       "tests/test_ladder.py::test_a_skipped_or_unsupported_stage_never_counts_as_passed",
+    _g("ladder-skipped-never-passes", "a skipped or unsupported step never counts toward the level",
+       "tests/test_ladder.py::test_a_skipped_or_unsupported_step_never_counts_as_passed",
        ("opforge/harness/ladder.py", 'record["status"] == "passed"]\n', 'record["status"] != "failed"]\n')),
+    _g("verdict-old-keys-read", "a verdict in the old keys (stages, stage) is read as steps and its failed step",
+       ("tests/test_verdict_steps.py::test_an_old_failed_verdict_names_the_step_its_stage_meant_once",
+        "tests/test_verdict_steps.py::test_the_registry_stores_an_old_verdict_in_todays_keys"),
+       ("opforge/harness/ladder.py", '    if "failed_step" in verdict or not ({"stage", "stages"} & verdict.keys()):\n',
+        "    if True:\n")),
+    _g("verdict-old-keys-migrated", "registry migration 0006 rewrites every stored verdict into steps",
+       "tests/test_verdict_steps.py::test_upgrade_from_levels_rewrites_every_stored_verdict_into_steps",
+       ("opforge/registry/migrations/versions/0006_evaluation_steps.py", "        new = to_steps(old)\n",
+        '        new = old | {"steps": {}, "failed_step": None}\n')),
     _g("exit-code-bad-input", "bad input is one line and exit 2, no traceback",
        "tests/test_cli.py::test_bad_input_is_one_line_and_exit_2",
        ("opforge/cli.py", '        print(f"opforge: error: {exc}", file=sys.stderr)\n        return 2\n',

@@ -77,8 +77,9 @@ def test_feedback_flows_into_the_next_prompt_and_the_correct_kernel_is_promoted(
     assert "torch-compute: forward computes with PyTorch" in prompts[4]  # the cheat fed back
     assert "your reply could not be used: the reply contains no Python code block" in prompts[5]
     assert "I think the kernel should use a block size of 64." in prompts[5]  # what came back, shown
-    # the prose reply is kept as a candidate of stage draft, never run
-    assert [k.stage for k in kernels] == ["build", "compare", "anticheat", "draft", "anticheat"]
+    # the prose reply is kept as a candidate whose failed step is draft, never run
+    assert [(k.failed_step, k.failed_check) for k in kernels] == [
+        ("compile", "build"), ("cpu_run", "compare"), ("cpu_run", "anticheat"), ("draft", "reply"), (None, None)]
     assert [k.correct for k in kernels] == [False, False, False, False, True]
     assert versions[0].candidate_id == summary.best_candidate_id == kernels[-1].candidate_id
     assert summary.promoted["candidate_id"] == summary.best_candidate_id
@@ -236,20 +237,21 @@ def test_each_failure_shows_its_code_and_feedback_in_the_next_prompt(llm_env, is
     assert f">> {broken_line} |     def forward(self, x)" in prompts[1]  # the broken code, numbered and marked
     assert "    def __init__(self):" in prompts[1] and parse_error in prompts[1]
     assert "y = x / (1.0 + tl.exp(x))" in prompts[2]  # the wrong kernel's code ...
-    assert "INCORRECT at stage compare" in prompts[2] and "mismatch" in prompts[2]  # ... and its verdict
+    assert "INCORRECT: cpu_run failed (compare)" in prompts[2] and "mismatch" in prompts[2]  # ... and its verdict
     with Registry(isolated_registry) as reg:
         kernels = reg.run_candidates(summary["run_key"])
         broken = reg.get_candidate(kernels[0].candidate_id)
         active = [v.candidate_id for v in reg.active_versions()]
     assert summary["status"] == "done" and summary["best_candidate_id"] == kernels[2].candidate_id
-    assert [(k.stage, k.correct) for k in kernels] == [("draft", False), ("compare", False), ("anticheat", True)]
+    assert [(k.failed_step, k.failed_check, k.correct) for k in kernels] == [
+        ("draft", "reply", False), ("cpu_run", "compare", False), (None, None, True)]
     assert broken.source.strip() == SILU_BROKEN.strip() and [e.reasons for e in broken.evaluations] == [[parse_error]]
-    assert active == [kernels[2].candidate_id]  # the draft-stage candidate was never promoted
+    assert active == [kernels[2].candidate_id]  # the candidate that failed at draft was never promoted
     out = tmp_path / "traj.jsonl"
     subprocess.run([OPFORGE, "export-dataset", "--out", str(out)], check=True, capture_output=True, timeout=60)
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["candidate_id"] for r in rows] == [k.candidate_id for k in kernels]
-    assert rows[0]["stage"] == "draft" and rows[0]["correct"] is False and rows[0]["feedback"] == [parse_error]
+    assert rows[0]["failed_step"] == "draft" and rows[0]["correct"] is False and rows[0]["feedback"] == [parse_error]
 
 
 def test_ctrl_c_says_how_to_resume_and_the_run_resumes(isolated_registry, monkeypatch):

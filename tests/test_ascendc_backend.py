@@ -1,7 +1,7 @@
 """`opforge verify --backend ascendc` end to end on a 2-input add spec: a correct Add project (either
 form) gets the honest answer for a machine without CANN — exit 3, level static, compile and CPU twin
 skipped with the reason naming CANN, never promotable — and each broken project exits 1 at the
-static stage with its reason."""
+static step with its reason."""
 from __future__ import annotations
 
 import subprocess
@@ -43,10 +43,10 @@ def test_the_cli_exits_3_for_a_correct_add_and_names_cann():
 def test_a_correct_add_is_static_level_unverifiable_and_never_promotable(candidate):
     v = verify(SPEC, ASC / candidate, OPTIONS)
     assert ladder.exit_code(v) == 3 and v["level"] == "static" and not ladder.promotable(v["level"])
-    assert v["stages"]["static"]["status"] == "passed"
+    assert v["steps"]["static"]["status"] == "passed"
     for name in ("compile", "cpu_run"):
-        assert v["stages"][name]["status"] == "skipped" and v["stages"][name]["reason"] == NO_CANN
-    assert v["stages"]["device_run"]["status"] == "skipped" and "NPU" in v["stages"]["device_run"]["reason"]
+        assert v["steps"][name]["status"] == "skipped" and v["steps"][name]["reason"] == NO_CANN
+    assert v["steps"]["device_run"]["status"] == "skipped" and "NPU" in v["steps"]["device_run"]["reason"]
     assert v["reasons"] == [f"unverifiable: {NO_CANN}"] and v["verified_on"] is None and v["timings"] is None
 
 
@@ -66,18 +66,19 @@ def broken(tmp_path, old: str, new: str):
 ])
 def test_each_broken_project_exits_1_at_static_with_its_reason(tmp_path, old, new, code, words):
     v = broken(tmp_path, old, new)
-    assert ladder.exit_code(v) == 1 and v["stage"] == "static" and v["level"] is None
-    assert v["stages"]["static"]["status"] == "failed" and v["reasons"][0].startswith(code + ":")
-    assert words in v["reasons"][0] and v["stages"]["compile"]["status"] == "skipped"
+    assert ladder.exit_code(v) == 1 and (v["failed_step"], ladder.failed_check(v)) == ("static", "rules") and v["level"] is None
+    assert v["steps"]["static"]["status"] == "failed" and v["reasons"][0].startswith(code + ":")
+    assert words in v["reasons"][0] and v["steps"]["compile"]["status"] == "skipped"
 
 
 def test_a_python_syntax_error_fails_at_load(tmp_path):
     v = broken(tmp_path, "class ModelNew(torch.nn.Module):", "class ModelNew(torch.nn.Module)")
-    assert v["stage"] == "load" and v["reasons"][0].startswith("syntax-error") and ladder.exit_code(v) == 1
+    assert (v["failed_step"], ladder.failed_check(v)) == ("static", "syntax") and ladder.exit_code(v) == 1
+    assert v["reasons"][0].startswith("syntax-error")
 
 
 def test_the_agent_loop_stops_after_one_round_when_nothing_can_be_verified_here(tmp_path):
-    """Without CANN no AscendC candidate can reach a numerics stage: the run records the first
+    """Without CANN no AscendC candidate can reach a numerics step: the run records the first
     round's static verdicts and stops saying why, instead of spending its round budget."""
     from opforge.backends.ascendc import cann
     from opforge.registry import Registry

@@ -98,5 +98,5 @@ def test_hostile_projects_exit_1_end_to_end(monkeypatch, name, code):
     monkeypatch.delenv("ASCEND_HOME_PATH", raising=False)
     v = verify(SPEC, HOSTILE / f"{name}.py", VerifyOptions(backend="ascendc", device="cpu", trials=1, seed=3,
                                                           sandbox="none"))
-    assert ladder.exit_code(v) == 1 and v["stage"] == "static"
+    assert ladder.exit_code(v) == 1 and (v["failed_step"], ladder.failed_check(v)) == ("static", "rules")
     assert v["reasons"][0].startswith(code + ":"), v["reasons"]

@@ -80,7 +80,7 @@ def test_an_exported_run_imports_whole_into_another_registry(tmp_path, isolated_
         assert len(reg.list_kernels()) == 3  # the refused import added nothing
         active = reg.active_versions()
     assert run.status == "done" and run.config["spec_path"] == "ops/tiny_softmax.py"
-    assert [(k.correct, k.stage) for k in kernels] == [(False, "compare"), (True, "anticheat")]
+    assert [(k.correct, k.failed_step, k.failed_check) for k in kernels] == [(False, "cpu_run", "compare"), (True, None, None)]
     assert run.best_candidate_id == kernels[-1].candidate_id != summary.best_candidate_id
     assert [c["candidate_id"] for c in calls] == [k.candidate_id for k in kernels]  # calls point at the new ids
     strip = lambda rows: [{k: v for k, v in r.items() if k != "candidate_id"} for r in rows]  # noqa: E731

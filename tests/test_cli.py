@@ -42,11 +42,34 @@ def test_verify_json_contract_and_exit_1_for_a_cheat(tmp_path):
     result = opforge("verify", str(TINY), str(KERNELS / "cheat_torch_compute.py"), "--json", *FAST, db=db)
     assert result.returncode == 1
     verdict = json.loads(result.stdout)
-    assert verdict["correct"] is False and verdict["stage"] == "anticheat"
+    assert verdict["correct"] is False and verdict["failed_step"] == "cpu_run"
+    assert verdict["steps"]["cpu_run"]["check"] == "anticheat" and "stage" not in verdict and "stages" not in verdict
     assert verdict["reasons"][0].startswith("torch-compute")
     assert verdict["candidate_id"] == 1 and verdict["evaluation_id"] == 1
     shown = opforge("show", "1", "--json", db=db)
     assert json.loads(shown.stdout)["evaluations"][0]["reasons"] == verdict["reasons"]
+
+
+def test_a_failing_verdict_names_its_failed_step_once(tmp_path):
+    """One vocabulary: the failed step is named once, in its row with the check that failed; the
+    header says INCORRECT and the steps after it say only that they were not reached."""
+    db = tmp_path / "steps.db"
+    result = opforge("verify", str(TINY), str(KERNELS / "cheat_torch_compute.py"), *FAST, db=db)
+    assert result.returncode == 1, result.stdout + result.stderr
+    out = result.stdout
+    assert out.count("cpu_run") == 1 and "cpu_run: failed the anticheat check (triton-interpreter " in out, out
+    assert "INCORRECT  candidate #1" in out and "stage" not in out
+    assert "profile: skipped: not reached: the failed step stopped the verification" in out
+    shown = opforge("show", "1", db=db).stdout
+    assert shown.count("cpu_run") == 1 and "incorrect, level compiled" in shown, shown
+    old = json.loads((ROOT / "tests/data/verdict_softmax_cpu.json").read_text())  # keys from before steps
+    with Registry(db) as reg:
+        reg.record_evaluation(1, "cpu/x86_64/triton-interpreter", {}, old | {
+            "correct": False, "stage": "compare", "reasons": ["mismatch: variant 0: max abs err 1e-2"]})
+    listing = opforge("kernels", db=db).stdout
+    assert listing.count("cpu_run") == 1 and "cpu_run failed (compare)" in listing, listing
+    shown = opforge("show", "1", db=db).stdout.split("evaluation #2")[1]
+    assert shown.count("cpu_run") == 1 and "cpu_run: failed the compare check: mismatch: variant 0" in shown, shown
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path, monkeypatch):

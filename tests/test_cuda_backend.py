@@ -32,8 +32,8 @@ def test_suite_softmax_in_cuda_verifies_emulated_with_ptxas_stats(softmax_verdic
     v = softmax_verdict
     assert v["correct"], v["reasons"]
     assert v["level"] == "emulated" and v["verified_on"] == f"cpu:{TOOL}-{VERSION}"
-    assert v["stages"]["compile"]["status"] == "passed" and v["stages"]["compile"]["tool"] == "nvcc"
-    assert v["stages"]["cpu_run"]["tool"] == TOOL and v["stages"]["device_run"]["status"] == "skipped"
+    assert v["steps"]["compile"]["status"] == "passed" and v["steps"]["compile"]["tool"] == "nvcc"
+    assert v["steps"]["cpu_run"]["tool"] == TOOL and v["steps"]["device_run"]["status"] == "skipped"
     kernel = next(k for k in v["build"]["kernels"] if "softmax_rows" in k["kernel"])
     assert kernel["arch"] == "sm_90" and kernel["registers"] > 0 and kernel["barriers"] >= 1
     assert kernel["shared_bytes"] >= 128  # the 32-float scratch
@@ -43,7 +43,7 @@ def test_suite_softmax_in_cuda_verifies_emulated_with_ptxas_stats(softmax_verdic
 
 def test_a_missing_syncthreads_fails_as_a_race():
     v = verify(TINY, KERNELS / "cuda_race.py", FAST)
-    assert not v["correct"] and v["stages"]["cpu_run"]["status"] == "failed"
+    assert not v["correct"] and v["steps"]["cpu_run"]["status"] == "failed"
     assert "race" in v["reasons"][0] and "schedule" in v["reasons"][0], v["reasons"]
     assert ladder.exit_code(v) == 1
 
@@ -51,13 +51,14 @@ def test_a_missing_syncthreads_fails_as_a_race():
 def test_a_half_warp_full_mask_shuffle_fails_as_a_deadlock():
     v = verify(TINY, KERNELS / "cuda_deadlock.py", FAST)
     assert not v["correct"] and "deadlock" in v["reasons"][0], v["reasons"]
-    assert v["stages"]["cpu_run"]["status"] == "failed"
+    assert v["steps"]["cpu_run"]["status"] == "failed"
 
 
 def test_a_syntax_error_fails_the_build_with_nvccs_message_and_the_candidate_line():
     path = KERNELS / "cuda_syntax_error.py"
     v = verify(SOFTMAX, path, FAST)
-    assert v["stage"] == "build" and v["stages"]["compile"]["status"] == "failed", v["reasons"]
+    assert (v["failed_step"], ladder.failed_check(v)) == ("compile", "build"), v["reasons"]
+    assert v["steps"]["compile"]["status"] == "failed"
     reason = v["reasons"][0]
     assert "nvcc" in reason and "sum_of_row" in reason
     assert f"line {line_of(path, 'sum_of_row')}" in reason, reason
@@ -71,8 +72,8 @@ def test_an_out_of_bounds_write_is_caught():
 
 def test_inline_asm_cannot_be_emulated_so_the_verdict_is_compiled_and_exit_3(tmp_path):
     v = verify(TINY, KERNELS / "cuda_asm.py", FAST)
-    assert not v["correct"] and v["level"] == "compiled", (v["reasons"], v["stages"])
-    assert v["stages"]["cpu_run"]["status"] == "unsupported" and "asm" in v["stages"]["cpu_run"]["reason"]
+    assert not v["correct"] and v["level"] == "compiled", (v["reasons"], v["steps"])
+    assert v["steps"]["cpu_run"]["status"] == "unsupported" and "asm" in v["steps"]["cpu_run"]["reason"]
     assert ladder.exit_code(v) == 3
     cli = subprocess.run([sys.executable, "-m", "opforge", "--db", str(tmp_path / "r.db"), "verify", str(TINY),
                           str(KERNELS / "cuda_asm.py"), "--backend", "cuda", "--device", "cpu", "--trials", "1",
@@ -92,8 +93,8 @@ def test_a_load_inline_candidate_on_a_cpu_build_of_torch_is_static_and_exit_3():
     if torch.version.cuda is not None:
         pytest.skip("this PyTorch is a CUDA build: load_inline can build here")
     v = verify(TINY, KERNELS / "cuda_load_inline.py", FAST)
-    assert not v["correct"] and v["level"] == "static", (v["reasons"], v["stages"])
-    assert v["stages"]["compile"]["status"] == "skipped" and "CUDA build of PyTorch" in v["stages"]["compile"]["reason"]
+    assert not v["correct"] and v["level"] == "static", (v["reasons"], v["steps"])
+    assert v["steps"]["compile"]["status"] == "skipped" and "CUDA build of PyTorch" in v["steps"]["compile"]["reason"]
     assert ladder.exit_code(v) == 3
 
 

@@ -15,6 +15,7 @@ import pytest
 from conftest import KERNELS, ROOT, TINY, write
 from opforge.exporter import ExportError, export_library
 from opforge.exporter.suite import suite_pairs
+from opforge.harness.ladder import step
 from opforge.harness.verify import VerifyOptions, prepare, verify_source
 from opforge.registry import Registry, RegistryError
 from opforge.registry.recording import record_verification
@@ -113,7 +114,7 @@ def test_cli_export_errors_are_one_line(tmp_path):
 
 
 def timed(speedup: float) -> dict:
-    return {"correct": True, "stage": "profile", "reasons": [],
+    return {"correct": True, "failed_step": None, "reasons": [],
             "timings": {"kernel_ms": 1.0 / speedup, "speedup_eager": speedup}}
 
 
@@ -172,7 +173,8 @@ def test_versions_no_longer_fit_to_ship_are_left_out_and_an_edited_marker_cannot
     reg.promote(good)
     reg.promote(silu)
     hardware = reg.latest_evaluation(silu).hardware
-    reg.record_evaluation(silu, hardware, {}, {"correct": False, "stage": "compare", "reasons": ["max abs err 1 > atol"]})
+    reg.record_evaluation(silu, hardware, {}, {"correct": False, "failed_step": "cpu_run", "reasons": ["max abs err 1 > atol"],
+                                              "steps": {"cpu_run": step("failed", reason="max abs err 1 > atol")}})
     result = export_library(reg, tmp_path / "lib")
     assert [op.name for op in result.ops] == ["tiny_softmax"]
     assert any("tiny_silu: left out v1" in note and "re-verified incorrect" in note for note in result.notes)

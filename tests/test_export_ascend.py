@@ -31,7 +31,7 @@ DATA = ROOT / "tests" / "data" / "export_ascend"
 ASCENDC = ROOT / "tests" / "data" / "ascendc"  # the AscendC backend's own Add projects, in both forms
 PREFIX = ROOT / ".venv" / "ascend"
 TORCH_SITE = str(Path(torch.__file__).resolve().parent.parent)
-CANN_VERDICT = {"correct": True, "stage": "device_run", "reasons": [], "backend": "ascendc", "sizes": {"used": {}},
+CANN_VERDICT = {"correct": True, "failed_step": None, "reasons": [], "backend": "ascendc", "sizes": {"used": {}},
                 "level": "device", "verified_on": "ascend910b3", "timings": None}
 
 

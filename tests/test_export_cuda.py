@@ -36,7 +36,7 @@ def promote_cuda(reg: Registry, *, ladder: dict | None = EMULATED, timings: dict
     through the registry API (as the harness would record an emulated one)."""
     spec = reg.record_spec("tiny_softmax", str(TINY), TINY.read_text())
     cand = reg.record_candidate(spec, CUDA_SOFTMAX.read_text(), "cuda", "known-good")
-    verdict = {"correct": True, "stage": "profile" if timings else "compare", "reasons": [], "backend": "cuda",
+    verdict = {"correct": True, "failed_step": None, "reasons": [], "backend": "cuda",
                "sizes": {"used": {}}, "variants": [{"shapes": [[16, 40]], "atol": 1e-5, "rtol": 1e-5},
                                                    {"shapes": [[3, 17]], "atol": 1e-5, "rtol": 1e-5}],
                "timings": timings, **(ladder or {})}
@@ -185,7 +185,7 @@ def test_on_a_gpu_the_faster_kernel_as_timed_there_is_chosen_else_triton(tmp_pat
         spec = reg.record_spec("tiny_softmax", str(TINY), TINY.read_text())
         triton = reg.record_candidate(spec, (KERNELS / "good.py").read_text(), "triton", "user")
         reg.record_evaluation(triton, "cuda/NVIDIA H200/sm_90", {"name": "NVIDIA H200"},
-                              {"correct": True, "stage": "profile", "reasons": [], "sizes": {"used": {}},
+                              {"correct": True, "failed_step": None, "reasons": [], "sizes": {"used": {}},
                                "level": "profiled", "verified_on": "nvidia-h200",
                                "timings": {"kernel_ms": 0.02, "speedup_eager": 2.0}})
         reg.promote(triton)

@@ -19,7 +19,7 @@ def test_gpu_verdict_has_measured_timings():
     t = v["timings"]
     assert t["kernel_ms"] > 0 and t["eager_ms"] > 0
     assert t["speedup_eager"] == pytest.approx(t["eager_ms"] / t["kernel_ms"])
-    assert v["stage"] == "profile"
+    assert (v["failed_step"], v["level"]) == (None, "profiled")
 
 
 def test_gpu_build_reports_real_registers():
@@ -85,7 +85,7 @@ def test_gpu_cuda_softmax_runs_on_the_device_and_is_profiled():
     v = verify(ROOT / "ops" / "softmax.py", KERNELS / "cuda_softmax.py", VerifyOptions(seed=5, backend="cuda"))
     assert v["correct"], v["reasons"]
     assert v["level"] == "profiled" and v["verified_on"].startswith("nvidia-"), (v["level"], v["verified_on"])
-    assert v["stages"]["device_run"]["status"] == "passed" and v["stages"]["cpu_run"]["status"] == "skipped"
+    assert v["steps"]["device_run"]["status"] == "passed" and v["steps"]["cpu_run"]["status"] == "skipped"
     assert v["timings"]["kernel_ms"] > 0
     assert any(k["arch"] == f"sm_{v['hardware'].rsplit('sm_', 1)[1]}" for k in v["build"]["kernels"])
 
@@ -95,7 +95,7 @@ def test_gpu_cuda_race_is_judged_on_the_device_too():
     and the verdict comes from the device, not the emulator."""
     v = verify(ROOT / "ops" / "softmax.py", KERNELS / "cuda_torch_compute.py", VerifyOptions(seed=5, backend="cuda"))
     assert not v["correct"] and v["reasons"][0].startswith("torch-compute")
-    assert v["stages"]["device_run"]["status"] == "failed"
+    assert v["steps"]["device_run"]["status"] == "failed"
 
 
 def test_gpu_exported_cuda_op_runs_its_kernel_on_the_device(tmp_path):

@@ -1,26 +1,26 @@
-"""The verification ladder: levels, stage records and exit codes mean the same for every backend."""
+"""The verification ladder: levels, step records and exit codes mean the same for every backend."""
 from __future__ import annotations
 
 import pytest
 
 from opforge.harness import ladder
-from opforge.harness.ladder import stage
+from opforge.harness.ladder import step
 
 
-def stages(**status):
-    return {name: stage(s, reason=None if s == "passed" else "why") for name, s in status.items()}
+def steps(**status):
+    return {name: step(s, reason=None if s == "passed" else "why") for name, s in status.items()}
 
 
-def test_level_is_the_highest_passed_rung_not_the_last_stage():
-    assert ladder.level_of(stages(static="passed", compile="passed", cpu_run="failed")) == "compiled"
-    assert ladder.level_of(stages(static="passed", compile="skipped", cpu_run="passed")) == "emulated"
-    assert ladder.level_of(stages(static="passed", compile="passed", cpu_run="skipped",
+def test_level_is_the_highest_passed_rung_not_the_last_step():
+    assert ladder.level_of(steps(static="passed", compile="passed", cpu_run="failed")) == "compiled"
+    assert ladder.level_of(steps(static="passed", compile="skipped", cpu_run="passed")) == "emulated"
+    assert ladder.level_of(steps(static="passed", compile="passed", cpu_run="skipped",
                                   device_run="passed", profile="passed")) == "profiled"
-    assert ladder.level_of(stages(static="failed")) is None
+    assert ladder.level_of(steps(static="failed")) is None
 
 
-def test_a_skipped_or_unsupported_stage_never_counts_as_passed():
-    s = stages(static="passed", compile="passed", cpu_run="unsupported", device_run="skipped")
+def test_a_skipped_or_unsupported_step_never_counts_as_passed():
+    s = steps(static="passed", compile="passed", cpu_run="unsupported", device_run="skipped")
     assert ladder.level_of(s) == "compiled" and not ladder.numerics_passed(s)
     assert not ladder.promotable(ladder.level_of(s))
 
@@ -33,14 +33,14 @@ def test_a_skipped_or_unsupported_stage_never_counts_as_passed():
     (dict(static="passed", compile="skipped", cpu_run="skipped", device_run="skipped"), False, 3),
 ])
 def test_exit_codes(status, correct, expected):
-    assert ladder.exit_code({"correct": correct, "stages": stages(**status)}) == expected
+    assert ladder.exit_code({"correct": correct, "steps": steps(**status)}) == expected
 
 
-def test_a_stage_that_did_not_pass_must_say_why():
+def test_a_step_that_did_not_pass_must_say_why():
     with pytest.raises(ValueError, match="needs a reason"):
-        stage("skipped")
-    with pytest.raises(ValueError, match="unknown stage status"):
-        stage("maybe", reason="x")
+        step("skipped")
+    with pytest.raises(ValueError, match="unknown step status"):
+        step("maybe", reason="x")
 
 
 def test_order_and_promotable_levels():
@@ -56,28 +56,29 @@ def test_a_triton_verdict_on_the_cpu_is_emulated_by_the_interpreter():
     from opforge.harness.verify import VerifyOptions, verify
 
     v = verify(TINY, KERNELS / "good.py", VerifyOptions(seed=7, trials=2, device="cpu"))
-    assert v["correct"] and v["level"] == "emulated", (v["reasons"], v["stages"])
+    assert v["correct"] and v["level"] == "emulated", (v["reasons"], v["steps"])
     assert v["verified_on"].startswith("cpu:triton-interpreter-")
-    assert list(v["stages"]) == ["static", "compile", "cpu_run", "device_run", "profile"]
-    assert v["stages"]["compile"]["status"] == "passed" and v["stages"]["compile"]["tool"] == "triton"
-    assert v["stages"]["device_run"]["status"] == "skipped" and "no GPU" in v["stages"]["device_run"]["reason"]
-    assert v["stages"]["profile"]["status"] == "skipped" and v["stages"]["profile"]["reason"]
+    assert list(v["steps"]) == ["static", "compile", "cpu_run", "device_run", "profile"]
+    assert v["steps"]["compile"]["status"] == "passed" and v["steps"]["compile"]["tool"] == "triton"
+    assert v["steps"]["device_run"]["status"] == "skipped" and "no GPU" in v["steps"]["device_run"]["reason"]
+    assert v["steps"]["profile"]["status"] == "skipped" and v["steps"]["profile"]["reason"]
 
 
-def test_a_failed_stage_leaves_the_later_ones_not_reached():
+def test_a_failed_step_leaves_the_later_ones_not_reached():
     from conftest import KERNELS, TINY
     from opforge.harness.verify import VerifyOptions, verify
 
     v = verify(TINY, KERNELS / "interpreter_only.py", VerifyOptions(seed=7, trials=2, device="cpu"))
     assert not v["correct"] and v["level"] == "static"
-    assert v["stages"]["compile"]["status"] == "failed" and "sm_90" in v["stages"]["compile"]["reason"]
-    assert v["stages"]["cpu_run"] == stage("skipped", reason="not reached: the compile stage failed")
+    assert v["steps"]["compile"]["status"] == "failed" and "sm_90" in v["steps"]["compile"]["reason"]
+    assert v["failed_step"] == "compile" and v["steps"]["compile"]["check"] == "build"
+    assert v["steps"]["cpu_run"] == step("skipped", reason="not reached: the failed step stopped the verification")
     assert ladder.exit_code(v) == 1
 
 
-def test_a_run_job_that_dies_keeps_the_compile_stage_it_passed(tmp_path):
+def test_a_run_job_that_dies_keeps_the_compile_step_it_passed(tmp_path):
     """The build job passed; the run job's process dies on the second call: the verdict keeps the
-    compile stage (level compiled), and the numerics stage failed with the job's reason."""
+    compile step (level compiled), and the numerics step failed with the job's reason."""
     from conftest import KERNELS, TINY
     from opforge.harness.verify import VerifyOptions, verify
 
@@ -89,6 +90,6 @@ def test_a_run_job_that_dies_keeps_the_compile_stage_it_passed(tmp_path):
     kernel = tmp_path / "dies.py"
     kernel.write_text(source)
     v = verify(TINY, kernel, VerifyOptions(seed=7, trials=2, device="cpu", skip_static=True))
-    assert not v["correct"] and v["stages"]["compile"]["status"] == "passed", v["stages"]
-    assert v["stages"]["cpu_run"]["status"] == "failed" and v["level"] == "compiled", v["stages"]
+    assert not v["correct"] and v["steps"]["compile"]["status"] == "passed", v["steps"]
+    assert v["steps"]["cpu_run"]["status"] == "failed" and v["level"] == "compiled", v["steps"]
     assert v["timings_note"] == "not profiled: the kernel was not verified"

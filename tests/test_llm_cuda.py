@@ -139,10 +139,12 @@ def test_a_cuda_block_without_python_says_what_is_missing():
 # --- feedback ---------------------------------------------------------------------------------------
 
 def test_an_nvcc_error_is_fed_back_with_its_line_and_code_and_a_cuda_hint():
-    text = feedback_text({"correct": False, "stage": "build", "reasons": [NVCC_ERROR]}, "cuda")
+    text = feedback_text({"correct": False, "failed_step": "compile", "failed_check": "build", "reasons": [NVCC_ERROR]},
+                         "cuda")
     assert NVCC_ERROR in text and "nvcc rejected CUDA_SRC" in text
     assert "interpreter" not in text
-    triton = feedback_text({"correct": False, "stage": "build", "reasons": ["x"]}, "triton")
+    triton = feedback_text({"correct": False, "failed_step": "compile", "failed_check": "build", "reasons": ["x"]},
+                           "triton")
     assert "ran under the interpreter" in triton and "nvcc" not in triton
 
 
@@ -156,14 +158,14 @@ def test_an_nvcc_error_is_fed_back_with_its_line_and_code_and_a_cuda_hint():
      "cast-away const pointer)", "never cast const away"),
 ])
 def test_each_emulator_finding_gets_its_own_hint(reason, hint):
-    text = feedback_text({"correct": False, "stage": "run", "reasons": [reason]}, "cuda")
+    text = feedback_text({"correct": False, "failed_step": "cpu_run", "failed_check": "run", "reasons": [reason]}, "cuda")
     assert reason in text and hint in text
-    assert "check launch arguments" not in text  # the generic stage hint gives way to the specific one
+    assert "check launch arguments" not in text  # the generic check hint gives way to the specific one
 
 
 def test_a_correct_cuda_kernel_reports_its_ptxas_numbers():
     kernel = {"kernel": "softmax_kernel", "arch": "sm_90", "registers": 17, "spill_stores": 0, "shared_bytes": 256}
-    text = feedback_text({"correct": True, "stage": "anticheat", "reasons": [], "build": {"kernels": [kernel]}}, "cuda")
+    text = feedback_text({"correct": True, "failed_step": None, "reasons": [], "build": {"kernels": [kernel]}}, "cuda")
     assert "softmax_kernel: 17 registers, 256 bytes shared" in text
 
 
@@ -172,8 +174,8 @@ def test_round_two_of_a_cuda_run_carries_the_contract_and_round_ones_nvcc_error(
     with ScriptedLLM([fenced(broken), split_reply(CUDA_GOOD)]) as server:
         llm = drafter(server)
         [first] = llm.draft(cuda_request())
-        summary = {"correct": False, "stage": "build", "reasons": [NVCC_ERROR]}
-        attempt = Attempt(1, first.source, False, "build", feedback_text(summary, "cuda"))
+        summary = {"correct": False, "failed_step": "compile", "failed_check": "build", "reasons": [NVCC_ERROR]}
+        attempt = Attempt(1, first.source, False, "compile", feedback_text(summary, "cuda"))
         [second] = llm.draft(cuda_request(attempts=(attempt,), mode="repair"))
     assert first.source == broken and second.problem is None and "CUDA_SRC = r" in second.source
     system, user = server.requests[1]["messages"]
@@ -195,7 +197,7 @@ def test_a_cuda_run_feeds_round_ones_real_nvcc_error_into_round_two_and_promotes
 
     from opforge.backends.cuda.toolchain import find_nvcc
     if find_nvcc() is None:
-        pytest.skip("no nvcc here: the CUDA build stage is skipped, so there is no nvcc error to feed back")
+        pytest.skip("no nvcc here: the CUDA compile step is skipped, so there is no nvcc error to feed back")
     broken = CUDA_GOOD.replace("const float inv = 1.f / s;", "const float inv = 1.f / sum_of_row;")
     broken_line = broken.splitlines().index("    const float inv = 1.f / sum_of_row;") + 1
     with ScriptedLLM([fenced(broken), split_reply(CUDA_GOOD)]) as server:
@@ -211,7 +213,7 @@ def test_a_cuda_run_feeds_round_ones_real_nvcc_error_into_round_two_and_promotes
     assert len(messages) == 2
     system, prompt = messages[1][0]["content"], messages[1][1]["content"]
     assert system == render_messages(cuda_request())[0]["content"]  # the CUDA contract, round 2 too
-    assert "INCORRECT at stage build" in prompt and "nvcc" in prompt and "sum_of_row" in prompt
+    assert "INCORRECT: compile failed (build)" in prompt and "nvcc" in prompt and "sum_of_row" in prompt
     assert f"line {broken_line}" in prompt, prompt[prompt.index("Feedback"):][:1500]  # nvcc's line, in the file
     assert "nvcc rejected CUDA_SRC" in prompt and "Known-good CUDA kernel" in prompt
     summary = json.loads(result.stdout)

@@ -198,7 +198,7 @@ def test_describe_names_model_and_endpoint():
 def test_the_prompt_carries_spec_knowledge_and_every_feedback_verbatim():
     knowledge = (KnowledgeItem("note", "Mask the ragged last row block", "Use offs < n."),
                  KnowledgeItem("example", "Known-good softmax", "class ModelNew: ...\n"))
-    attempts = (Attempt(1, GOOD, False, "compare", "output 0: max abs err 3.1e-2 at [17, 30] (atol 1e-4)"),
+    attempts = (Attempt(1, GOOD, False, "cpu_run", "output 0: max abs err 3.1e-2 at [17, 30] (atol 1e-4)"),
                 Attempt(2, GOOD, False, "static", "torch-compute: torch.exp in forward (line 14)"))
     with ScriptedLLM([FENCED]) as server:
         drafter(server).draft(request(knowledge=knowledge, attempts=attempts, mode="repair"))
@@ -252,9 +252,9 @@ def test_long_code_that_does_not_parse_shows_its_head_and_the_error_line_marked(
 
 
 def test_explore_asks_for_a_different_approach_and_repair_for_a_fix():
-    attempts = (Attempt(1, GOOD, True, "timed", "1.10x vs PyTorch", speedup=1.1),)
+    attempts = (Attempt(1, GOOD, True, None, "1.10x vs PyTorch", speedup=1.1),)
     explore = render_messages(request(attempts=attempts, mode="explore"))[1]["content"]
-    repair = render_messages(request(attempts=attempts + (Attempt(2, GOOD, False, "compare", "nan"),),
+    repair = render_messages(request(attempts=attempts + (Attempt(2, GOOD, False, "cpu_run", "nan"),),
                                      mode="repair"))[1]["content"]
     assert "different approach" in explore and "Fix attempt" not in explore
     assert "Fix attempt 2" in repair and "different approach" not in repair
@@ -263,7 +263,7 @@ def test_explore_asks_for_a_different_approach_and_repair_for_a_fix():
 def test_long_sources_are_truncated_but_feedback_is_not():
     long_source = "\n".join(f"x{i} = {i}" for i in range(400))
     feedback = "line 399: " + "e" * 2000
-    prompt = render_messages(request(attempts=(Attempt(1, long_source, False, "build", feedback),)))[1]["content"]
+    prompt = render_messages(request(attempts=(Attempt(1, long_source, False, "compile", feedback),)))[1]["content"]
     assert "x149 = 149" in prompt and "x150 = 150" not in prompt and "250 more lines not shown" in prompt
     assert feedback in prompt
 

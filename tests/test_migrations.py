@@ -109,10 +109,10 @@ def test_upgrade_from_empty_creates_all_tables_at_head(tmp_path: Path) -> None:
     assert {"run_id", "round"} <= columns(path, "candidates")
 
 
-def test_head_is_the_reviews_revision() -> None:
+def test_head_is_the_steps_revision() -> None:
     # Tells whoever adds a revision to add an upgrade test from the one before it (0004 -> 0005:
-    # tests/test_registry_levels.py).
-    assert head_revision() == "0005_evaluation_levels"
+    # tests/test_registry_levels.py; 0005 -> 0006: tests/test_verdict_steps.py).
+    assert head_revision() == "0006_evaluation_steps"
 
 
 def test_migrated_schema_matches_models(tmp_path: Path) -> None:
@@ -190,7 +190,7 @@ def test_downgrade_to_initial_keeps_rows_referenced_by_versions(tmp_path: Path) 
     # which `versions` references: with foreign keys enforced during the
     # rebuilds this would fail or cascade.
     path = tmp_path / "step.db"
-    verdict = {"correct": True, "stage": "timed", "reasons": [], "timings": {"kernel_ms": 1.0}}
+    verdict = {"correct": True, "failed_step": None, "reasons": [], "timings": {"kernel_ms": 1.0}}
     with Registry(path) as reg:
         cand = reg.record_candidate(reg.record_spec("add", "a.py", "s"), "k", "triton", "user")
         reg.record_evaluation(cand, "cpu/x", {}, verdict)
@@ -212,7 +212,7 @@ def test_downgrade_one_step_drops_runs_and_keeps_candidates(tmp_path: Path) -> N
         spec = reg.record_spec("add", "a.py", "s")
         run = reg.create_run("r-1", "add", spec, "triton", "llm", "cpu/x", {"budget": 3})
         cand = reg.record_candidate(spec, "k", "triton", "llm", run_id=run.id, round=0)
-        reg.record_evaluation(cand, "cpu/x", {}, {"correct": True, "stage": "timed", "reasons": []})
+        reg.record_evaluation(cand, "cpu/x", {}, {"correct": True, "failed_step": None, "reasons": []})
         reg.update_run("r-1", status="done", best_candidate_id=cand)
     migrate_file(path, PREVIOUS, downgrade=True)
     assert db_revision(path) == PREVIOUS

@@ -1,9 +1,10 @@
-"""The verification pipeline's stages and failure modes, end to end through the sandboxed worker."""
+"""The verification pipeline's steps and failure modes, end to end through the sandboxed worker."""
 from __future__ import annotations
 
 import json
 
 from conftest import KERNELS, ROOT, TINY, write
+from opforge.harness import ladder
 from opforge.harness.verify import VerifyOptions, verify
 
 FAST = VerifyOptions(seed=7, trials=2, device="cpu")
@@ -11,10 +12,10 @@ FAST = VerifyOptions(seed=7, trials=2, device="cpu")
 
 def test_verdict_contract_fields():
     v = verify(TINY, KERNELS / "good.py", FAST)
-    for key in ("correct", "stage", "reasons", "variants", "sizes", "device", "timings", "build", "anticheat",
+    for key in ("correct", "steps", "failed_step", "level", "reasons", "variants", "sizes", "device", "timings", "build", "anticheat",
                 "seed", "hardware", "spec_sha256", "candidate_sha256"):
         assert key in v, key
-    assert v["stage"] == "anticheat" and v["device"] == "cpu" and v["seed"] == 7
+    assert (v["failed_step"], v["level"]) == (None, "emulated") and v["device"] == "cpu" and v["seed"] == 7
     assert v["timings"] is None and "no GPU" in v["timings_note"]
     var = v["variants"][1]
     assert var["shapes"] == [[3, 17]] and var["max_abs_err"] < 1e-6 and var["atol"] == 1e-4
@@ -23,21 +24,21 @@ def test_verdict_contract_fields():
 
 def test_code_only_the_interpreter_accepts_fails_the_build():
     v = verify(TINY, KERNELS / "interpreter_only.py", FAST)
-    assert v["stage"] == "build", v["reasons"]
+    assert (v["failed_step"], ladder.failed_check(v)) == ("compile", "build"), v["reasons"]
     assert v["reasons"][0].startswith("build-error: _softmax_kernel does not compile for sm_90")
     assert "power of 2" in v["reasons"][0] or "power of two" in v["reasons"][0]
 
 
 def test_ragged_variant_failure_names_the_variant_and_numbers():
     v = verify(TINY, KERNELS / "wrong_no_mask.py", FAST)
-    assert v["stage"] == "compare"
+    assert (v["failed_step"], ladder.failed_check(v)) == ("cpu_run", "compare")
     assert v["reasons"][0].startswith("mismatch: variant 0: output 0: max abs err")
     assert "atol" in v["reasons"][0] and not v["variants"][0]["passed"]
 
 
 def test_runtime_error_is_a_verdict_with_the_candidate_line():
     v = verify(TINY, KERNELS / "raises.py", FAST)
-    assert v["stage"] == "run"
+    assert (v["failed_step"], ladder.failed_check(v)) == ("cpu_run", "run")
     assert v["reasons"][0].startswith("runtime-error: variant 0: forward raised TypeError")
     assert "(candidate line" in v["reasons"][0]
 
@@ -45,7 +46,7 @@ def test_runtime_error_is_a_verdict_with_the_candidate_line():
 def test_hanging_candidate_is_killed_at_the_time_limit():
     options = VerifyOptions(seed=7, trials=2, device="cpu", timeout_s=20)
     v = verify(TINY, KERNELS / "hang.py", options)
-    assert v["stage"] == "run" and v["reasons"][0].startswith("timeout:")
+    assert (v["failed_step"], ladder.failed_check(v)) == ("cpu_run", "run") and v["reasons"][0].startswith("timeout:")
     # stopped by its own limit, not sooner (how soon after is the machine's speed: no bound here)
     assert max(job["wall_s"] for job in v["jobs"].values()) >= options.timeout_s
 
@@ -53,7 +54,7 @@ def test_hanging_candidate_is_killed_at_the_time_limit():
 def test_import_error_in_candidate_is_reported_at_load(tmp_path):
     source = (KERNELS / "good.py").read_text() + "\nraise ValueError('broken at import')\n"
     v = verify(TINY, write(tmp_path / "k.py", source), FAST)
-    assert v["stage"] == "build"
+    assert (v["failed_step"], ladder.failed_check(v)) == ("compile", "build")
     assert "load-error: importing the candidate raised ValueError: broken at import" in v["reasons"][0]
 
 

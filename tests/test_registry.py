@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 import opforge.registry.db as registry_db
+from opforge.harness.ladder import step
 from opforge.registry import Registry, RegistryError, resolve_db_path
 
 CPU = "cpu/x86_64/triton-interpreter"
@@ -19,12 +20,13 @@ H200 = "cuda/NVIDIA H200/sm_90"
 SPEC_SRC = "def reference(x, y):\n    return x + y\n"
 
 
-def verdict(correct: bool = True, kernel_ms: float | None = 0.5, reasons: list[str] | None = None,
-            stage: str | None = None) -> dict[str, Any]:
+def verdict(correct: bool = True, kernel_ms: float | None = 0.5, reasons: list[str] | None = None) -> dict[str, Any]:
+    reasons = reasons if reasons is not None else ([] if correct else ["max abs err 1.5 > atol"])
     return {
         "correct": correct,
-        "stage": stage or ("timed" if correct else "compare"),
-        "reasons": reasons if reasons is not None else ([] if correct else ["max abs err 1.5 > atol"]),
+        "failed_step": None if correct else "cpu_run",
+        "steps": {} if correct else {"cpu_run": step("failed", reason=reasons[0], check="compare")},
+        "reasons": reasons,
         "timings": None if kernel_ms is None else {"kernel_ms": kernel_ms, "speedup_eager": 2.0},
         "max_abs_err": 0.0,
     }
@@ -93,7 +95,7 @@ def test_recording_against_unknown_rows_raises_registry_error(reg: Registry, add
 
 def test_malformed_verdict_is_refused(reg: Registry, add_spec: int) -> None:
     cand = reg.record_candidate(add_spec, "k", "triton", "user")
-    with pytest.raises(RegistryError, match="lacks stage"):
+    with pytest.raises(RegistryError, match="lacks failed_step"):
         reg.record_evaluation(cand, CPU, {}, {"correct": True, "reasons": []})
     with pytest.raises(RegistryError, match="must be a bool"):
         reg.record_evaluation(cand, CPU, {}, {**verdict(), "correct": "yes"})
@@ -110,7 +112,7 @@ def test_evaluation_round_trips_the_whole_verdict(reg: Registry, add_spec: int) 
     (ev,) = reg.get_candidate(cand).evaluations
     assert ev.id == ev_id and ev.candidate_id == cand
     assert ev.verdict == v
-    assert (ev.correct, ev.stage, ev.reasons, ev.timings) == (True, "timed", [], v["timings"])
+    assert (ev.correct, ev.failed_step, ev.failed_check, ev.reasons, ev.timings) == (True, None, None, [], v["timings"])
     assert (ev.kernel_ms, ev.speedup_eager) == (0.125, 2.0)
     assert (ev.hardware, ev.hardware_info) == (H200, {"name": "NVIDIA H200", "cc": [9, 0]})
     assert ev.created_at.tzinfo is not None

@@ -17,21 +17,21 @@ CPU = "cpu/x86_64/triton-interpreter"
 GPU = "cuda/NVIDIA H200/sm_90"
 
 
-def stage(status: str, tool: str | None = None, version: str | None = None, seconds: float | None = None,
-          reason: str | None = None) -> dict:
+def step(status: str, tool: str | None = None, version: str | None = None, seconds: float | None = None,
+         reason: str | None = None) -> dict:
     return {"status": status, "tool": tool, "version": version, "seconds": seconds, "reason": reason}
 
 
 def ladder_verdict(level: str | None, verified_on: str | None, correct: bool, speedup: float | None = None) -> dict:
     """A verdict as the ladder's harness writes it: CUDA built by nvcc, the CPU run skipped."""
-    stages = {"static": stage("passed", "opforge-static", "1", 0.01),
-              "compile": stage("passed", "nvcc", "13.0", 1.02),
-              "cpu_run": stage("skipped", reason="no emulator for this candidate here"),
-              "device_run": stage("skipped", reason="no GPU on this machine")}
+    steps = {"static": step("passed", "opforge-static", "1", 0.01),
+             "compile": step("passed", "nvcc", "13.0", 1.02),
+             "cpu_run": step("skipped", reason="no emulator for this candidate here"),
+             "device_run": step("skipped", reason="no GPU on this machine")}
     timings = None if speedup is None else {"kernel_ms": 0.1, "speedup_eager": speedup}
-    return {"correct": correct, "stage": "compile" if not correct else "profile", "reasons": [] if correct else
-            ["not-verifiable: no numerics stage could run here"], "level": level, "verified_on": verified_on,
-            "stages": stages, "timings": timings}
+    return {"correct": correct, "failed_step": None, "reasons": [] if correct else
+            ["not-verifiable: no numerics step could run here"], "level": level, "verified_on": verified_on,
+            "steps": steps, "timings": timings}
 
 
 def migrate_file(path: Path, revision: str, downgrade: bool = False) -> None:
@@ -125,7 +125,7 @@ def test_a_level_is_recorded_from_the_verdict_and_an_unknown_one_refused(tmp_pat
 @pytest.mark.parametrize("correct", [False, True], ids=["incorrect", "claims-correct"])
 @pytest.mark.parametrize("level", ["static", "compiled"])
 def test_a_static_or_compiled_kernel_is_never_promoted_even_when_fast(tmp_path, level, correct):
-    # `claims-correct` is a verdict the ladder never writes (correct without a numerics stage): the
+    # `claims-correct` is a verdict the ladder never writes (correct without a numerics step): the
     # level alone must keep it out, whatever its speedup, with --force too.
     with Registry(tmp_path / "r.db") as reg:
         cand = reg.record_candidate(reg.record_spec("add", "a.py", "s"), "k", "cuda", "user")
@@ -166,7 +166,7 @@ def recorded(tmp_path) -> tuple[Path, int, int, int]:
         legacy = reg.record_candidate(spec, "old kernel", "triton", "user")
         reg.record_evaluation(compiled, CPU, {}, ladder_verdict("compiled", None, False, speedup=3.0))
         ok = ladder_verdict("emulated", "cpu:triton-interpreter-3.5.0", True)
-        ok["stages"] |= {"cpu_run": stage("passed", "triton-interpreter", "3.5.0", 2.5)}
+        ok["steps"] |= {"cpu_run": step("passed", "triton-interpreter", "3.5.0", 2.5)}
         reg.record_evaluation(emulated, CPU, {}, ok)
         reg.record_evaluation(legacy, CPU, {}, {"correct": True, "stage": "anticheat", "reasons": []})
     return db, compiled, emulated, legacy
@@ -201,21 +201,21 @@ def test_kernels_lists_each_candidates_level(capsys, recorded):
     assert {int(i): r["level"] for i, r in rows.items()} == {compiled: "compiled", emulated: "emulated", legacy: "—"}
 
 
-def test_show_prints_the_level_where_it_ran_and_every_stage(capsys, recorded):
+def test_show_prints_the_level_where_it_ran_and_every_step(capsys, recorded):
     db, compiled, emulated, legacy = recorded
     code, out, _ = cli_run(capsys, "--db", str(db), "show", str(emulated))
     assert code == 0
     assert "correct, level emulated · cpu:triton-interpreter-3.5.0" in out
     names = ("static", "compile", "cpu_run", "device_run", "profile")
-    stages = [line.strip() for line in out.splitlines() if line.strip().split(":")[0] in names]
-    assert stages == ["static: passed (opforge-static 1, 0.01 s)", "compile: passed (nvcc 13.0, 1.02 s)",
+    steps = [line.strip() for line in out.splitlines() if line.strip().split(":")[0] in names]
+    assert steps == ["static: passed (opforge-static 1, 0.01 s)", "compile: passed (nvcc 13.0, 1.02 s)",
                       "cpu_run: passed (triton-interpreter 3.5.0, 2.50 s)",
                       "device_run: skipped: no GPU on this machine"]
     code, out, _ = cli_run(capsys, "--db", str(db), "show", str(legacy))
     assert code == 0 and "correct, level —" in out and "cpu_run:" not in out
     code, out, _ = cli_run(capsys, "--db", str(db), "show", str(compiled), "--json")
     (ev,) = json.loads(out)["evaluations"]
-    assert (ev["level"], ev["stages"]["compile"]["tool"]) == ("compiled", "nvcc")
+    assert (ev["level"], ev["steps"]["compile"]["tool"]) == ("compiled", "nvcc")
 
 
 def test_the_batch_report_gives_each_ops_level_and_where_it_was_verified(recorded):
@@ -231,7 +231,7 @@ def test_the_batch_report_gives_each_ops_level_and_where_it_was_verified(recorde
         rows = [op_row(SimpleNamespace(op=f"op{cid}", action="run", spec_path="a.py", candidate_id=None),
                        {"status": "verified", "best_candidate_id": cid}, reg, CPU) for cid in (emulated, legacy)]
     assert [(r["level"], r["verified_on"]) for r in rows] == [("emulated", "cpu:triton-interpreter-3.5.0"), (None, None)]
-    assert COLUMNS.index("level") == COLUMNS.index("stage") + 1  # and so in the CSV
+    assert COLUMNS.index("level") == COLUMNS.index("failed_step") + 1  # and so in the CSV
     report = BatchReport("local", 1, "triton", CPU, "t0", "t1", 1.0, rows)
     console = Console(width=200, record=True)
     console.print(report_table(report))

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from opforge.harness.ladder import step
 from opforge.registry import Registry, RegistryError, RunRow, new_run_key
 
 CPU = "cpu/x86_64/triton-interpreter"
@@ -40,10 +41,12 @@ class Call:
 
 def verdict(correct: bool = True, speedup: float | None = None,
             reasons: list[str] | None = None) -> dict[str, Any]:
+    reasons = reasons if reasons is not None else ([] if correct else ["max abs err 1.5 > atol"])
     return {
         "correct": correct,
-        "stage": "timed" if correct else "compare",
-        "reasons": reasons if reasons is not None else ([] if correct else ["max abs err 1.5 > atol"]),
+        "failed_step": None if correct else "cpu_run",
+        "steps": {} if correct else {"cpu_run": step("failed", reason=reasons[0], check="compare")},
+        "reasons": reasons,
         "timings": None if speedup is None else {"kernel_ms": 1.0 / speedup, "speedup_eager": speedup},
     }
 
@@ -225,10 +228,11 @@ def test_llm_calls_make_trajectories_with_their_candidates_feedback(reg: Registr
         "run": run.run_key, "op": "add", "round": 0, "model": "qwen2.5-coder-7b", "temperature": 0.7,
         "messages": list(Call().messages), "reply": Call().reply, "candidate_id": cand,
         "feedback": ["max abs err 3.1e-2 at [17, 430] (atol 1e-4)", "2nd"], "correct": False,
-        "stage": "compare", "speedup_eager": None, "prompt_tokens": 120, "completion_tokens": 80,
+        "failed_step": "cpu_run", "failed_check": "compare", "speedup_eager": None, "prompt_tokens": 120, "completion_tokens": 80,
     }
     assert (second["round"], second["candidate_id"], second["feedback"]) == (1, None, ["no ModelNew in reply"])
-    assert (second["correct"], second["stage"], second["reply"]) == (None, None, "I cannot.")
+    assert (second["correct"], second["failed_step"], second["failed_check"], second["reply"]) == (
+        None, None, None, "I cannot.")
 
 
 def test_trajectories_are_ordered_by_run_and_filtered_by_op(reg: Registry, add_spec: int) -> None:

@@ -29,6 +29,7 @@ from opforge.harness.worker import mounts as worker_mounts
 from conftest import KERNELS, TINY, require_runtime, write
 from opforge.harness.verify import VerifyOptions, prepare, verify, verify_source
 from opforge.harness import worker
+from opforge.harness import ladder
 from opforge.sandbox import Job, JobResult, docker_runtime, get_sandbox, jail, mounts, process
 
 GOOD = (KERNELS / "good.py").read_text()
@@ -96,7 +97,7 @@ def test_network_is_unreachable_even_on_loopback(tmp_path, runtime):
     server.settimeout(0.5)
     port = server.getsockname()[1]
     v = hostile(tmp_path, runtime, f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=5)")
-    assert not v["correct"] and v["stage"] == "build"
+    assert not v["correct"] and (v["failed_step"], ladder.failed_check(v)) == ("compile", "build")
     assert "ConnectionRefusedError" in reasons(v) or "Network is unreachable" in reasons(v), reasons(v)
     with pytest.raises(TimeoutError):
         server.accept()  # nothing ever reached the host's listener

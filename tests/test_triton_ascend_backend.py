@@ -36,14 +36,14 @@ def test_softmax_verifies_emulated_after_the_real_front_end(softmax_verdict):
     assert v["correct"], v["reasons"]
     assert ladder.exit_code(v) == 0
     assert v["level"] == "emulated" and v["verified_on"] == f"cpu:triton-ascend-interpreter-{toolchain.pins()['triton-ascend']}"
-    stages = v["stages"]
-    assert list(stages) == ["static", "frontend_compile", "compile", "cpu_run", "device_run", "profile"]
-    assert stages["frontend_compile"] == {**stages["frontend_compile"], "status": "passed", "tool": "bishengir-compile",
-                                          "version": toolchain.pins()["ascendnpu-ir"]}
-    assert stages["compile"]["status"] == "skipped" and "hivmc" in stages["compile"]["reason"]
-    assert "CANN" in stages["compile"]["reason"]
-    assert stages["cpu_run"]["status"] == "passed" and stages["cpu_run"]["tool"] == "triton-ascend-interpreter"
-    assert stages["device_run"]["status"] == "skipped" and "NPU" in stages["device_run"]["reason"]
+    steps = v["steps"]
+    assert list(steps) == ["static", "frontend_compile", "compile", "cpu_run", "device_run", "profile"]
+    assert steps["frontend_compile"] == {**steps["frontend_compile"], "status": "passed", "tool": "bishengir-compile",
+                                         "version": toolchain.pins()["ascendnpu-ir"]}
+    assert steps["compile"]["status"] == "skipped" and "hivmc" in steps["compile"]["reason"]
+    assert "CANN" in steps["compile"]["reason"]
+    assert steps["cpu_run"]["status"] == "passed" and steps["cpu_run"]["tool"] == "triton-ascend-interpreter"
+    assert steps["device_run"]["status"] == "skipped" and "NPU" in steps["device_run"]["reason"]
     kernel = v["build"]["kernels"][0]
     assert kernel["kernel"] == "_softmax_rows" and kernel["target"] == toolchain.DEFAULT_TARGET
     assert kernel["pipeline"] == "hivmc-missing" and kernel["mix_mode"] == "aiv"
@@ -54,9 +54,9 @@ def test_a_tile_past_the_unified_buffer_fails_with_bishengirs_own_message():
     require_ascend()
     v = verify(SOFTMAX, ASCEND / "softmax_ub_overflow.py", options())
     assert ladder.exit_code(v) == 1 and not v["correct"]
-    assert v["stages"]["frontend_compile"]["status"] == "failed"
+    assert v["steps"]["frontend_compile"]["status"] == "failed"
     assert "ub overflow, requires" in v["reasons"][0] and "1572864 bits available" in v["reasons"][0]
-    assert v["stages"]["cpu_run"]["status"] == "skipped" and v["level"] == "static"
+    assert v["steps"]["cpu_run"]["status"] == "skipped" and v["level"] == "static"
 
 
 @pytest.mark.parametrize("name, code", [("inline_asm", "ascend-unsupported"), ("grid_literal", "grid-too-large"),
@@ -64,17 +64,17 @@ def test_a_tile_past_the_unified_buffer_fails_with_bishengirs_own_message():
 def test_what_ascend_cannot_take_is_rejected_statically(name, code):
     require_ascend()
     v = verify(SOFTMAX, ASCEND / f"{name}.py", options())
-    assert ladder.exit_code(v) == 1 and v["stage"] == "static"
+    assert ladder.exit_code(v) == 1 and (v["failed_step"], ladder.failed_check(v)) == ("static", "rules")
     assert any(r.startswith(code) for r in v["reasons"]), v["reasons"]
-    assert v["stages"]["frontend_compile"]["status"] == "skipped" and "jobs" not in v  # nothing ran
+    assert v["steps"]["frontend_compile"]["status"] == "skipped" and "jobs" not in v  # nothing ran
 
 
-def test_a_computed_grid_past_65535_programs_fails_the_static_stage_from_the_recorded_launch():
+def test_a_computed_grid_past_65535_programs_fails_the_static_step_from_the_recorded_launch():
     require_ascend()
     v = verify(ASCEND / "relu_spec.py", ASCEND / "grid_computed.py", options())
-    assert ladder.exit_code(v) == 1 and v["stage"] == "static"
+    assert ladder.exit_code(v) == 1 and (v["failed_step"], ladder.failed_check(v)) == ("static", "rules")
     assert v["reasons"][0].startswith("grid-too-large: _relu launched 75000 programs")
-    assert v["stages"]["static"]["status"] == "failed" and v["stages"]["cpu_run"]["status"] == "skipped"
+    assert v["steps"]["static"]["status"] == "failed" and v["steps"]["cpu_run"]["status"] == "skipped"
 
 
 def test_ascend_static_rules_on_source():
@@ -174,4 +174,4 @@ def test_the_isolating_sandboxes_run_the_ascend_worker(runtime):
     require_runtime(runtime, {"docker": docker_runtime.unavailable, "jail": jail.unavailable}[runtime]())
     v = verify(SOFTMAX, ASCEND / "softmax.py", options(sandbox=runtime, trials=1))
     assert v["correct"], v["reasons"]
-    assert v["sandbox"] == runtime and v["stages"]["frontend_compile"]["status"] == "passed"
+    assert v["sandbox"] == runtime and v["steps"]["frontend_compile"]["status"] == "passed"

@@ -226,7 +226,7 @@ def test_watch_offers_resume_when_the_run_process_is_gone(seeded, isolated_regis
     assert at.button(key="resume") and not [b for b in at.button if b.key == "cancel"]
 
 
-def test_review_shows_each_candidates_level_badge_and_ladder_stages(seeded, isolated_registry):
+def test_review_shows_each_candidates_level_badge_and_ladder_steps(seeded, isolated_registry):
     # `seeded` holds verdicts from before the ladder (no level): they show "—"; a new one shows its pill.
     laddered = copy.deepcopy(VERDICT) | {"level": "emulated", "verified_on": "cpu:triton-interpreter-3.5.0", "stages": {
         "static": {"status": "passed", "tool": "opforge-static", "version": "1", "seconds": 0.01, "reason": None},
@@ -243,6 +243,25 @@ def test_review_shows_each_candidates_level_badge_and_ladder_stages(seeded, isol
     (candidates,) = [f for f in frames if "drafter" in f.columns]
     assert dict(zip(candidates["id"], candidates["level"])) == {
         seeded["good"]: "emulated · cpu:triton-interpreter-3.5.0", seeded["failed"]: "—"}
-    (stages,) = [f for f in frames if "stage" in f.columns and "status" in f.columns]
-    assert list(stages["stage"]) == ["static", "cpu_run", "device_run"]
-    assert list(stages["reason"])[-1] == "no GPU here"
+    (steps,) = [f for f in frames if "step" in f.columns and "status" in f.columns]
+    assert list(steps["step"]) == ["static", "cpu_run", "device_run"]
+    assert list(steps["reason"])[-1] == "no GPU here"
+
+
+def test_a_candidate_nothing_could_check_here_is_a_warning_not_a_failure(seeded, isolated_registry):
+    """A verdict where no step failed but none that checks the numbers could run (`opforge verify`
+    exits 3) is "not verifiable here" in yellow, with its level, and its reason a warning, not an error."""
+    why = "unverifiable: AscendC cannot be compiled or run here: bisheng ships only in the CANN toolkit"
+    skipped = {"status": "skipped", "tool": "bisheng", "version": None, "seconds": None, "reason": why[14:]}
+    unverifiable = {k: v for k, v in copy.deepcopy(VERDICT).items() if k != "stage"} | {
+        "correct": False, "reasons": [why], "failed_step": None, "level": "static", "timings": None, "steps": {
+            "static": {"status": "passed", "tool": "opforge-static", "version": "1", "seconds": 0.5, "reason": None},
+            "compile": skipped, "cpu_run": skipped}}
+    with Registry(isolated_registry) as reg:
+        reg.record_evaluation(seeded["failed"], CPU, {}, unverifiable)
+    at = no_exception(open_page("review", candidate=str(seeded["failed"])))
+    assert f"### Candidate #{seeded['failed']} — 🟡 not verifiable here" in texts(at.markdown)
+    assert why in texts(at.warning) and why not in texts(at.error)
+    (candidates,) = [f.value for f in at.dataframe if "drafter" in f.value.columns]
+    row = candidates[candidates["id"] == seeded["failed"]].iloc[0]
+    assert row["verdict"] == "🟡 not verifiable here" and row["level"] == "static", dict(row)

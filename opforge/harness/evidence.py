@@ -1,6 +1,6 @@
 """Judging what came back from the candidate's process: its per-call reports and its outputs,
 against the reference's outputs the judge computed itself. Reasons are `code: detail`;
-`judge.STAGE_OF` maps each code to the verdict stage that failed.
+`judge.CHECK_OF` maps each code to the check of the numerics step that failed (harness/ladder.py).
 
 The candidate's own words (exception texts, its exit) only ever appear quoted inside a reason
 whose code the judge chose; nothing it reports can make a verdict correct.
@@ -11,7 +11,7 @@ import time
 import torch
 
 from opforge.harness.compare import compare_outputs
-from opforge.harness.judge import ANTICHEAT, MAX_REASONS, STAGE_OF, Case, Material, fingerprint, unwritten
+from opforge.harness.judge import ANTICHEAT, CHECK_OF, MAX_REASONS, Case, Material, fingerprint, unwritten
 
 # A kernel may read a few scalars (a length, a flag) into Python; reading a tenth of its inputs is
 # computing the op in Python. 16: a paged-attention launcher reading per-batch lengths stays under it.
@@ -221,11 +221,10 @@ def run_result(f: Findings, material: Material, started: float, timings: dict | 
     reasons = list(f.reasons.values())
     codes = {r.split(":", 1)[0] for r in reasons}
     order = ["load", "run", "compare", "anticheat"]
-    failed = [STAGE_OF.get(c, "run") for c in codes]
-    stage = min(failed, key=order.index) if failed else ("profile" if timings else "anticheat")
+    failed = [CHECK_OF.get(c, "run") for c in codes]
     return {
         "correct": not reasons,
-        "stage": stage,
+        "check": min(failed, key=order.index) if failed else None,  # the first check that failed, if any
         "reasons": reasons,
         "variants": sorted(f.variants.values(), key=lambda v: v["index"]),
         "stress": sorted(f.stress.values(), key=lambda v: v["case"]) + material.skipped,

@@ -61,7 +61,7 @@ class OpSpec:
 
     def module(self, sizes: dict[str, int] | None = None) -> ModuleType:
         """A fresh run of the spec's source at the sizes used, or at `sizes` over them: the one way
-        the judge, the stress stage and the exporter get the spec at a size."""
+        the judge, the stress cases and the exporter get the spec at a size."""
         module = load_module(self.path, {**self.sizes_used, **(sizes or {})}, source=self.source)
         _check_model(module, self.path)
         return module

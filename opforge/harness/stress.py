@@ -1,4 +1,4 @@
-"""Inputs the spec did not ask for, made by the judge from the ones it did (the numerics stress stage).
+"""Inputs the spec did not ask for, made by the judge from the ones it did (the numerics step's stress cases).
 
 A kernel can be right on the given inputs and wrong on the next: a softmax without the max
 subtraction overflows above 88, an RMSNorm without eps is 3x off on small activations, a kernel

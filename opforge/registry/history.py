@@ -23,7 +23,7 @@ def trajectories(s: Session, op: str | None) -> list[dict[str, Any]]:
     call_op = func.coalesce(Run.op, Spec.name)
     stmt = (
         select(LLMCall, Run.run_key, call_op, Evaluation.id, Evaluation.reasons,
-               Evaluation.correct, Evaluation.stage, Evaluation.speedup_eager)
+               Evaluation.correct, Evaluation.failed_step, Evaluation.failed_check, Evaluation.speedup_eager)
         .outerjoin(Run, Run.id == LLMCall.run_id)
         .outerjoin(Candidate, Candidate.id == LLMCall.candidate_id)
         .outerjoin(Spec, Spec.id == Candidate.spec_id)
@@ -36,8 +36,8 @@ def trajectories(s: Session, op: str | None) -> list[dict[str, Any]]:
 
 
 def _trajectory(call: LLMCall, run_key: str | None, op: str | None, ev_id: int | None,
-                reasons: list[str] | None, correct: bool | None, stage: str | None,
-                speedup: float | None) -> dict[str, Any]:
+                reasons: list[str] | None, correct: bool | None, failed_step: str | None,
+                failed_check: str | None, speedup: float | None) -> dict[str, Any]:
     if ev_id is not None:
         feedback = list(reasons or [])
     else:
@@ -47,7 +47,7 @@ def _trajectory(call: LLMCall, run_key: str | None, op: str | None, ev_id: int |
         "run": run_key, "op": op, "round": call.round, "model": call.model,
         "temperature": call.temperature, "messages": call.messages, "reply": call.reply,
         "candidate_id": call.candidate_id, "feedback": feedback, "correct": correct,
-        "stage": stage, "speedup_eager": speedup, "prompt_tokens": call.prompt_tokens,
+        "failed_step": failed_step, "failed_check": failed_check, "speedup_eager": speedup, "prompt_tokens": call.prompt_tokens,
         "completion_tokens": call.completion_tokens,
     }
 

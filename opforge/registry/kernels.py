@@ -40,7 +40,7 @@ def kernel_select() -> Select[Any]:
         select(
             Candidate.id, Candidate.spec_id, Spec.name, Candidate.backend, Candidate.drafter,
             Candidate.parent_id, Candidate.created_at, Evaluation.id, Evaluation.correct,
-            Evaluation.stage, Evaluation.hardware, Evaluation.kernel_ms,
+            Evaluation.failed_step, Evaluation.failed_check, Evaluation.hardware, Evaluation.kernel_ms,
             Evaluation.speedup_eager, Evaluation.reasons, is_active.label("active"),
             Candidate.run_id, Candidate.round, Evaluation.level, Evaluation.verified_on,
         )
@@ -50,13 +50,14 @@ def kernel_select() -> Select[Any]:
 
 
 def kernel_row(r: Any) -> KernelRow:
-    (cand_id, spec_id, op, backend, drafter, parent_id, created_at, ev_id, correct,
-     stage, hardware, kernel_ms, speedup, reasons, active, run_id, round_, level, verified_on) = r
+    (cand_id, spec_id, op, backend, drafter, parent_id, created_at, ev_id, correct, failed_step,
+     failed_check, hardware, kernel_ms, speedup, reasons, active, run_id, round_, level, verified_on) = r
     failed = correct is False
     return KernelRow(
         candidate_id=cand_id, spec_id=spec_id, op=op, backend=backend, drafter=drafter,
         parent_id=parent_id, created_at=created_at, evaluation_id=ev_id, correct=correct,
-        stage=stage, hardware=hardware, kernel_ms=kernel_ms, speedup_eager=speedup,
+        failed_step=failed_step, failed_check=failed_check, hardware=hardware, kernel_ms=kernel_ms,
+        speedup_eager=speedup,
         first_reason=reasons[0] if failed and reasons else None, active=bool(active),
         run_id=run_id, round=round_, level=level, verified_on=verified_on,
     )

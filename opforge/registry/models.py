@@ -130,7 +130,10 @@ class Evaluation(Base):
     hardware: Mapped[str] = mapped_column(String(200))
     hardware_info: Mapped[dict[str, Any]]
     correct: Mapped[bool] = mapped_column(Boolean)
-    stage: Mapped[str] = mapped_column(String(50))
+    # Copied out of the verdict: the step that failed and the check inside it (harness/ladder.py);
+    # NULL when no step failed.
+    failed_step: Mapped[str | None] = mapped_column(String(50))
+    failed_check: Mapped[str | None] = mapped_column(String(50))
     reasons: Mapped[list[str]]
     verdict: Mapped[dict[str, Any]]
     timings: Mapped[dict[str, Any] | None]

@@ -22,7 +22,8 @@ class EvaluationRow:
     hardware: str
     hardware_info: dict[str, Any]
     correct: bool
-    stage: str
+    failed_step: str | None  # the step that failed and the check inside it (harness/ladder.py)
+    failed_check: str | None
     reasons: list[str]
     verdict: dict[str, Any]
     timings: dict[str, Any] | None
@@ -40,7 +41,8 @@ class EvaluationRow:
             hardware=ev.hardware,
             hardware_info=copy.deepcopy(ev.hardware_info),
             correct=ev.correct,
-            stage=ev.stage,
+            failed_step=ev.failed_step,
+            failed_check=ev.failed_check,
             reasons=list(ev.reasons),
             verdict=copy.deepcopy(ev.verdict),
             timings=copy.deepcopy(ev.timings),
@@ -65,7 +67,8 @@ class KernelRow:
     created_at: datetime
     evaluation_id: int | None
     correct: bool | None
-    stage: str | None
+    failed_step: str | None  # None when no step failed (or never evaluated)
+    failed_check: str | None
     hardware: str | None
     kernel_ms: float | None
     speedup_eager: float | None

@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from opforge.harness.ladder import LEVELS
+from opforge.harness.ladder import LEVELS, failed_check, read_verdict
 from opforge.registry.errors import RegistryError
 from opforge.registry.models import Base
 
@@ -61,15 +61,17 @@ def finite_number(value: object) -> float | None:
 
 
 def check_verdict(verdict: object) -> dict[str, Any]:
-    """Validate the harness verdict shape that the registry indexes on."""
+    """Validate the harness verdict shape that the registry indexes on, and return it in today's
+    keys: a verdict written before `steps` (with `stages` and `stage`) is read by ladder.read_verdict."""
     if not isinstance(verdict, dict):
         raise RegistryError(f"verdict must be a dict, got {type(verdict).__name__}")
-    missing = [k for k in ("correct", "stage", "reasons") if k not in verdict]
+    verdict = read_verdict(verdict)
+    missing = [k for k in ("correct", "failed_step", "reasons") if k not in verdict]
     if missing:
         raise RegistryError(f"verdict lacks {', '.join(missing)}")
     if not isinstance(verdict["correct"], bool):
         raise RegistryError(f"verdict['correct'] must be a bool, got {verdict['correct']!r}")
-    require_text("verdict['stage']", verdict["stage"])
+    _check_steps(verdict)
     reasons = verdict["reasons"]
     if not isinstance(reasons, list) or not all(isinstance(r, str) for r in reasons):
         raise RegistryError("verdict['reasons'] must be a list of strings")
@@ -79,6 +81,15 @@ def check_verdict(verdict: object) -> dict[str, Any]:
     verdict_level(verdict)
     require_json("verdict", verdict)
     return verdict
+
+
+def _check_steps(verdict: dict[str, Any]) -> None:
+    """`steps` a dict of records, and `failed_step` None or the name of one of them that failed."""
+    steps, name = verdict.get("steps", {}), verdict["failed_step"]
+    if not isinstance(steps, dict) or not all(isinstance(r, dict) for r in steps.values()):
+        raise RegistryError("verdict['steps'] must be a dict of step records")
+    if name is not None and (steps.get(require_text("verdict['failed_step']", name)) or {}).get("status") != "failed":
+        raise RegistryError(f"verdict['failed_step'] {name!r} is not a failed step of verdict['steps']")
 
 
 def verdict_level(verdict: dict[str, Any]) -> tuple[str | None, str | None]:
@@ -93,10 +104,12 @@ def verdict_level(verdict: dict[str, Any]) -> tuple[str | None, str | None]:
 
 def evaluation_columns(verdict: dict[str, Any]) -> dict[str, Any]:
     """An Evaluation's columns copied out of a checked verdict (the verdict itself included)."""
+    verdict = read_verdict(verdict)
     timings = verdict.get("timings")
     level, verified_on = verdict_level(verdict)
     return {
-        "correct": verdict["correct"], "stage": verdict["stage"], "reasons": list(verdict["reasons"]),
+        "correct": verdict["correct"], "failed_step": verdict["failed_step"], "failed_check": failed_check(verdict),
+        "reasons": list(verdict["reasons"]),
         "verdict": verdict, "timings": timings, "level": level, "verified_on": verified_on,
         "kernel_ms": finite_number((timings or {}).get("kernel_ms")),
         "speedup_eager": finite_number((timings or {}).get("speedup_eager")),

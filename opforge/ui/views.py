@@ -7,8 +7,8 @@ import math
 from datetime import datetime, timezone
 from typing import Any
 
-from opforge.registry import KernelRow, RunRow
-from opforge.registry.levels import level_label, stage_rows
+from opforge.registry import EvaluationRow, KernelRow, RunRow
+from opforge.registry.levels import failure_label, level_label, step_rows
 
 # The badge colour of each rung: grey for checks of the source only, orange for compiled, blue for
 # numerics on a CPU, green for numerics on the device, violet for timed there.
@@ -16,10 +16,18 @@ LEVEL_COLORS = {"static": "gray", "frontend-compiled": "orange", "compiled": "or
                 "device": "green", "profiled": "violet"}
 
 
-def verdict_label(correct: bool | None, stage: str | None) -> str:
+def verdict_label(correct: bool | None, failed_step: str | None = None, failed_check: str | None = None) -> str:
+    """`✅ correct`, `❌ cpu_run failed (compare)`, or `🟡 not verifiable here` when no step failed but
+    none that checks the numbers could run on that machine (`opforge verify`'s exit 3): no failure."""
     if correct is None:
         return "not evaluated yet"
-    return "✅ correct" if correct else f"❌ failed at {stage}"
+    if correct:
+        return "✅ correct"
+    return f"❌ {failure_label(failed_step, failed_check)}" if failed_step else "🟡 not verifiable here"
+
+
+def evaluation_label(ev: EvaluationRow | None) -> str:
+    return verdict_label(ev.correct, ev.failed_step, ev.failed_check) if ev else verdict_label(None)
 
 
 def level_badge(level: str | None, verified_on: str | None) -> tuple[str, str]:
@@ -27,14 +35,15 @@ def level_badge(level: str | None, verified_on: str | None) -> tuple[str, str]:
     return level_label(level, verified_on), LEVEL_COLORS.get(level or "", "gray")
 
 
-def stage_table(verdict: dict) -> list[dict[str, Any]]:
-    """The verdict's ladder stages (none for a verdict from before the ladder)."""
-    return [{"stage": r.name, "status": r.status, "tool": r.tool or "", "version": r.version or "",
-             "seconds": r.seconds, "reason": r.reason or ""} for r in stage_rows(verdict)]
+def step_table(verdict: dict) -> list[dict[str, Any]]:
+    """The verdict's ladder steps, the failed one with its check (none for a verdict from before the
+    ladder that passed)."""
+    return [{"step": r.name, "status": r.status, "check": r.check or "", "tool": r.tool or "",
+             "version": r.version or "", "seconds": r.seconds, "reason": r.reason or ""} for r in step_rows(verdict)]
 
 
 def kernel_table(rows: list[KernelRow]) -> list[dict[str, Any]]:
-    return [{"id": r.candidate_id, "round": r.round, "drafter": r.drafter, "verdict": verdict_label(r.correct, r.stage),
+    return [{"id": r.candidate_id, "round": r.round, "drafter": r.drafter, "verdict": verdict_label(r.correct, r.failed_step, r.failed_check),
              "level": level_label(r.level, r.verified_on), "reason": r.first_reason or "", "hardware": r.hardware or "", "ms": r.kernel_ms,
              "speedup": r.speedup_eager, "active": "★" if r.active else "", "created": r.created_at}
             for r in rows]
@@ -59,7 +68,7 @@ def variant_table(verdict: dict) -> list[dict[str, Any]]:
 
 
 def stress_table(verdict: dict) -> list[dict[str, Any]]:
-    """The stress stage's cases: what each was, how it compared, or why it was skipped."""
+    """The stress cases of the numerics step: what each was, how it compared, or why it was skipped."""
     rows = []
     for case in verdict.get("stress") or []:
         compared = case.get("status") != "skipped"

@@ -108,7 +108,7 @@ class LocalExecutor:
                     kind, op, payload = conn.recv()
                     if kind == "event":
                         slot.run_key = slot.run_key or payload.get("run_key")
-                        on_event({"kind": "stage", "op": op} | payload)
+                        on_event({"kind": "progress", "op": op} | payload)
                     else:
                         slot.result = payload
             except (EOFError, OSError):  # the worker exited (or was killed): nothing more will come

@@ -117,7 +117,7 @@ class RayExecutor:
         waiting = events.size()
         if waiting:
             for op, event in events.get_nowait_batch(waiting):
-                on_event({"kind": "stage", "op": op} | event)
+                on_event({"kind": "progress", "op": op} | event)
 
     def _collect(self, ref, task, started: float) -> dict:
         elapsed = round(time.monotonic() - started, 2)

@@ -1,5 +1,5 @@
-"""The batch report: one row per op (status, best kernel and its version, correctness, its level on
-the verification ladder and where, speedup where timed, time, tokens), filled from the executors'
+"""The batch report: one row per op (status, best kernel and its version, correctness, the step that
+failed if one did, its level on the verification ladder and where, speedup where timed, time, tokens), filled from the executors'
 outcomes and the registry, written as JSON or CSV."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 from opforge.harness.errors import OpforgeError
 
 FAILED = ("failed", "error", "timeout")
-COLUMNS = ("op", "status", "action", "run_key", "best_candidate_id", "version", "correct", "stage",
+COLUMNS = ("op", "status", "action", "run_key", "best_candidate_id", "version", "correct", "failed_step",
            "level", "verified_on", "speedup_eager", "kernel_ms", "time_s", "tokens", "stop_reason", "error", "spec_path")
 
 
@@ -67,7 +67,7 @@ def _kernel_facts(registry, candidate_id: int, hardware: str) -> dict:
     version = next((v.number for v in registry.versions(cand.op)
                     if v.candidate_id == candidate_id and v.backend == cand.backend), None)
     return {"version": version, "correct": latest.correct if latest else None,
-            "stage": latest.stage if latest else None,
+            "failed_step": latest.failed_step if latest else None,
             "level": latest.level if latest else None,  # None: not known (a verdict from before the ladder)
             "verified_on": latest.verified_on if latest else None,
             "speedup_eager": latest.speedup_eager if latest else None,

@@ -2,7 +2,7 @@
 record ops that hit their time limit as failed runs, and build the report.
 
 Events for a progress view, in order per op: {"kind": "plan", "tasks"}, then {"kind": "start",
-"op", "action"}, {"kind": "stage", "op", "node", "message", "run_key"} while it runs, and
+"op", "action"}, {"kind": "progress", "op", "node", "message", "run_key"} while it runs, and
 {"kind": "done", "op", "result"}; skipped ops get only "done"."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The batch's live view (an overall bar plus one line per running op with its stage) and its final
+"""The batch's live view (an overall bar plus one line per running op with its latest progress) and its final
 table, rendered with rich from run_batch's events and report; the CLI owns the console."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from opforge.registry.levels import level_label
 
 MARKS = {"verified": "[green]✓ verified[/]", "skipped": "[cyan]= skipped[/]", "failed": "[red]✗ failed[/]",
          "error": "[red]✗ error[/]", "timeout": "[red]✗ timeout[/]"}
-STAGE_WIDTH = 90
+PROGRESS_WIDTH = 90
 
 
 class BatchProgress:
@@ -38,9 +38,9 @@ class BatchProgress:
         elif kind == "start":
             label = "resuming" if event.get("action") == "resume" else "starting"
             self.lines[op] = self.progress.add_task(f"  {op}: {label}", total=None)
-        elif kind == "stage" and op in self.lines:
-            stage = f"{event.get('node', '')}: {event.get('message', '')}"
-            self.progress.update(self.lines[op], description=f"  {op}: {stage[:STAGE_WIDTH]}")
+        elif kind == "progress" and op in self.lines:
+            progress = f"{event.get('node', '')}: {event.get('message', '')}"
+            self.progress.update(self.lines[op], description=f"  {op}: {progress[:PROGRESS_WIDTH]}")
         elif kind == "done":
             self._done(op, event["result"])
 

@@ -2,8 +2,8 @@
 
 A drafter never raises for a bad reply: a reply without a usable `ModelNew` becomes a Draft with
 `source=None`, a `problem` that goes into the next prompt as feedback and, in `rejected`, what it
-held instead (the broken code, else the reply's text), which the loop keeps as a candidate of
-stage UNUSABLE_STAGE, never run, and quotes back to the model. Configuration problems
+held instead (the broken code, else the reply's text), which the loop keeps as a candidate whose
+verdict's failed step is UNUSABLE_STEP, never run, and quotes back to the model. Configuration problems
 (wrong key, missing model, unreachable endpoint) raise DrafterError: the run cannot go on."""
 from __future__ import annotations
 
@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from opforge.harness.errors import OpforgeError
+from opforge.harness.ladder import DRAFT
 from opforge.knowledge import KnowledgeItem
 
 Mode = Literal["explore", "repair"]
-# The stage of a reply that never became a runnable candidate (no code, no ModelNew, a syntax error):
-# its verdict says why, the harness never runs it and it can never be promoted.
-UNUSABLE_STAGE = "draft"
+# The failed step of a reply that never became a runnable candidate (no code, no ModelNew, a syntax
+# error): its verdict says why, the harness never runs it and it can never be promoted.
+UNUSABLE_STEP = DRAFT
 
 
 class DrafterError(OpforgeError):
@@ -30,10 +31,10 @@ class Attempt:
     candidate_id: int | None
     source: str | None
     correct: bool
-    stage: str
+    failed_step: str | None  # None when correct (harness/ladder.py: the step that failed)
     feedback: str  # the reflect node's text: build errors, mismatch numbers, anti-cheat reasons, timings
     speedup: float | None = None
-    line: int | None = None  # stage UNUSABLE_STAGE: the line of `source` where parsing stopped
+    line: int | None = None  # failed step UNUSABLE_STEP: the line of `source` where parsing stopped
 
 
 @dataclass(frozen=True)

@@ -7,12 +7,14 @@ from __future__ import annotations
 from langgraph.runtime import Runtime
 
 from opforge.agents.state import RunContext, RunState
+from opforge.harness.ladder import failed_check
 from opforge.harness.verify import verify_source
+from opforge.registry.levels import failure_label
 
 
 def _summary(candidate_id: int, verdict: dict, reused: bool) -> dict:
-    return {"candidate_id": candidate_id, "correct": verdict["correct"], "stage": verdict["stage"],
-            "reasons": verdict["reasons"], "variants": verdict.get("variants", []),
+    return {"candidate_id": candidate_id, "correct": verdict["correct"], "failed_step": verdict["failed_step"],
+            "failed_check": failed_check(verdict), "reasons": verdict["reasons"], "variants": verdict.get("variants", []),
             "build": verdict.get("build"), "timings": verdict.get("timings"), "reused": reused}
 
 
@@ -32,7 +34,9 @@ def evaluate(state: RunState, runtime: Runtime[RunContext]) -> dict:
     for candidate_id in state.get("pending", []):
         result = evaluate_one(ctx, candidate_id)
         results.append(result)
-        status = "correct" if result["correct"] else f"{result['stage']}: {(result['reasons'] or [''])[0][:100]}"
+        failure = failure_label(result["failed_step"], result["failed_check"]) if result["failed_step"] \
+            else "not verifiable here"
+        status = "correct" if result["correct"] else f"{failure}: {(result['reasons'] or [''])[0][:100]}"
         ctx.emit({"node": "evaluate", "round": state.get("round", 0), "candidate_id": candidate_id,
                   "correct": result["correct"], "message": f"candidate #{candidate_id}: {status}"
                   + (" (verdict reused)" if result["reused"] else "")})

@@ -1,5 +1,5 @@
 """Review an op: every version and candidate; a candidate's source, a diff against any other, its
-level badge, verification table and ladder stages, compile metrics, timings against input size,
+level badge, verification table and ladder steps, compile metrics, timings against input size,
 the LLM conversation that produced it; approve, reject with a comment, promote."""
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def versions_and_candidates(op: str) -> int | None:
 def candidate_tabs(candidate_id: int, others: list[int]) -> None:
     detail = registry().get_candidate(candidate_id)
     latest = detail.evaluations[-1] if detail.evaluations else None
-    st.markdown(f"### Candidate #{detail.id} — {views.verdict_label(latest and latest.correct, latest and latest.stage)}")
+    st.markdown(f"### Candidate #{detail.id} — {views.evaluation_label(latest)}")
     _badge(latest.level if latest else None, latest.verified_on if latest else None)
     st.caption(f"{detail.backend}, drafted by **{detail.drafter}**"
                + (f", parent #{detail.parent_id}" if detail.parent_id else "")
@@ -102,13 +102,13 @@ def verification_tab(detail) -> None:
     for ev in reversed(detail.evaluations):
         v = ev.verdict
         st.markdown(f"**Evaluation #{ev.id}** on `{ev.hardware}` ({ev.created_at:%Y-%m-%d %H:%M}) — "
-                    f"{views.verdict_label(ev.correct, ev.stage)}, sandbox `{v.get('sandbox', '?')}`, "
+                    f"{views.evaluation_label(ev)}, sandbox `{v.get('sandbox', '?')}`, "
                     f"seed {v.get('seed', '?')}, {v.get('trials', '?')} trials per variant")
         _badge(ev.level, ev.verified_on)
-        for reason in ev.reasons:
-            st.error(reason)
-        if stages := views.stage_table(v):
-            st.dataframe(stages, hide_index=True, width="stretch")
+        for reason in ev.reasons:  # a step that could not run here is no failure: a warning, not an error
+            (st.error if ev.failed_step else st.warning)(reason)
+        if steps := views.step_table(v):
+            st.dataframe(steps, hide_index=True, width="stretch")
         if v.get("variants"):
             st.dataframe(views.variant_table(v), hide_index=True, width="stretch")
         if v.get("stress"):

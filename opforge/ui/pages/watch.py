@@ -1,6 +1,6 @@
 """Watch runs: every run in the registry, and one run live — each round's candidates with their
-stage and verdict, the current best, tokens and time spent — with cancel (and resume when its
-process is gone). Everything is read back from the registry, so a reloaded page reconnects."""
+verdict (the step that failed, if one did), the current best, tokens and time spent — with cancel
+(and resume when its process is gone). Everything is read back from the registry, so a reloaded page reconnects."""
 from __future__ import annotations
 
 import streamlit as st
