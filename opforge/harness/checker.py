@@ -200,7 +200,7 @@ class Session:
 
     def call(self, index: int, step: dict) -> tuple[dict, list | None]:
         """One call of the plan: (report, outputs as CPU copies), never raises for the candidate."""
-        case = [_to(x, self.device) for x in self.data["cases"][step["case"]]]
+        case = self.case_inputs(step["case"])
         inputs, pristine = _clone(case), _clone(case)
         guard = guards.ForwardGuard()
         report: dict = {"call": index, "case": step["case"]}
@@ -243,6 +243,28 @@ class Session:
         found["mutated"] = [i for i, (after, before) in enumerate(zip(inputs, pristine))
                             if isinstance(after, torch.Tensor) and i not in mutates and not _equal_nan(after, before)]
         return found
+
+    # -- what profile.bench_candidate times with (it imports nothing of the candidate's side) ------
+
+    def case_inputs(self, case: int) -> list:
+        """A case's inputs on the session's device."""
+        return [_to(x, self.device) for x in self.data["cases"][case]]
+
+    @staticmethod
+    def copy_inputs(inputs: list) -> list:
+        """Copies of `inputs` for one call (the candidate may write into them)."""
+        return _clone(inputs)
+
+    def timed_call(self, args: list) -> tuple[Any, int]:
+        """The first model on `args` under the guards: (its output, how many kernels it launched)."""
+        with guards.LaunchLog() as log, Trial():
+            out = self.models[0](*args)
+        return out, len(log.launches)
+
+    @staticmethod
+    def cpu_copies(out: Any) -> list:
+        """A call's outputs as plain CPU copies, for the judge."""
+        return [_copy(o) for o in flatten(out)]
 
     def drift(self, snapshot: guards.ModuleSnapshot) -> dict:
         """Global state and module attributes changed since the models were built."""

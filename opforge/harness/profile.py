@@ -72,29 +72,24 @@ def _bench_events(fn, accel, warmup_ms: float = 25.0, rep_ms: float = 100.0) -> 
 
 def bench_candidate(session: Any, bench: dict) -> tuple[dict, list]:
     """Time the candidate on the main case; return (report, kept outputs) where each kept output
-    is matched to its case in `report["kept"]`."""
-    from opforge.harness import guards
-    from opforge.harness.checker import Trial, _clone, _copy, _to, flatten
-
-    model = session.models[0]
-    to_dev = lambda i: [_to(x, session.device) for x in session.data["cases"][i]]  # noqa: E731
-    main, fresh = to_dev(bench["case"]), [to_dev(i) for i in bench["fresh"]]
+    is matched to its case in `report["kept"]`. `session` is the checker's Session: its case_inputs,
+    copy_inputs, timed_call and cpu_copies are all the timing needs of the candidate's side."""
+    main, fresh = session.case_inputs(bench["case"]), [session.case_inputs(i) for i in bench["fresh"]]
     rng = random.Random(bench["secret"])
     swaps = dict(zip(sorted(rng.sample(range(3, 400), len(fresh))), range(len(fresh))))
     samples = set(rng.sample(range(3, 400), bench.get("samples", 4)))
     state = {"n": 0, "launches": [], "kept": [], "outputs": []}
-    inputs = _clone(main)
+    inputs = session.copy_inputs(main)
 
     def call():
         n = state["n"]
         state["n"] += 1
-        args = _clone(fresh[swaps[n]]) if n in swaps else inputs
-        with guards.LaunchLog() as log, Trial():
-            out = model(*args)
-        state["launches"].append(len(log.launches))
+        args = session.copy_inputs(fresh[swaps[n]]) if n in swaps else inputs
+        out, launches = session.timed_call(args)
+        state["launches"].append(launches)
         if n in swaps or n in samples:
             state["kept"].append(bench["fresh"][swaps[n]] if n in swaps else bench["case"])
-            state["outputs"].append([_copy(o) for o in flatten(out)])
+            state["outputs"].append(session.cpu_copies(out))
         return out
 
     kernel_ms = _bench(call, session.device)
