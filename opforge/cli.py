@@ -10,13 +10,11 @@ import time
 from pathlib import Path
 
 from rich.console import Console
-from rich.syntax import Syntax
 from rich.table import Table
 
 from opforge.harness.errors import OpforgeError
+from opforge.harness import intake
 from opforge.harness.ladder import EXIT_UNVERIFIABLE, exit_code
-from opforge.registry import Registry, RegistryError, resolve_db_path
-from opforge.registry.levels import failure_label, level_label, step_rows
 from opforge.sandbox.errors import SandboxError
 
 # Piped output (CI logs, tests) gets a wide console instead of rich's 80-column default.
@@ -28,9 +26,10 @@ def _parser(argv: list[str]) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="opforge", description="Verified, profiled, versioned kernels from PyTorch op specs.")
     p.add_argument("--db", help="registry path (default: $OPFORGE_DB, else ./.opforge/opforge.db)")
     sub = p.add_subparsers(dest="command", required=True)
-    v = sub.add_parser("verify", help="verify a candidate kernel against an op spec")
-    v.add_argument("spec")
-    v.add_argument("kernel")
+    v = sub.add_parser("verify", help="verify a candidate kernel against an op spec", epilog=intake.verify_epilog(),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    v.add_argument("spec", metavar="SPEC", help=intake.SPEC_HELP)
+    v.add_argument("kernel", metavar="KERNEL", help=intake.KERNEL_HELP)
     v.add_argument("--json", action="store_true", help="print the verdict as JSON")
     _add_flags(v, verify_flags)
     k = sub.add_parser("kernels", help="list recorded candidates and their latest verdicts")
@@ -110,13 +109,13 @@ def _batch_parser(sub, loop_flags) -> None:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from opforge.agents.options import verify_options
-    from opforge.harness.verify import prepare, read_candidate, verify_source
+    from opforge.harness.verify import prepare, verify_source
     from opforge.registry.recording import record_verification
 
+    source = intake.check_verify_input(args.spec, args.kernel, args.backend)  # main() did too, before torch loaded
     options = verify_options(vars(args))
     spec, hardware = prepare(args.spec, options)
-    source = read_candidate(args.kernel)
-    with Registry(resolve_db_path(args.db)) as reg:
+    with _registry(args.db) as reg:
         verdict = verify_source(spec, hardware, source, options)
         ids = record_verification(reg, spec, source, verdict, hardware, drafter="user")
     verdict_out = verdict | {"candidate_id": ids[0], "evaluation_id": ids[1]}
@@ -134,10 +133,13 @@ def render_verdict(v: dict) -> None:
     out.print(f"{v['op']} ({v['backend']}, {v['hardware']}): {status}  "
               f"candidate #{v['candidate_id']}, evaluation #{v['evaluation_id']}")
     out.print(f"  level: {v.get('level') or '—'}" + (f" (verified on {v['verified_on']})" if v.get("verified_on") else ""))
+    from opforge.registry.levels import step_rows
+
     for row in step_rows(v):
         out.print(f"    {row.line()}", markup=False)
+    cross = "[yellow]–[/]" if exit_code(v) == EXIT_UNVERIFIABLE else "[red]✗[/]"  # could not run here: no failure
     for reason in v["reasons"]:
-        out.print(f"  [red]✗[/] {reason}", markup=True)
+        out.print(f"  {cross} {reason}", markup=True)
     if v["variants"]:
         table = Table("variant", "shapes", "trials", "max abs err", "max rel err", "atol", "rtol", "ok")
         for var in v["variants"]:
@@ -170,11 +172,12 @@ def render_verdict(v: dict) -> None:
 
 
 def cmd_kernels(args: argparse.Namespace) -> int:
-    with Registry(resolve_db_path(args.db)) as reg:
-        rows = reg.list_kernels(args.op, limit=args.limit)
+    from opforge.registry.levels import failure_label, level_label
+
+    with _registry(args.db) as reg:
+        rows, db = reg.list_kernels(args.op, limit=args.limit), reg.path
     if not rows:
-        out.print("no kernels recorded yet" + (f" for '{args.op}'" if args.op else "") +
-                  " — try: opforge verify ops/softmax.py backends/triton/knowledge/softmax.py")
+        out.print(intake.nothing_recorded(db, args.op), markup=False)
         return 0
     table = Table("id", "op", "backend", "drafter", "verdict", "level", "hardware", "ms", "speedup", "active", "created")
     for r in rows:
@@ -189,7 +192,7 @@ def cmd_kernels(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    with Registry(resolve_db_path(args.db)) as reg:
+    with _registry(args.db) as reg:
         cand = reg.get_candidate(args.id)
     if cand is None:
         raise OpforgeError(f"no candidate with id {args.id}")
@@ -200,6 +203,10 @@ def cmd_show(args: argparse.Namespace) -> int:
                                           for e in cand.evaluations]},
                          indent=2, default=str))
         return 0
+    from rich.syntax import Syntax
+
+    from opforge.registry.levels import level_label, step_rows
+
     out.print(f"candidate #{cand.id}: {cand.op} ({cand.backend}, drafted by {cand.drafter}), spec {cand.spec_path}")
     out.print(Syntax(cand.source, "python", line_numbers=True))
     for ev in cand.evaluations:
@@ -210,14 +217,14 @@ def cmd_show(args: argparse.Namespace) -> int:
         for row in step_rows(ev.verdict):
             out.print(f"  {row.line()}", markup=False)
         for reason in ev.reasons:
-            out.print(f"  ✗ {reason}")
+            out.print(f"  {'✗' if ev.failed_step else '–'} {reason}")
     return 0
 
 
 def cmd_promote(args: argparse.Namespace) -> int:
     if (args.id is None) == (not args.auto):
         raise OpforgeError("give a candidate ID, or --auto (not both)")
-    with Registry(resolve_db_path(args.db)) as reg:
+    with _registry(args.db) as reg:
         if args.auto:
             versions = reg.promote_auto(args.op)
         else:
@@ -232,7 +239,7 @@ def cmd_promote(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from opforge.exporter import export_library
 
-    with Registry(resolve_db_path(args.db)) as reg:
+    with _registry(args.db) as reg:
         result = export_library(reg, Path(args.out), name=args.name, wheel=args.wheel, cuda_archs=args.cuda_archs)
     if args.json:
         print(json.dumps(result.as_dict(), indent=2, default=str))
@@ -261,7 +268,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             out.print(f"[dim]{time.strftime('%H:%M:%S')}[/] [cyan]{event['node']:>8}[/] {event['message']}",
                       markup=True, highlight=False, soft_wrap=True)
 
-    with Registry(resolve_db_path(args.db)) as reg:
+    with _registry(args.db) as reg:
         try:
             summary = _run_or_resume(args, reg, show)
         except KeyboardInterrupt:
@@ -286,7 +293,7 @@ def _run_or_resume(args: argparse.Namespace, reg: Registry, show):
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    with Registry(resolve_db_path(args.db)) as reg:
+    with _registry(args.db) as reg:
         runs = reg.list_runs(args.op)
     if not runs:
         out.print("no runs yet — try: opforge run ops/softmax.py")
@@ -302,7 +309,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
 def cmd_cancel(args: argparse.Namespace) -> int:
     from opforge.agents.run import cancel_run
 
-    with Registry(resolve_db_path(args.db)) as reg:
+    with _registry(args.db) as reg:
         run = cancel_run(args.run_key, reg)
     out.print(f"run {run.run_key} cancelled; its loop stops after the step it is in")
     return 0
@@ -311,6 +318,7 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 def cmd_ui(args: argparse.Namespace) -> int:
     import subprocess
 
+    from opforge.registry import resolve_db_path
     from opforge.ui.server import server_command
 
     argv, env = server_command(resolve_db_path(args.db), args.port, args.address)
@@ -318,7 +326,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
 
 
 def cmd_export_dataset(args: argparse.Namespace) -> int:
-    with Registry(resolve_db_path(args.db)) as reg:
+    with _registry(args.db) as reg:
         rows = reg.trajectories(args.op)
     with open(args.out, "w", encoding="utf-8") as fh:
         for row in rows:
@@ -332,6 +340,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
     from opforge.agents.batch.report import check_report_path
     from opforge.agents.batch.view import BatchProgress, report_table, summary_line
     from opforge.agents.options import run_options
+    from opforge.registry import Registry, resolve_db_path
 
     options = BatchOptions(run=run_options(vars(args)), jobs=args.jobs, executor=args.executor, address=args.address,
                            op_timeout_s=args.op_timeout, force=args.force)
@@ -357,6 +366,12 @@ def cmd_batch(args: argparse.Namespace) -> int:
     return 1 if report.failed and not args.no_fail else 0
 
 
+def _registry(db: str | None):  # imported here, like every library past argparse: SQLAlchemy alone
+    from opforge.registry import Registry, resolve_db_path  # costs ~1 s, which refusing bad input never pays
+
+    return Registry(resolve_db_path(db))
+
+
 COMMANDS = {"verify": cmd_verify, "kernels": cmd_kernels, "show": cmd_show, "promote": cmd_promote, "export": cmd_export,
             "run": cmd_run, "runs": cmd_runs, "cancel": cmd_cancel, "ui": cmd_ui, "export-dataset": cmd_export_dataset,
             "batch": cmd_batch}
@@ -364,10 +379,14 @@ COMMANDS = {"verify": cmd_verify, "kernels": cmd_kernels, "show": cmd_show, "pro
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    args = _parser(argv).parse_args(argv)
     try:
+        intake.check_verify_argv(argv)  # before the parser, whose verify flags import torch and the harness (~5 s)
+        args = _parser(argv).parse_args(argv)
         return COMMANDS[args.command](args)
-    except (OpforgeError, RegistryError, SandboxError) as exc:
+    except Exception as exc:  # bad input of any layer is one line and exit 2; anything else is a bug: its traceback
+        registry = sys.modules.get("opforge.registry")  # not loaded: no RegistryError can have been raised
+        if not isinstance(exc, (OpforgeError, SandboxError, *([registry.RegistryError] if registry else []))):
+            raise
         print(f"opforge: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

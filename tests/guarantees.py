@@ -288,6 +288,36 @@ GUARANTEES: tuple[Guarantee, ...] = (
     _g("option-unknown-drafter", "an unknown drafter name is one line naming the known ones",
        "tests/test_cli.py::test_run_and_verify_refuse_unknown_names_with_one_line",
        ("opforge/agents/drafters/select.py", "    if name is not None and name not in DRAFTERS:\n", "    if False:\n")),
+    # -- what a newcomer meets first (issue 31, item 5) --
+    _g("verify-foreign-backend-hint", "a kernel another backend recognises, given without --backend, is one line "
+       "naming that backend (exit 2) and is not recorded",
+       "tests/test_cli_frictions.py::test_another_backends_kernel_without_backend_is_named_and_not_recorded",
+       ("opforge/harness/intake.py", "    if not found or DEFAULT in found:\n        return\n", "    return\n")),
+    _g("backend-recognises-its-kernels", "each backend's plugin recognises its own kernels (looks_like), read without importing them",
+       ("tests/test_cli_frictions.py::test_each_backends_examples_look_like_its_own",
+        "tests/test_cli_frictions.py::test_another_backends_kernel_without_backend_is_named_and_not_recorded"),
+       ("opforge/backends/cuda/__init__.py", "        return LOOKS.search(source) is not None\n", "        return False\n")),
+    _g("verify-not-python-exit-2", "a kernel that is not Python (a .cu file, binary, a syntax error) is one line, "
+       "exit 2, and is not recorded",
+       "tests/test_cli_frictions.py::test_a_kernel_that_is_not_python_is_one_line_and_not_recorded",
+       ("opforge/harness/intake.py", "        ast.parse(source, str(path))\n", "        pass\n")),
+    _g("verify-refuses-before-torch", "bad input to verify (a missing file, an unknown backend) is refused before torch loads",
+       "tests/test_cli_frictions.py::test_bad_input_is_refused_before_torch_loads",
+       ("opforge/cli.py", "        intake.check_verify_argv(argv)", "        pass")),
+    _g("unverifiable-not-a-failure-cli", "a candidate nothing could check here (exit 3) is \"not verifiable here\" in "
+       "yellow in verify, kernels and show, never a red failure",
+       "tests/test_cli_frictions.py::test_a_candidate_nothing_could_check_here_is_yellow_not_red",
+       ("opforge/cli.py", 'if r.failed_step else "[yellow]not verifiable here[/]"', 'if True else ""')),
+    _g("unverifiable-not-a-failure-ui", "the workbench shows a candidate nothing could check here as \"not verifiable "
+       "here\", its reason a warning, not an error",
+       "tests/test_ui_pages.py::test_a_candidate_nothing_could_check_here_is_a_warning_not_a_failure",
+       ("opforge/ui/views.py", 'if failed_step else "🟡 not verifiable here"', 'if True else ""')),
+    _g("kernels-empty-says-what-to-do", "an empty registry names itself and a first command that works",
+       "tests/test_cli_frictions.py::test_kernels_on_an_empty_registry_names_it_and_a_first_command",
+       ("opforge/harness/intake.py", '            f"  start with: opforge verify ops/softmax.py {example_kernel()}\\n"\n', "")),
+    _g("verify-help-example", "verify --help explains SPEC and KERNEL with an example that works",
+       "tests/test_cli_frictions.py::test_verify_help_explains_spec_and_kernel_with_a_working_example",
+       ("opforge/cli.py", "epilog=intake.verify_epilog(),", "epilog=None,")),
     # -- CUDA emulator and knowledge --
     _g("emulator-atomic-rounding-not-a-race", "a float atomicAdd sum differs between schedules by rounding, never a race",
        "tests/test_cuda_emulator.py::test_a_float_atomic_sum_that_cancels_keeps_its_terms_rounding",
