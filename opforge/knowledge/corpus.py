@@ -69,7 +69,7 @@ def examples_dir(backend: str) -> Path:
 
 def _check_backend(backend: str) -> str:
     # The name becomes a folder name: a path such as "../ops" must not reach other files.
-    if not re.fullmatch(r"[a-z][a-z0-9_]*", backend) or backend == "notes":
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", backend):
         raise KnowledgeError(f"not a backend name: {backend!r}")
     return backend
 
@@ -88,10 +88,10 @@ def load_examples(backend: str) -> tuple[Example, ...]:
     examples = []
     folder = examples_dir(backend)
     for path in sorted(folder.rglob("*.py")):
-        relative = path.relative_to(folder)
-        if path.stem.startswith("_") or any(part.startswith((".", "_")) for part in relative.parts[:-1]):
+        inside = path.relative_to(folder)
+        if path.stem.startswith("_") or any(part.startswith((".", "_")) for part in inside.parts[:-1]):
             continue
-        spec_path = OPS_DIR / relative
+        spec_path = OPS_DIR / inside
         spec = spec_path.read_text(encoding="utf-8") if spec_path.is_file() else ""
         tags = tuple(spec_tags(spec)) or tuple(_name_words(path.stem))
         kernel = "".join(line for line in path.read_text(encoding="utf-8").splitlines(keepends=True)
