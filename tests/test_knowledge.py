@@ -73,10 +73,10 @@ def test_only_notes_of_the_requested_backend_are_returned():
     for backend in ("triton", "cuda", "ascendc"):
         items = retrieve(spec("softmax"), backend=backend, k=20)
         sources = [i.source for i in kinds(items, "note")]
-        assert sources and all(s.startswith(f"knowledge/notes/{backend}/") for s in sources), sources
+        assert sources and all(s.startswith(f"backends/{backend}/notes/") for s in sources), sources
     for backend in ("triton", "cuda"):  # and only that backend's known-good kernels
         examples = [i.source for i in kinds(retrieve(spec("softmax"), backend=backend, k=20), "example")]
-        assert examples and all(s.startswith(f"knowledge/{backend}/") for s in examples), examples
+        assert examples and all(s.startswith(f"backends/{backend}/knowledge/") for s in examples), examples
 
 
 def test_a_backend_name_cannot_reach_other_folders():
