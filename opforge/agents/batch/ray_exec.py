@@ -13,7 +13,7 @@ from collections import deque
 from dataclasses import replace
 from pathlib import Path
 
-from opforge.agents.batch.worker import _close_failed, outcome, run_op
+from opforge.agents.batch.worker import close_failed, outcome, run_op
 from opforge.agents.config import RunOptions
 from opforge.harness.errors import OpforgeError
 from opforge.registry import Registry, RegistryError
@@ -41,7 +41,7 @@ def ray_op(task, options: RunOptions, spec_source: str, events) -> dict:
             result = run_op(replace(task, spec_path=str(spec), action="run"), options, reg, emit)
             bundle = None
             if result["run_key"]:
-                _close_failed(reg, result["run_key"], result["error"] or "the run stopped unfinished")
+                close_failed(reg, result["run_key"], result["error"] or "the run stopped unfinished")
                 bundle = reg.export_run(result["run_key"])
     return {"result": result | {"time_s": round(time.monotonic() - started, 2)}, "bundle": bundle}
 

@@ -56,10 +56,10 @@ def _drive_op(task, options: RunOptions, registry: Registry, forward: Emit, seen
             summary = start_run(task.spec_path, options, registry, on_event=forward)
     except (OpforgeError, SandboxError) as exc:  # bad spec, drafter endpoint down, no sandbox...: this op failed
         if task.action == "resume":  # it cannot be continued (spec moved, endpoint gone): close it, so
-            _close_failed(registry, task.run_key, f"could not resume: {exc}")  # the next batch starts afresh
+            close_failed(registry, task.run_key, f"could not resume: {exc}")  # the next batch starts afresh
         return outcome(task.op, run_key=seen.get("run_key"), error=str(exc))
     except Exception as exc:  # a bug in one op must not stop the others; the run is closed as failed
-        _close_failed(registry, seen.get("run_key"), f"{type(exc).__name__}: {exc}")
+        close_failed(registry, seen.get("run_key"), f"{type(exc).__name__}: {exc}")
         return outcome(task.op, run_key=seen.get("run_key"), error=f"{type(exc).__name__}: {exc}")
     return summary_outcome(task.op, summary)
 
@@ -70,7 +70,7 @@ def summary_outcome(op: str, summary: RunSummary) -> dict:
                    stop_reason=summary.stop_reason, tokens=summary.tokens)
 
 
-def _close_failed(registry: Registry, run_key: str | None, error: str) -> None:
+def close_failed(registry: Registry, run_key: str | None, error: str) -> None:
     if run_key:
         run = registry.get_run(run_key)
         if run is not None and run.status == "running":

@@ -51,7 +51,8 @@ PLAIN = {"f16": {"fp16", "fp16/bf16"}, "bf16": {"bf16", "fp16/bf16"}}
 TTIR_DOT = re.compile(r"\btt\.dot\s[^:\n]*?(?:inputPrecision = (\w+)[^:\n]*)?:\s*tensor<(?:\d+x)*(\w+)")
 
 
-def _type_of(value: Any) -> str:
+def type_of(value: Any) -> str:
+    """A launch argument's type in a Triton signature (`*fp16`, `i32`...; `constexpr` for anything else)."""
     if isinstance(value, torch.Tensor):
         return "*" + TYPE_NAMES.get(value.dtype, "fp32")
     if isinstance(value, bool):
@@ -63,7 +64,7 @@ def _type_of(value: Any) -> str:
     return "constexpr"
 
 
-def _unwrap(kernel: Any, kwargs: dict) -> tuple[JITFunction, dict]:
+def unwrap(kernel: Any, kwargs: dict) -> tuple[JITFunction, dict]:
     """Peel autotune/heuristics wrappers; their first config and computed values become kwargs."""
     kwargs = dict(kwargs)
     while not isinstance(kernel, JITFunction):
@@ -84,7 +85,7 @@ class BadLaunch(Exception):
 
 def signature_of(launch: RecordedLaunch) -> tuple[JITFunction, dict, dict, dict]:
     """(jit function, signature, constexprs, compile options) for one recorded launch."""
-    fn, kwargs = _unwrap(launch.kernel, launch.kwargs)
+    fn, kwargs = unwrap(launch.kernel, launch.kwargs)
     params = inspect.signature(fn.fn).parameters
     bound = dict(zip(params, launch.args))
     bound.update({k: v for k, v in kwargs.items() if k in params})
@@ -97,11 +98,11 @@ def signature_of(launch: RecordedLaunch) -> tuple[JITFunction, dict, dict, dict]
     for p in fn.params:
         default = params[p.name].default
         value = bound.get(p.name, None if default is inspect.Parameter.empty else default)
-        if p.is_constexpr or _type_of(value) == "constexpr":
+        if p.is_constexpr or type_of(value) == "constexpr":
             signature[p.name] = "constexpr"
             constexprs[p.name] = value
         else:
-            signature[p.name] = _type_of(value)
+            signature[p.name] = type_of(value)
     return fn, signature, constexprs, options
 
 

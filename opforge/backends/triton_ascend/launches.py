@@ -90,7 +90,7 @@ def identity(fn: FunctionType, depth: int = 0) -> str:
 
 def launch_key(fn: FunctionType, args: tuple, kwargs: dict) -> str:
     """The kernel's identity with each parameter's type, or its value where it is a constexpr."""
-    from opforge.backends.triton.aot import _type_of
+    from opforge.backends.triton.aot import type_of
 
     params = inspect.signature(fn).parameters
     bound = {n: p.default for n, p in params.items() if p.default is not inspect.Parameter.empty}
@@ -99,7 +99,7 @@ def launch_key(fn: FunctionType, args: tuple, kwargs: dict) -> str:
     parts = []
     for name, param in params.items():
         value = bound.get(name)
-        kind = _type_of(value)
+        kind = type_of(value)
         if "constexpr" in str(param.annotation) or kind == "constexpr":
             parts.append(f"{name}={getattr(value, 'value', value)!r}")
         else:
@@ -112,7 +112,7 @@ def key_of_recorded(launch: Any) -> str | None:
     from opforge.backends.triton import aot
 
     try:
-        fn, kwargs = aot._unwrap(launch.kernel, launch.kwargs)
+        fn, kwargs = aot.unwrap(launch.kernel, launch.kwargs)
         return launch_key(fn.fn, launch.args, kwargs)
     except Exception:
         return None
