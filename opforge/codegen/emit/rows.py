@@ -1,11 +1,14 @@
 """The Python side of a row-wise launcher, shared by every backend: the inputs placed in the row
-layout (the reduced dims moved last, flattened to [rows, cols]; a view where strides allow) and the
-outputs viewed back in the reference's shape."""
+layout (the reduced dims moved last, flattened to [rows, cols]; a view where strides allow), the
+outputs allocated and viewed back in the reference's shape. A backend's launch.py writes what lies
+between: how each input becomes a kernel argument and how each kernel is launched."""
 from __future__ import annotations
 
 from torch.fx import Node
 
 from opforge.codegen.families.rowwise.layout import Plan
+from opforge.codegen.lower import val
+from opforge.codegen.views import leaf_replay
 
 AS_ROWS_PY = '''
 def _as_rows(t, shape, dims):
@@ -59,3 +62,57 @@ def results(plan: Plan) -> list[str]:
         else:
             exprs.append(f"out{i}")
     return exprs
+
+
+def reduced_lines(plan: Plan) -> str:
+    """`REDUCED = ...` with the comment that says how its dims are counted."""
+    graph_dims = tuple(d + plan.rank for d in plan.dims)
+    side = "left, as the reference wrote them" if plan.from_left else "right"
+    return (f"\n\n# The reduced dims (the graph's {list(graph_dims)} of its rank-{plan.rank} tensors), counted from the "
+            f"{side},\n# so inputs of another rank reduce the same dims as the reference.\n"
+            f"REDUCED = {graph_dims if plan.from_left else tuple(plan.dims)!r}\n")
+
+
+def leaf_names(plan: Plan, taken: set[str]) -> tuple[dict[Node, str], dict[Node, str]]:
+    """(the launcher's parameter per graph input, every leaf's local: an input, or an input's
+    regrouping view rebuilt in the launcher)."""
+    args = arg_names(plan, taken)
+    names = dict(args)
+    names.update({v: f"{v.name}_leaf" for v in plan.leaves})
+    return args, names
+
+
+def head_lines(plan: Plan, args: dict[Node, str], names: dict[Node, str], used: list[Node]) -> list[str]:
+    """The launcher's first lines: its signature, the `used` leaves rebuilt and placed, and the row
+    layout (shape, dims, kept, n_rows, n_cols) and device."""
+    lines = [f"def {plan.title}({', '.join(args.values())}):"]
+    lines += [f"    {names[v]} = {leaf_replay(v, args[p])}  # {v.name}, sizes from the input"
+              for v, p in plan.leaves.items() if v in used]
+    lines += [f"    {names[n]} = {names[n]}{placement(plan, n)}" for n in used if placement(plan, n)]
+    shapes = ", ".join(f"{names[n]}.shape" for n in used)
+    lines.append(f"    shape = torch.broadcast_shapes({shapes})" if len(used) > 1 else
+                 f"    shape = {names[used[0]]}.shape")
+    return lines + ["    dims = tuple(sorted(d % len(shape) for d in REDUCED))",
+                    "    kept = tuple(1 if i in dims else s for i, s in enumerate(shape))",
+                    "    n_rows, n_cols = math.prod(kept), math.prod(shape[d] for d in dims)",
+                    f"    dev = {names[used[0]]}.device"]
+
+
+def output_allocations(plan: Plan) -> list[str]:
+    """One buffer per output: [rows, cols], per row, or 0-d."""
+    lines = []
+    for i, out in enumerate(plan.outputs):
+        size = {"cols": "(n_rows, n_cols)", "row": "n_rows", "scalar": "()"}[out.kind]
+        lines.append(f"    out{i} = torch.empty({size}, dtype={val(out.node).dtype}, device=dev)")
+    return lines
+
+
+def return_lines(plan: Plan) -> list[str]:
+    """The outputs in the reference's shape (a regrouping view of a result, as the reference ends
+    with, rebuilt), returned."""
+    values, lines = results(plan), []
+    for i, out in enumerate(plan.outputs):
+        if out.view is not None:
+            lines.append(f"    res{i} = {values[i]}")
+            values[i] = leaf_replay(out.view, f"res{i}")
+    return lines + [f"    return {', '.join(values)}"]

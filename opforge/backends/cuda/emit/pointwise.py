@@ -8,7 +8,7 @@ from __future__ import annotations
 from opforge.codegen.candidate import Kernel, model_new
 from opforge.backends.cuda.emit.common import BROADCAST_PY, c_name, check_inputs, ctype_of, cuda_module, header
 from opforge.backends.cuda.emit.exprs import EXPR, LOADS, STORES, lit, prelude
-from opforge.backends.triton.emit.pointwise import region_launch, region_params
+from opforge.codegen.emit.pointwise import prologue, region_launch, region_params
 from opforge.codegen.families.pointwise.plan import MAX_RANK, Plan
 from opforge.codegen.lower import Lowered, Unsupported, val
 
@@ -152,30 +152,14 @@ extern "C" void {name}_launch({params}) {{
 
 def _launcher(name: str, plan: Plan, config: dict) -> str:
     args = [p.name for p in plan.lowered.placeholders]
-    leaves = plan.used
-    views = "\n".join(f"    x{i} = {plan.leaves[leaf][1]}" for i, leaf in enumerate(leaves))
-    xs = ", ".join(f"x{i}" for i in range(len(leaves)))
     outs = [f"out{i}" for i in range(len(plan.outputs))]
     region, roots, pointers, extra = region_launch(plan, contiguous=True)
-    views = "\n".join(filter(None, [views, region]))
-    device = "x0" if leaves else "g0"
-    allocs = "\n".join(f"    out{i} = torch.empty(shape, dtype={val(o).dtype}, device={device}.device)"
-                       for i, o in enumerate(plan.outputs))
     result = ", ".join(outs)
+    head = prologue(plan, plan.used, [val(o).dtype for o in plan.outputs], region, roots, result)
     return f'''
 
 def launch({", ".join(args)}):
-{views}
-    leaves = [{xs}]
-    shape = torch.broadcast_shapes(*(x.shape for x in leaves){roots})
-    if len(shape) > {MAX_RANK}:
-        raise ValueError("pointwise kernel supports up to {MAX_RANK} dims")
-{allocs}
-    n = math.prod(shape)
-    if n == 0:
-        return {result}
-    dims = [1] * ({MAX_RANK} - len(shape)) + list(shape)
-    leaves = [x.contiguous() for x in leaves]
+{head}    leaves = [x.contiguous() for x in leaves]
     strides = [s for x in leaves for s in _broadcast_strides(x.shape, dims)]
     contig = int(all(tuple(x.shape) == tuple(shape) for x in leaves))
     _lib.{name}_launch({", ".join(filter(None, ["*leaves", pointers] + outs))}, n, *dims[1:], *strides{extra}, contig)

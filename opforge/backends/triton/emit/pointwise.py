@@ -9,6 +9,7 @@ from opforge.codegen.candidate import Kernel, model_new
 from opforge.backends.triton.emit.common import header
 from opforge.backends.triton.emit.exprs import EXPR, lit
 from opforge.backends.triton.emit.sort_common import ROUND_BF16, elementwise
+from opforge.codegen.emit.pointwise import prologue, region_launch, region_params
 from opforge.codegen.exprs import Var
 from opforge.codegen.families.pointwise.plan import MAX_RANK, Plan
 from opforge.codegen.lower import Lowered, val
@@ -59,18 +60,6 @@ def kernel_params(plan: Plan) -> list[str]:
     ptrs = [f"in{i}_ptr" for i in range(len(leaves))] + gathered + [f"out{i}_ptr" for i in range(len(plan.outputs))]
     strides = [f"st{i}_{d}" for i in range(len(leaves)) for d in range(MAX_RANK)]
     return ptrs + ["n"] + [f"S{d}" for d in range(1, MAX_RANK)] + strides + region_params(plan)
-
-
-def region_params(plan: Plan) -> list[str]:
-    """Sizes and strides of the region's inputs (gz, gs), sizes of its nodes (z), in that order."""
-    region = plan.region
-    if not region:
-        return []
-    out = []
-    for j, leaf in enumerate(region.leaves):
-        rank = region.rank[leaf]
-        out += [f"gz{j}_{d}" for d in range(rank)] + [f"gs{j}_{d}" for d in range(rank)]
-    return out + [f"z{k}_{d}" for k, node in enumerate(region.nodes) for d in range(region.rank[node])]
 
 
 def block_body(plan: Plan, exprs: list, leaves: list[str], lowered: Lowered) -> list[str]:
@@ -137,29 +126,15 @@ def launcher(name: str, plan: Plan, leaves: list[str], lowered: Lowered, comment
     `grid` with its sizes and strides, then `options` (the backend's constexprs and launch options)."""
     args = [p.name for p in lowered.placeholders]
     out_types = [str(val(o).dtype) for o in lowered.outputs]
-    views = "\n".join(f"    x{i} = {plan.leaves[leaf][1]}" for i, leaf in enumerate(leaves))
     xs = ", ".join(f"x{i}" for i in range(len(leaves)))
     region, roots, pointers, extra = region_launch(plan)
-    views = "\n".join(filter(None, [views, region]))
-    device = "x0" if leaves else "g0"
-    outs = "\n".join(f"    out{i} = torch.empty(shape, dtype={t}, device={device}.device)" for i, t in enumerate(out_types))
     out_names = ", ".join(f"out{i}" for i in range(len(out_types)))
     result = out_names if len(out_types) > 1 else "out0"
     return f'''
 
 {comment}
 def launch({", ".join(args)}):
-{views}
-    leaves = [{xs}]
-    shape = torch.broadcast_shapes(*(x.shape for x in leaves){roots})
-    if len(shape) > {MAX_RANK}:
-        raise ValueError("pointwise kernel supports up to {MAX_RANK} dims")
-{outs}
-    n = math.prod(shape)
-    if n == 0:
-        return {result}
-    dims = [1] * ({MAX_RANK} - len(shape)) + list(shape)
-    strides = []
+{prologue(plan, leaves, out_types, region, roots, result)}    strides = []
     for x in leaves:  # broadcast views: stride 0 where an input repeats
         view = x.expand(shape)
         strides += [0] * ({MAX_RANK} - len(shape)) + list(view.stride())
@@ -168,28 +143,6 @@ def launch({", ".join(args)}):
     {name}[grid]({", ".join(filter(None, [xs, pointers, out_names]))}, n, *dims[1:], *strides{extra}, {options})
     return {result}
 '''
-
-
-def region_launch(plan: Plan, contiguous: bool = False) -> tuple[str, str, str, str]:
-    """The launcher's part for index maps: (lines viewing the region's inputs, checking their ranks
-    and computing every node's shape; the roots' shapes for the broadcast; the inputs' names; the
-    kernel's size and stride arguments, as region_params orders them). `contiguous`: the inputs are
-    copied contiguous (the CUDA launcher contract), else read through their strides."""
-    region = plan.region
-    if not region:
-        return "", "", "", ""
-    lines, extra = [], []
-    for j, leaf in enumerate(region.leaves):
-        rank = region.rank[leaf]
-        lines += [f"    g{j} = {plan.leaves[leaf.name][1]}{'.contiguous()' if contiguous else ''}",
-                  f"    if g{j}.dim() != {rank}:",
-                  f"        raise ValueError(f\"index-mapped input {j} has {{g{j}.dim()}} dims; this kernel was built for {rank}\")"]
-        extra += [f"*g{j}.shape", f"*g{j}.stride()"]
-    lines += [f"    {name} = {code}" for name, code in region.shapes()]
-    extra += [f"*z{k}" for k, node in enumerate(region.nodes) if region.rank[node]]
-    roots = "".join(f", z{region.nodes.index(r)}" for r in region.roots)
-    pointers = ", ".join(f"g{j}" for j in range(len(region.leaves)))
-    return "\n".join(lines), roots, pointers, "".join(f", {e}" for e in extra)
 
 
 def _sections_kernel(name: str, plan: Plan) -> str:

@@ -9,13 +9,13 @@ from __future__ import annotations
 import re
 
 from opforge.codegen.candidate import Kernel, model_new
-from opforge.codegen.emit.rows import AS_ROWS_PY
+from opforge.codegen.emit.rows import AS_ROWS_PY, reduced_lines
 from opforge.backends.triton.emit.rowwise import identifier
 from opforge.backends.triton.emit.rowwise import kernel as rowwise_kernel
 from opforge.backends.triton.emit.rowwise.accs import wrap
-from opforge.backends.triton.emit.rowwise.kernel import RowWriter
+from opforge.backends.triton.emit.rowwise.kernel import TritonRowWriter
 from opforge.backends.triton.emit.rowwise.launch import (PART_HELPER, KernelText, LaunchStyle, jit_source, launch_args,
-                                                        launcher, reduced_lines)
+                                                        launcher)
 from opforge.backends.triton_ascend.emit.common import blocks, header
 from opforge.codegen.families.rowwise.plan import analyse
 from opforge.backends.triton.emit.rowwise.scans import HELPERS as SCAN_HELPERS
@@ -38,11 +38,11 @@ ASSIGN = re.compile(r"^\s*([A-Za-z_][\w, ]*?)\s*(?:\+=|\*=|=)\s")
 OFFSET_BYTES = 8  # a load's or store's int64 offsets (rows * stride + column)
 
 
-class AscendRowWriter(RowWriter):
+class AscendRowWriter(TritonRowWriter):
     """A row kernel whose programs loop over row blocks; records each column pass's lines, from
     which tile_bytes() counts what one [ROWS, BLOCK] tile element keeps live."""
 
-    CONSTEXPRS = RowWriter.CONSTEXPRS + ("NUM_CORES: tl.constexpr",)
+    CONSTEXPRS = TritonRowWriter.CONSTEXPRS + ("NUM_CORES: tl.constexpr",)
     UNIT_COLS = True
 
     def __init__(self, plan, name: str) -> None:

@@ -12,9 +12,10 @@ from opforge.codegen.candidate import Kernel, model_new
 from opforge.backends.cuda.emit.common import c_name, check_inputs, cuda_module, header
 from opforge.backends.cuda.emit.exprs import prelude
 from opforge.backends.cuda.emit.rowwise.finish import FinishWriter
-from opforge.backends.cuda.emit.rowwise.kernel import KernelText, RowWriter
+from opforge.backends.cuda.emit.rowwise.kernel import CudaRowWriter, KernelText
 from opforge.backends.cuda.emit.rowwise.launch import ROWS_ARG_PY, c_launcher, launcher
 from opforge.backends.cuda.emit.rowwise.reduce import PRELUDE as REDUCE_PRELUDE
+from opforge.codegen.emit.rows import reduced_lines
 from opforge.codegen.families.rowwise.layout import FLIP, MOMENTS, Plan
 from opforge.codegen.families.rowwise.plan import analyse
 from opforge.codegen.lower import Lowered, Unsupported
@@ -62,16 +63,12 @@ def write(plan: Plan, threads: int) -> list[KernelText]:
     """The kernels in launch order: the row kernel, then the finish kernel when there are full reductions."""
     fulls = [n for n, r in plan.reduces.items() if r.full]
     rows = [(i, o) for i, o in enumerate(plan.outputs) if o.kind != "scalar"]
-    kernels = [RowWriter(plan, f"{plan.title}_row_kernel").write(rows, fulls, threads)]
+    kernels = [CudaRowWriter(plan, f"{plan.title}_row_kernel", threads).write(rows, fulls)]
     if fulls:
         kernels.append(FinishWriter(plan, f"{plan.title}_finish_kernel").write(threads))
     return kernels
 
 
 def _constants(plan: Plan, config: dict) -> str:
-    graph_dims = tuple(d + plan.rank for d in plan.dims)
-    side = "left, as the reference wrote them" if plan.from_left else "right"
-    return (f"\n\n# The reduced dims (the graph's {list(graph_dims)} of its rank-{plan.rank} tensors), counted from the "
-            f"{side},\n# so inputs of another rank reduce the same dims as the reference.\n"
-            f"REDUCED = {graph_dims if plan.from_left else tuple(plan.dims)!r}\n"
-            f"# THREADS={config['THREADS']}: one of the expert's tuning configurations (threads per row at most).\n")
+    return (reduced_lines(plan)
+            + f"# THREADS={config['THREADS']}: one of the expert's tuning configurations (threads per row at most).\n")

@@ -10,14 +10,15 @@ from opforge.backends.cuda.emit.exprs import lit
 from opforge.backends.cuda.emit.rowwise.kernel import KernelText, kernel_source, render, store
 from opforge.backends.cuda.emit.rowwise.reduce import partial_acc
 from opforge.codegen.exprs import Var
-from opforge.codegen.families.rowwise.layout import ALIASES, CONSTANTS, SHAPE_VIEWS, Plan, constant
+from opforge.codegen.emit.row_kernel import FinishValues
+from opforge.codegen.families.rowwise.layout import Plan
 from opforge.codegen.lower import val
 
 ORDER = ("numel", "size0", "n_rows", "n_cols")
 SIZES = [("long long", name, name) for name in ("n_rows", "n_cols", "numel", "size0")]
 
 
-class FinishWriter:
+class FinishWriter(FinishValues):
     """Writes the finish kernel: reduce the per-row partials, then the epilogue on 0-d values."""
 
     def __init__(self, plan: Plan, name: str) -> None:
@@ -56,15 +57,7 @@ class FinishWriter:
                 value = Var(f"v_{node.name}_mean")
             self.memo[node] = value
 
-    def value(self, node: Node):
-        if node not in self.memo:
-            target = str(node.target)
-            if target in CONSTANTS:
-                self.memo[node] = constant(node)
-            elif target in SHAPE_VIEWS | ALIASES:
-                self.memo[node] = self.value(node.args[0])
-            else:
-                expr = render(self.plan, node, self.value, ORDER, set())
-                self.code.append(f"const auto v_{node.name} = {lit(Var(expr))};")
-                self.memo[node] = Var(f"v_{node.name}")
-        return self.memo[node]
+    def compute(self, node: Node) -> Var:
+        expr = render(self.plan, node, self.value, ORDER, set())
+        self.code.append(f"const auto v_{node.name} = {lit(Var(expr))};")
+        return Var(f"v_{node.name}")

@@ -1,8 +1,7 @@
 """The CUDA row kernel of a row-wise Plan: one block per row (a grid-stride loop over rows when
-there are more than MAX_BLOCKS), each pass a strided loop of the block's threads over the row's
-columns, re-computing its elementwise input from loads instead of keeping it in scratch memory
-(softmax: the max; then sum(exp(x - max)); then the write). Row values are computed by every
-thread after the pass that produces them. Scans (cumsum, cumprod) run in the write pass, one
+there are more than MAX_BLOCKS), each pass (codegen/emit/row_kernel.py: softmax's max, then
+sum(exp(x - max)), then the write) a strided loop of the block's threads over the row's columns.
+Row values are computed by every thread after the pass that produces them. Scans (cumsum, cumprod) run in the write pass, one
 block-wide inclusive scan per column chunk, carried across chunks in double."""
 from __future__ import annotations
 
@@ -13,9 +12,9 @@ from torch.fx import Node
 from opforge.backends.cuda.emit.common import ctype_of
 from opforge.backends.cuda.emit.exprs import EXPR, LOADS, STORES, VALUE_TYPES, lit
 from opforge.backends.cuda.emit.rowwise.reduce import SHARED, Acc, accumulators, partial_acc
+from opforge.codegen.emit.row_kernel import RowKernelWriter
 from opforge.codegen.exprs import Var
-from opforge.codegen.families.rowwise.layout import (ALIASES, CONSTANTS, GETITEM, SHAPE_VIEWS, Output, Plan,
-                                                     constant, node_args)
+from opforge.codegen.families.rowwise.layout import Output, Plan, node_args
 from opforge.codegen.lower import Unsupported, val
 
 MAX_BLOCKS = 65535
@@ -46,143 +45,70 @@ def kernel_source(name: str, params: list[tuple[str, str, str]], shared: set[str
     return "\n".join(lines + ["    " + line if line else "" for line in body] + ["}"]) + "\n"
 
 
-class RowWriter:
-    """Writes one row kernel: passes over the columns, then stores."""
+class CudaRowWriter(RowKernelWriter):
+    """Writes one CUDA row kernel (the passes: codegen/emit/row_kernel.py) for blocks of `threads`."""
 
-    def __init__(self, plan: Plan, name: str) -> None:
-        self.plan, self.name = plan, name
-        self.code: list[str] = []  # the row loop's lines (row values, accumulators, column loops)
-        self.body: list[str] | None = None  # the current column loop's lines
-        self.row_memo: dict[Node, object] = {}
-        self.col_memo: dict[Node, object] = {}
+    def __init__(self, plan: Plan, name: str, threads: int) -> None:
+        super().__init__(plan, name)
+        self.threads = threads
         self.params: dict[str, tuple[str, str]] = {}  # C name -> (C type, what the launcher passes)
         self.shared: set[str] = set()
-        self.sizes: set[str] = set()
-        self.done: dict[tuple[str, Node], object] = {}
 
-    def write(self, outputs: list[tuple[int, Output]], partials: list[Node], threads: int) -> KernelText:
-        roots = [o.node for _, o in outputs] + [self.plan.reduces[n].source for n in partials]
-        passes = self._schedule(roots, partials)
-        for depth in sorted(passes):
-            self._pass(depth, passes[depth])
-        cols = [(i, o) for i, o in outputs if o.kind == "cols"]
-        if cols:
-            self._loop("write pass: " + ", ".join(o.node.name for _, o in cols),
-                       lambda: [self._store_cols(i, o) for i, o in cols])
-        for i, o in outputs:
-            if o.kind == "row":
-                self._store_row(i, o)
-        for node in partials:
-            self._store_partial(node, self.done.get(("partial", node)) or self.row(self.plan.reduces[node].source))
+    def text(self) -> KernelText:
         params = [(t, n, v) for n, (t, v) in self.params.items()]
         params += [("long long", "n_rows", "n_rows"), ("long long", "n_cols", "n_cols")]
         body = ["for (long long row = blockIdx.x; row < n_rows; row += gridDim.x) {"]
         body += ["    " + line if line else "" for line in self.code] + ["}"]
-        return KernelText(self.name, kernel_source(self.name, params, self.shared, threads, body), params)
+        return KernelText(self.name, kernel_source(self.name, params, self.shared, self.threads, body), params)
 
-    def _schedule(self, roots: list[Node], partials: list[Node]) -> dict[int, list[Acc]]:
-        """Accumulators grouped by pass: a reduction runs one pass after everything its input needs."""
-        depth: dict[Node, int] = {}
-        passes: dict[int, list[Acc]] = {}
+    # -- accumulators and the column loop -----------------------------------------------------------
 
-        def visit(node: Node) -> int:
-            if node in depth:
-                return depth[node]
-            if self.plan.scope.get(node) == "global" or self.plan.is_leaf(node):
-                depth[node] = 0
-                return 0
-            red = self.plan.reduces.get(node)
-            before = max((visit(a) for a in node.all_input_nodes), default=0)
-            if red is not None:
-                accs = accumulators(node, red, f"v_{node.name}")
-                for k, acc in enumerate(accs):
-                    passes.setdefault(before + 1 + k, []).append(acc)
-                before += len(accs)
-            depth[node] = before
-            return before
+    def accumulators(self, node: Node, red) -> list[Acc]:
+        return accumulators(node, red, f"v_{node.name}")
 
-        for node in roots:
-            visit(node)
-        for node in partials:
-            red = self.plan.reduces[node]
-            if self.plan.cv[red.source]:
-                passes.setdefault(visit(red.source) + 1, []).append(partial_acc(node, red, f"v_{node.name}_part"))
-        return passes
+    def partial_accs(self, node: Node, red) -> list[Acc]:
+        return [partial_acc(node, red, f"v_{node.name}_part")]
 
-    def _pass(self, depth: int, accs: list[Acc]) -> None:
-        def fill() -> None:
-            for acc in accs:
-                self.code += acc.init()
-                source = self.col(acc.source)
-                center = self.done[("mean", acc.center)] if acc.center is not None else None
-                index = self.row(acc.index) if acc.index is not None else None
-                self.body += ["if (in) {"] + ["    " + line for line in acc.update(source, center, index)] + ["}"]
-
-        self._loop(f"pass {depth} over the columns: " + ", ".join(a.name for a in accs), fill)
+    def fold(self, accs: list[Acc]) -> None:
         for acc in accs:
-            self.code += acc.finish(self.shared)
-            self.done[acc.key] = acc.result()
-            if acc.key[0] == "value":
-                self.row_memo[acc.key[1]] = acc.result()
+            self.code += acc.init()
+            source = self.col(acc.source)
+            center = self.done[("mean", acc.center)] if acc.center is not None else None
+            index = self.row(acc.index) if acc.index is not None else None
+            self.body += ["if (in) {"] + ["    " + line for line in acc.update(source, center, index)] + ["}"]
 
-    def _loop(self, comment: str, fill) -> None:
+    def finish(self, acc: Acc) -> list[str]:
+        return acc.finish(self.shared)
+
+    def comment(self, text: str) -> str:
+        return f"// {text}"
+
+    def column_loop(self, body: list[str]) -> list[str]:
         """A column loop every thread of the block runs the same number of times (its barriers and
         shuffles stay uniform); `in` masks the columns past the row's end."""
-        self.code.append(f"// {comment}")
-        self.col_memo, self.body = {}, []
-        fill()
-        body, self.body = self.body, None
-        self.code += ["for (long long start = 0; start < n_cols; start += blockDim.x) {",
-                      "    const long long c = start + threadIdx.x;", "    const bool in = c < n_cols;"]
-        self.code += ["    " + line for line in body] + ["}"]
+        return (["for (long long start = 0; start < n_cols; start += blockDim.x) {",
+                 "    const long long c = start + threadIdx.x;", "    const bool in = c < n_cols;"]
+                + ["    " + line for line in body] + ["}"])
 
     # -- values -------------------------------------------------------------------------------------
 
-    def row(self, node: Node):
-        """A value that is the same along the row: computed once per row, by every thread."""
-        if node not in self.row_memo:
-            self.row_memo[node] = self._row(node)
-        return self.row_memo[node]
+    def load_row(self, node: Node) -> Var:
+        p = self._tensor_param(node, cv=False)
+        return self.assign(self.code, node.name, LOADS.get(val(node).dtype, "{0}").format(f"p_{p}[row * sr_{p}]"))
 
-    def _row(self, node: Node):
-        target = str(node.target) if node.op == "call_function" else None
-        if self.plan.is_leaf(node):
-            p = self._tensor_param(node, cv=False)
-            return self._assign(self.code, node, LOADS.get(val(node).dtype, "{0}").format(f"p_{p}[row * sr_{p}]"))
-        if self.plan.scope[node] == "global":
-            raise Unsupported(f"{node.name}, a full reduction's value, used per row (the CUDA emitter has no apply kernel)")
-        if target in CONSTANTS:
-            return constant(node)
-        if target == GETITEM:
-            return self.row(node.args[0])[node.args[1]]
-        if target in SHAPE_VIEWS | ALIASES:
-            return self.row(node.args[0])
-        if node in self.plan.reduces:
-            raise AssertionError(f"{node.name} used before its pass")
-        return self._assign(self.code, node, render(self.plan, node, self.row, ("n_cols",), self.sizes))
+    def load_col(self, node: Node, rev: bool) -> Var:
+        p, dtype = self._tensor_param(node, cv=True), val(node).dtype
+        load = LOADS.get(dtype, "{0}").format(f"p_{p}[row * sr_{p} + c * sc_{p}]")
+        vt = VALUE_TYPES[dtype]
+        return self.assign(self.body, node.name, f"in ? ({vt})({load}) : ({vt})0")
 
-    def col(self, node: Node):
-        """A value per column of the current loop iteration (`c`)."""
-        if not self.plan.cv[node]:
-            return self.row(node)
-        if node not in self.col_memo:
-            self.col_memo[node] = self._col(node)
-        return self.col_memo[node]
+    def global_value(self, node: Node):
+        raise Unsupported(f"{node.name}, a full reduction's value, used per row (the CUDA emitter has no apply kernel)")
 
-    def _col(self, node: Node):
-        target = str(node.target) if node.op == "call_function" else None
-        if self.plan.is_leaf(node):
-            p, dtype = self._tensor_param(node, cv=True), val(node).dtype
-            load = LOADS.get(dtype, "{0}").format(f"p_{p}[row * sr_{p} + c * sc_{p}]")
-            vt = VALUE_TYPES[dtype]
-            return self._assign(self.body, node, f"in ? ({vt})({load}) : ({vt})0")
-        if target in SHAPE_VIEWS | ALIASES:
-            return self.col(node.args[0])
-        if node in self.plan.scans:
-            return self._scan(node)
-        return self._assign(self.body, node, render(self.plan, node, self.col, ("n_cols",), self.sizes))
+    def expr(self, node: Node, arg) -> str:
+        return render(self.plan, node, arg, ("n_cols",), self.sizes)
 
-    def _scan(self, node: Node) -> Var:
+    def scan(self, node: Node) -> Var:
         kind, name = self.plan.scans[node], f"v_{node.name}"
         source = self.col(node.args[0])
         t = "double" if val(node).dtype.is_floating_point else "long long"
@@ -196,19 +122,26 @@ class RowWriter:
                       f"carry_{name} = {functor}(carry_{name}, total_{name});"]
         return Var(name)
 
+    @staticmethod
+    def assign(lines: list[str], name: str, expr: str) -> Var:
+        var = Var(f"v_{name}")
+        lines.append(f"const auto {var} = {expr};")
+        return Var(var)
+
     # -- stores and parameters ----------------------------------------------------------------------
 
-    def _store_cols(self, index: int, out: Output) -> None:
+    def store_cols(self, index: int, out: Output) -> None:
         value = self.col(out.node)
         ptr = self._out_param(f"out{index}", f"out{index}", val(out.node).dtype)
         self.body.append(f"if (in) {ptr}[row * n_cols + c] = {store(val(out.node).dtype, value)};")
 
-    def _store_row(self, index: int, out: Output) -> None:
+    def store_row_output(self, index: int, out: Output) -> None:
         dtype = val(out.node).dtype
         ptr = self._out_param(f"out{index}", f"out{index}", dtype)
         self.code.append(f"if (threadIdx.x == 0) {ptr}[row] = {store(dtype, self.row(out.node))};")
 
-    def _store_partial(self, node: Node, value) -> None:
+    def store_partial(self, node: Node) -> None:
+        value = self.partial_value(node)
         acc = partial_acc(node, self.plan.reduces[node], "")
         param = f"part_{node.name}"
         self.params[param] = (f"{acc.ctype}*", param)
@@ -225,9 +158,3 @@ class RowWriter:
         if cv:
             self.params[f"sc_{p}"] = ("long long", f"{p}_2d_sc")
         return p
-
-    @staticmethod
-    def _assign(lines: list[str], node: Node, expr: str) -> Var:
-        var = Var(f"v_{node.name}")
-        lines.append(f"const auto {var} = {expr};")
-        return Var(var)

@@ -8,10 +8,8 @@ view into it: 0 where it repeats, so a broadcast weight is never copied out to t
 from __future__ import annotations
 
 from opforge.backends.cuda.emit.rowwise.kernel import MAX_BLOCKS, KernelText
-from opforge.codegen.emit.rows import AS_ROWS_PY, arg_names, placement, results
+from opforge.codegen.emit.rows import AS_ROWS_PY, head_lines, leaf_names, output_allocations, return_lines
 from opforge.codegen.families.rowwise.layout import COMBINE, Plan, acc_dtype
-from opforge.codegen.lower import val
-from opforge.codegen.views import leaf_replay
 
 LOCALS = {"shape", "dims", "kept", "n_rows", "n_cols", "dev", "math", "torch"}
 ROWS_ARG_PY = AS_ROWS_PY + '''
@@ -41,47 +39,25 @@ extern "C" void {kernel.name.removesuffix("_kernel")}_launch({params}, cudaStrea
 
 
 def launcher(plan: Plan, kernels: list[KernelText]) -> str:
-    args = arg_names(plan, LOCALS)
-    names = dict(args)  # every leaf's local: an input, or an input's regrouping view rebuilt here
-    names.update({v: f"{v.name}_leaf" for v in plan.leaves})
+    args, names = leaf_names(plan, LOCALS)
     passed = {value for k in kernels for _, _, value in k.params}
     used = [n for n in names if plan.is_leaf(n) and f"{n.name}_2d" in passed]
-    lines = [f"def {plan.title}({', '.join(args.values())}):"]
-    lines += [f"    {names[v]} = {leaf_replay(v, args[p])}  # {v.name}, sizes from the input"
-              for v, p in plan.leaves.items() if v in used]
-    lines += [f"    {names[n]} = {names[n]}{placement(plan, n)}" for n in used if placement(plan, n)]
-    shapes = ", ".join(f"{names[n]}.shape" for n in used)
-    lines.append(f"    shape = torch.broadcast_shapes({shapes})" if len(used) > 1 else
-                 f"    shape = {names[used[0]]}.shape")
-    lines += ["    dims = tuple(sorted(d % len(shape) for d in REDUCED))",
-              "    kept = tuple(1 if i in dims else s for i, s in enumerate(shape))",
-              "    n_rows, n_cols = math.prod(kept), math.prod(shape[d] for d in dims)",
-              f"    dev = {names[used[0]]}.device"]
+    lines = head_lines(plan, args, names, used)
     lines += [f"    {n.name}_2d, {n.name}_2d_sr, {n.name}_2d_sc = _rows_arg({names[n]}, "
               f"{'shape' if plan.cv[n] else 'kept'}, dims)" for n in used]
-    lines += _allocations(plan, kernels)
+    lines += output_allocations(plan) + _partials(plan, kernels)
     counts = {"numel": "n_rows * n_cols", "size0": "shape[0]"}
     for k in kernels:
         call = [counts.get(value, value) for _, _, value in k.params]
         lines.append(f"    _lib.{k.name.removesuffix('_kernel')}_launch({', '.join(call)})")
-    values = results(plan)
-    for i, out in enumerate(plan.outputs):  # a regrouping view of a result, as the reference ends with
-        if out.view is not None:
-            lines.append(f"    res{i} = {values[i]}")
-            values[i] = leaf_replay(out.view, f"res{i}")
-    lines.append(f"    return {', '.join(values)}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + return_lines(plan)) + "\n"
 
 
-def _allocations(plan: Plan, kernels: list[KernelText]) -> list[str]:
+def _partials(plan: Plan, kernels: list[KernelText]) -> list[str]:
     lines = []
-    for i, out in enumerate(plan.outputs):
-        size = {"cols": "(n_rows, n_cols)", "row": "n_rows", "scalar": "()"}[out.kind]
-        lines.append(f"    out{i} = torch.empty({size}, dtype={val(out.node).dtype}, device=dev)")
     parts = {value for k in kernels if k.grid == "rows" for _, _, value in k.params if value.startswith("part_")}
     for node, red in plan.reduces.items():
         if red.full and f"part_{node.name}" in parts:
             dtype = acc_dtype(COMBINE[red.kind], red.source, node)
             lines.append(f"    part_{node.name} = torch.empty(n_rows, dtype={dtype}, device=dev)  # per-row partials")
     return lines
-

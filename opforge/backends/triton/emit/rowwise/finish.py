@@ -9,12 +9,12 @@ from opforge.backends.triton.emit.exprs import TL_DTYPES, lit
 from opforge.backends.triton.emit.rowwise.accs import identity, partial_acc, wrap
 from opforge.backends.triton.emit.rowwise.text import KernelText, render, safe
 from opforge.codegen.exprs import Var
-from opforge.codegen.families.rowwise.layout import (ALIASES, CONSTANTS, MOMENTS, SHAPE_VIEWS, Plan, Reduce, acc_dtype,
-                                                     constant)
+from opforge.codegen.emit.row_kernel import FinishValues
+from opforge.codegen.families.rowwise.layout import MOMENTS, Plan, Reduce, acc_dtype
 from opforge.codegen.lower import Unsupported, val
 
 
-class FinishWriter:
+class FinishWriter(FinishValues):
     """Writes the finish kernel: reduce the per-row partials, then the epilogue on 0-d values."""
 
     ORDER = ("numel", "size0", "n_rows", "n_cols")
@@ -108,16 +108,7 @@ class FinishWriter:
                 value = Var(safe(node.name))
             self.memo[node] = value
 
-    def value(self, node: Node):
-        if node not in self.memo:
-            target = str(node.target)
-            if target in CONSTANTS:
-                self.memo[node] = constant(node)
-            elif target in SHAPE_VIEWS | ALIASES:
-                self.memo[node] = self.value(node.args[0])
-            else:
-                expr = render(self.plan, node, self.value, self.ORDER, self.sizes, self.helpers)
-                self.code.append(f"{safe(node.name)} = {expr}")
-                self.memo[node] = Var(safe(node.name))
-        return self.memo[node]
-
+    def compute(self, node: Node) -> Var:
+        expr = render(self.plan, node, self.value, self.ORDER, self.sizes, self.helpers)
+        self.code.append(f"{safe(node.name)} = {expr}")
+        return Var(safe(node.name))

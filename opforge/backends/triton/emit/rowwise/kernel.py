@@ -1,8 +1,8 @@
 """The Triton source of a row-wise Plan.
 
-Row kernel: one program per ROWS rows. Reductions run in passes over the columns, one pass per
-reduction depth (softmax: max; then sum(exp(x - max)); then the write), each pass re-computing its
-elementwise input from loads instead of keeping it in scratch memory. Row values are [ROWS, 1].
+Row kernel: one program per ROWS rows, its passes over the columns scheduled by
+codegen/emit/row_kernel.py (softmax: max; then sum(exp(x - max)); then the write), each a loop over
+[ROWS, BLOCK] column blocks. Row values are [ROWS, 1].
 Finish kernel (finish.py): one program reduces the per-row partials of the full reductions (no
 atomics, so the result is deterministic) and computes the 0-d outputs. Apply kernel: a row kernel run
 after the finish kernel, for outputs that need a full reduction (x / ||x||_F)."""
@@ -19,15 +19,16 @@ from opforge.backends.triton.emit.rowwise.finish import FinishWriter
 from opforge.backends.triton.emit.rowwise.scans import HELPERS as SCAN_HELPERS
 from opforge.backends.triton.emit.rowwise.scans import scan_lines
 from opforge.backends.triton.emit.rowwise.text import KernelText, render, safe, view_name
+from opforge.codegen.emit.row_kernel import RowKernelWriter
 from opforge.codegen.exprs import Var
-from opforge.codegen.families.rowwise.layout import (ALIASES, CONSTANTS, FLIP, GETITEM, MOMENTS, SHAPE_VIEWS, Output, Plan,
-                                                     constant)
+from opforge.codegen.families.rowwise.layout import ALIASES, FLIP, MOMENTS, SHAPE_VIEWS, Output, Plan
 from opforge.codegen.lower import Unsupported, val
 
-def write(plan: Plan, writer: Callable[[Plan, str], RowWriter] | None = None) -> list[KernelText]:
+
+def write(plan: Plan, writer: Callable[[Plan, str], TritonRowWriter] | None = None) -> list[KernelText]:
     """The kernels in launch order: row, then finish and apply when there are full reductions.
-    `writer(plan, name)`: the row and apply kernels' writer (a backend's RowWriter subclass)."""
-    writer = writer or RowWriter
+    `writer(plan, name)`: the row and apply kernels' writer (a backend's TritonRowWriter subclass)."""
+    writer = writer or TritonRowWriter
     fulls = [n for n, r in plan.reduces.items() if r.full]
     early = [(i, o) for i, o in enumerate(plan.outputs) if o.kind != "scalar" and not o.late]
     late = [(i, o) for i, o in enumerate(plan.outputs) if o.kind != "scalar" and o.late]
@@ -39,50 +40,21 @@ def write(plan: Plan, writer: Callable[[Plan, str], RowWriter] | None = None) ->
     return kernels
 
 
-class RowWriter:
-    """Writes one row kernel: passes over the columns, then stores. A subclass changes how programs
-    map to rows (`_program`) and whether column strides are 1 by contract (UNIT_COLS)."""
+class TritonRowWriter(RowKernelWriter):
+    """Writes one Triton row kernel (the passes: codegen/emit/row_kernel.py). A subclass changes how
+    programs map to rows (`_program`) and whether column strides are 1 by contract (UNIT_COLS)."""
 
     CONSTEXPRS = ("BLOCK: tl.constexpr", "ROWS: tl.constexpr")
     UNIT_COLS = False  # True: the launcher passes every column-varying input with column stride 1
 
     def __init__(self, plan: Plan, name: str) -> None:
-        self.plan, self.name = plan, name
-        self.code: list[str] = []  # kernel-level lines (row values, accumulator set-up)
-        self.body: list[str] | None = None  # the current column loop's lines
-        self.row_memo: dict[Node, object] = {}
-        self.col_memo: dict[tuple[Node, bool], object] = {}
+        super().__init__(plan, name)
         self.params: dict[str, str] = {}
         self.helpers: set[str] = set()
         self.globals: dict[Node, int] = {}
-        self.sizes: set[str] = set()
-        self.rev_used = False
-        self.done: dict[tuple[str, Node], object] = {}  # finished accumulators: value, mean, partial
+        self.rev_used = False  # the current column loop reads at mirrored columns (c_rev)
 
-    # -- the kernel ---------------------------------------------------------------------------------
-
-    def write(self, outputs: list[tuple[int, Output]], partials: list[Node]) -> KernelText:
-        roots = [o.node for _, o in outputs] + [self.plan.reduces[n].source for n in partials]
-        passes = self._schedule(roots, partials)
-        for depth in sorted(passes):
-            self._pass(depth, passes[depth])
-        cols = [(i, o) for i, o in outputs if o.kind == "cols"]
-        if cols:
-            self._loop("write pass: " + ", ".join(o.node.name for _, o in cols),
-                       lambda: [self._store_cols(i, o) for i, o in cols])
-        for i, o in outputs:
-            if o.kind == "row":
-                self._store_row(f"out{i}_ptr", f"out{i}", self.row(o.node))
-        for node in partials:
-            red = self.plan.reduces[node]
-            if red.kind in MOMENTS:  # var/std: the row's mean too (the plan makes their source col-varying)
-                mean = Var(f"({self.done[('mean', node)]} + {safe(node.name)}_part_shift)")
-                self._store_row(f"{safe(node.name)}_mean_part_ptr", f"part_{safe(node.name)}_mean", mean)
-            value = self.done.get(("partial", node)) or self.row(red.source)
-            self._store_row(f"{safe(node.name)}_part_ptr", f"part_{safe(node.name)}", value)
-        return self._text()
-
-    def _text(self) -> KernelText:
+    def text(self) -> KernelText:
         sizes = ["n_rows", "n_cols"] + sorted(self.sizes - {"n_rows", "n_cols"})
         params = list(self.params.items()) + [(s, s) for s in sizes]
         names = [p for p, _ in params] + list(self.CONSTEXPRS)
@@ -97,72 +69,42 @@ class RowWriter:
                 "cols = tl.arange(0, BLOCK)[None, :]  # [1, BLOCK]"]
         return ["    " + line if line else "" for line in head + code]
 
-    def _schedule(self, roots: list[Node], partials: list[Node]) -> dict[int, list[Acc]]:
-        """Accumulators grouped by pass: a reduction runs one pass after everything its input needs."""
-        depth: dict[Node, int] = {}
-        passes: dict[int, list[Acc]] = {}
+    # -- accumulators and the column loop -----------------------------------------------------------
 
-        def visit(node: Node) -> int:
-            if node in depth:
-                return depth[node]
-            if self.plan.scope.get(node) == "global" or self.plan.is_leaf(node):
-                depth[node] = 0
-                return 0
-            red = self.plan.reduces.get(node)
-            before = max((visit(a) for a in node.all_input_nodes), default=0)
-            if red is not None:
-                accs = accumulators(node, red, safe(node.name))
-                for k, acc in enumerate(accs):
-                    passes.setdefault(before + 1 + k, []).append(acc)
-                before += len(accs)
-            depth[node] = before
-            return before
+    def accumulators(self, node: Node, red) -> list[Acc]:
+        return accumulators(node, red, safe(node.name))
 
-        for node in roots:
-            visit(node)
-        for node in partials:
-            red = self.plan.reduces[node]
-            if self.plan.cv[red.source]:
-                for k, acc in enumerate(partial_accs(node, red, safe(node.name) + "_part")):
-                    passes.setdefault(visit(red.source) + 1 + k, []).append(acc)
-        return passes
+    def partial_accs(self, node: Node, red) -> list[Acc]:
+        return partial_accs(node, red, safe(node.name) + "_part")
 
-    def _pass(self, depth: int, accs: list[Acc]) -> None:
-        what = ", ".join(a.name for a in accs)
+    def fold(self, accs: list[Acc]) -> None:
         first: dict[tuple, Acc] = {}
         for acc in accs:  # LayerNorm's decomposition sums x for its mean and again for its variance
             twin = first.setdefault((acc.op, acc.source, acc.dtype, acc.center, acc.index), acc)
             acc.tile = twin.tile
-
-        def fill() -> None:
-            for acc in accs:
-                if acc.tile != f"acc_{acc.name}":
-                    continue
-                self._orient(acc.source, False)
-                self.code += acc.init("[ROWS, BLOCK]")
-                self.helpers |= acc.helpers
-                source = self.col(acc.source, False)
-                center = self.done[("mean", acc.center)] if acc.center is not None else None
-                index = self.row(acc.index) if acc.index is not None else None
-                self.body += [f"# {acc.name}: {self._chain(acc)}"]
-                self.body += acc.update(source, "mask", self._cast(acc), center, index)
-
-        self._loop(f"pass {depth} over the columns: {what}", fill)
         for acc in accs:
-            self.code += acc.finish(axis=1, keep=True)
-            self.done[acc.key] = acc.result()
-            if acc.key[0] == "value":
-                self.row_memo[acc.key[1]] = acc.result()
+            if acc.tile != f"acc_{acc.name}":
+                continue
+            self._orient(acc.source, False)
+            self.code += acc.init("[ROWS, BLOCK]")
+            self.helpers |= acc.helpers
+            source = self.col(acc.source, False)
+            center = self.done[("mean", acc.center)] if acc.center is not None else None
+            index = self.row(acc.index) if acc.index is not None else None
+            self.body += [f"# {acc.name}: {self._chain(acc)}"]
+            self.body += acc.update(source, "mask", self._cast(acc), center, index)
 
-    def _loop(self, comment: str, fill) -> None:
-        self.code.append(f"# {comment}")
-        self.col_memo, self.body, self.rev_used = {}, [], False
-        fill()
-        body, self.body = self.body, None
-        self.code += ["for start in range(0, n_cols, BLOCK):", "    c = start + cols",
-                      "    mask = row_mask & (c < n_cols)"]
-        self.code += ["    c_rev = n_cols - 1 - c  # flipped along the row"] if self.rev_used else []
-        self.code += ["    " + line for line in body]
+    def finish(self, acc: Acc) -> list[str]:
+        return acc.finish(axis=1, keep=True)
+
+    def comment(self, text: str) -> str:
+        return f"# {text}"
+
+    def column_loop(self, body: list[str]) -> list[str]:
+        lines = ["for start in range(0, n_cols, BLOCK):", "    c = start + cols", "    mask = row_mask & (c < n_cols)"]
+        lines += ["    c_rev = n_cols - 1 - c  # flipped along the row"] if self.rev_used else []
+        self.rev_used = False  # for the next loop
+        return lines + ["    " + line for line in body]
 
     def _chain(self, acc: Acc) -> str:
         cone, seen, stack = [], set(), [acc.source]
@@ -188,67 +130,31 @@ class RowWriter:
 
     # -- values -------------------------------------------------------------------------------------
 
-    def row(self, node: Node):
-        """A value that is the same along the row: emitted once, outside the column loops."""
-        if node not in self.row_memo:
-            self.row_memo[node] = self._row(node)
-        return self.row_memo[node]
+    def load_row(self, node: Node) -> Var:
+        p = self._tensor_param(node, cv=False)
+        return self.assign(self.code, node.name, f"tl.load({p}_ptr + rows * {p}_sr, mask=row_mask, "
+                                                 f"other={self._other(node)}){self._upcast(node)}")
 
-    def _row(self, node: Node):
-        target = str(node.target) if node.op == "call_function" else None
-        if self.plan.is_leaf(node):
-            p = self._tensor_param(node, cv=False)
-            return self._assign(self.code, node.name, f"tl.load({p}_ptr + rows * {p}_sr, mask=row_mask, "
-                                                      f"other={self._other(node)}){self._upcast(node)}")
-        if self.plan.scope[node] == "global":
-            self.globals.setdefault(node, len(self.globals))
-            self.params["glob_ptr"] = "glob"
-            return self._assign(self.code, node.name, f"tl.load(glob_ptr + {self.globals[node]})")
-        if target in CONSTANTS:
-            return constant(node)
-        if target == GETITEM:
-            return self.row(node.args[0])[node.args[1]]
-        if target in SHAPE_VIEWS | ALIASES or target == FLIP:
-            return self.row(node.args[0])
-        if node in self.plan.reduces:
-            raise AssertionError(f"{node.name} used before its pass")
-        return self._assign(self.code, node.name, render(self.plan, node, self.row, ("n_cols",), self.sizes,
-                                                                  self.helpers))
+    def global_value(self, node: Node) -> Var:
+        self.globals.setdefault(node, len(self.globals))
+        self.params["glob_ptr"] = "glob"
+        return self.assign(self.code, node.name, f"tl.load(glob_ptr + {self.globals[node]})")
 
-    def col(self, node: Node, rev: bool):
-        """A value per element of the current column block (`rev`: at the mirrored column)."""
-        if not self.plan.cv[node]:
-            return self.row(node)
-        key = (node, rev)
-        if key not in self.col_memo:
-            self.col_memo[key] = self._col(node, rev)
-        return self.col_memo[key]
+    def load_col(self, node: Node, rev: bool) -> Var:
+        p = self._tensor_param(node, cv=True)
+        self.rev_used |= rev
+        index = "c_rev" if rev else "c"
+        if node in self.plan.partial:  # repeats along part of the row: the column it repeats
+            self.params[f"{p}_inner"] = f"{view_name(node)}_inner"
+            index = f"({index} // {p}_inner)" if self.plan.partial[node][1] else f"({index} % {p}_inner)"
+        return self.assign(self.body, node.name + ("_rev" if rev else ""),
+                           f"tl.load({p}_ptr + rows * {p}_sr + {self._col_offset(p, index)}, mask=mask, "
+                           f"other={self._other(node)}){self._upcast(node)}")
 
-    def _col(self, node: Node, rev: bool):
-        target = str(node.target) if node.op == "call_function" else None
-        suffix = "_rev" if rev else ""
-        if self.plan.is_leaf(node):
-            p = self._tensor_param(node, cv=True)
-            self.rev_used |= rev
-            index = "c_rev" if rev else "c"
-            if node in self.plan.partial:  # repeats along part of the row: the column it repeats
-                self.params[f"{p}_inner"] = f"{view_name(node)}_inner"
-                index = f"({index} // {p}_inner)" if self.plan.partial[node][1] else f"({index} % {p}_inner)"
-            return self._assign(self.body, node.name + suffix,
-                                f"tl.load({p}_ptr + rows * {p}_sr + {self._col_offset(p, index)}, mask=mask, "
-                                f"other={self._other(node)}){self._upcast(node)}")
-        if target == FLIP:
-            return self.col(node.args[0], not rev)
-        if target in SHAPE_VIEWS | ALIASES:
-            return self.col(node.args[0], rev)
-        if target == GETITEM:  # a cummax's values or indices
-            return self.col(node.args[0], rev)[node.args[1]]
-        if node in self.plan.scans:
-            return self._scan(node)
-        expr = render(self.plan, node, lambda a: self.col(a, rev), ("n_cols",), self.sizes, self.helpers)
-        return self._assign(self.body, node.name + suffix, expr)
+    def expr(self, node: Node, arg) -> str:
+        return render(self.plan, node, arg, ("n_cols",), self.sizes, self.helpers)
 
-    def _scan(self, node: Node):
+    def scan(self, node: Node):
         """A scan along the row (scans.py): its value, or its (values, indices) names."""
         name, v = safe(node.name), val(node)
         dtype = (v if isinstance(v, torch.Tensor) else v[0]).dtype
@@ -257,6 +163,12 @@ class RowWriter:
         self.body += body
         self.helpers |= {self.plan.scans[node]} & SCAN_HELPERS.keys()
         return tuple(Var(x) for x in value) if isinstance(value, tuple) else Var(value)
+
+    @staticmethod
+    def assign(lines: list[str], name: str, expr: str) -> Var:
+        var = safe(name)
+        lines.append(f"{var} = {expr}")
+        return Var(var)
 
     def _orient(self, node: Node, rev: bool) -> None:
         if not self._oriented(node, rev):
@@ -274,7 +186,7 @@ class RowWriter:
 
     # -- stores and parameters ----------------------------------------------------------------------
 
-    def _store_cols(self, index: int, out: Output) -> None:
+    def store_cols(self, index: int, out: Output) -> None:
         rev = not self._oriented(out.node, False)
         self._orient(out.node, rev)
         value = self.col(out.node, rev)
@@ -282,6 +194,15 @@ class RowWriter:
         ptr = self._out_param(f"out{index}_ptr", f"out{index}")
         self.body.append(f"tl.store({ptr} + rows * n_cols + {'c_rev' if rev else 'c'}, "
                          f"{lit(value)}.to({ptr}.dtype.element_ty), mask=mask)")
+
+    def store_row_output(self, index: int, out: Output) -> None:
+        self._store_row(f"out{index}_ptr", f"out{index}", self.row(out.node))
+
+    def store_partial(self, node: Node) -> None:
+        if self.plan.reduces[node].kind in MOMENTS:  # var/std: the row's mean too (their source is col-varying)
+            mean = Var(f"({self.done[('mean', node)]} + {safe(node.name)}_part_shift)")
+            self._store_row(f"{safe(node.name)}_mean_part_ptr", f"part_{safe(node.name)}_mean", mean)
+        self._store_row(f"{safe(node.name)}_part_ptr", f"part_{safe(node.name)}", self.partial_value(node))
 
     def _store_row(self, param: str, buffer: str, value) -> None:
         ptr = self._out_param(param, buffer)
@@ -310,9 +231,3 @@ class RowWriter:
     def _upcast(node: Node) -> str:
         dtype = val(node).dtype
         return ".to(tl.float32)" if dtype.is_floating_point and dtype.itemsize < 4 else ""
-
-    @staticmethod
-    def _assign(lines: list[str], name: str, expr: str) -> Var:
-        var = safe(name)
-        lines.append(f"{var} = {expr}")
-        return Var(var)

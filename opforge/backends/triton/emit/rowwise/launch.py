@@ -9,16 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from torch.fx import Node
-
-from opforge.codegen.emit.rows import AS_ROWS_PY, arg_names, placement, results
+from opforge.codegen.emit.rows import (AS_ROWS_PY, head_lines, leaf_names, output_allocations, reduced_lines,
+                                      return_lines)
 from opforge.backends.triton.emit.exprs import FP8_HELPERS
 from opforge.backends.triton.emit.rowwise.accs import HELPERS, wrap
 from opforge.backends.triton.emit.rowwise.scans import HELPERS as SCAN_HELPERS
 from opforge.backends.triton.emit.rowwise.text import KernelText, safe, view_name
 from opforge.codegen.families.rowwise.layout import COMBINE, Plan, acc_dtype
-from opforge.codegen.lower import val
-from opforge.codegen.views import leaf_replay
 
 # Best guess first: 1024 fp32 per program keeps 4 warps at 8 values per thread.
 SPACE = ({"TILE": 1024, "num_warps": 4}, {"TILE": 2048, "num_warps": 8}, {"TILE": 4096, "num_warps": 8},
@@ -63,15 +60,6 @@ def jit_source(kernels: list[KernelText]) -> str:
     return "\n\n".join([{**HELPERS, **SCAN_HELPERS, **FP8_HELPERS}[h] for h in helpers] + [k.source for k in kernels])
 
 
-def reduced_lines(plan: Plan) -> str:
-    """`REDUCED = ...` with the comment that says how its dims are counted."""
-    graph_dims = tuple(d + plan.rank for d in plan.dims)
-    side = "left, as the reference wrote them" if plan.from_left else "right"
-    return (f"\n\n# The reduced dims (the graph's {list(graph_dims)} of its rank-{plan.rank} tensors), counted from the "
-            f"{side},\n# so inputs of another rank reduce the same dims as the reference.\n"
-            f"REDUCED = {graph_dims if plan.from_left else tuple(plan.dims)!r}\n")
-
-
 @dataclass(frozen=True)
 class LaunchStyle:
     """What differs between the Triton-language backends' row-wise launchers."""
@@ -83,22 +71,10 @@ class LaunchStyle:
 
 def launcher(plan: Plan, kernels: list[KernelText], style: LaunchStyle | None = None) -> str:
     style = style or TRITON
-    args = arg_names(plan, LOCALS)
-    names = dict(args)  # every leaf's local: an input, or an input's regrouping view rebuilt here
-    names.update({v: f"{v.name}_leaf" for v in plan.leaves})
+    args, names = leaf_names(plan, LOCALS)
     used = [n for n in names if plan.is_leaf(n) and any(view_name(n) == v for k in kernels for _, v in k.params)]
     cv = {n: plan.cv[n] for n in used}
-    lines = [f"def {plan.title}({', '.join(args.values())}):"]
-    lines += [f"    {names[v]} = {leaf_replay(v, args[p])}  # {v.name}, sizes from the input"
-              for v, p in plan.leaves.items() if v in used]
-    lines += [f"    {names[n]} = {names[n]}{placement(plan, n)}" for n in used if placement(plan, n)]
-    shapes = ", ".join(f"{names[n]}.shape" for n in used)
-    lines.append(f"    shape = torch.broadcast_shapes({shapes})" if len(used) > 1 else
-                 f"    shape = {names[used[0]]}.shape")
-    lines += ["    dims = tuple(sorted(d % len(shape) for d in REDUCED))",
-              "    kept = tuple(1 if i in dims else s for i, s in enumerate(shape))",
-              "    n_rows, n_cols = math.prod(kept), math.prod(shape[d] for d in dims)",
-              f"    dev = {names[used[0]]}.device"]
+    lines = head_lines(plan, args, names, used)
     for n in used:
         if n in plan.partial:
             k, outer = plan.partial[n]
@@ -107,24 +83,15 @@ def launcher(plan: Plan, kernels: list[KernelText], style: LaunchStyle | None = 
             lines.append(f"    {view_name(n)} = _as_rows({names[n]}, {'shape' if cv[n] else 'kept'}, dims)")
         if style.unit_cols and cv[n]:
             lines.append(f"    {view_name(n)} = _unit_cols({view_name(n)})")
-    lines += _allocations(plan, kernels)
+    lines += output_allocations(plan) + _buffers(plan, kernels)
     lines.append(style.tiles)
     lines += [style.launch(k) for k in kernels]
-    values = results(plan)
-    for i, out in enumerate(plan.outputs):  # a regrouping view of a result, as the reference ends with
-        if out.view is not None:
-            lines.append(f"    res{i} = {values[i]}")
-            values[i] = leaf_replay(out.view, f"res{i}")
-    lines.append(f"    return {', '.join(values)}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + return_lines(plan)) + "\n"
 
 
-def _allocations(plan: Plan, kernels: list[KernelText]) -> list[str]:
+def _buffers(plan: Plan, kernels: list[KernelText]) -> list[str]:
+    """The per-row partials of the full reductions, and the global values the apply kernel loads."""
     lines = []
-    for i, out in enumerate(plan.outputs):
-        dtype = val(out.node).dtype
-        size = {"cols": "(n_rows, n_cols)", "row": "n_rows", "scalar": "()"}[out.kind]
-        lines.append(f"    out{i} = torch.empty({size}, dtype={dtype}, device=dev)")
     for k in kernels:
         for param, value in k.params:
             if value.startswith("part_") and k.grid == "rows":
