@@ -10,7 +10,7 @@ from opforge.backends.ascendc.api import SIZES
 from opforge.backends.cuda.cxx import Token
 
 CAP = 1 << 64
-_INT_TYPES = set(SIZES) | {"long", "short", "signed", "unsigned", "auto"}
+INT_TYPES = set(SIZES) | {"long", "short", "signed", "unsigned", "auto"}
 _BINARY = {"*": 5, "/": 5, "%": 5, "+": 4, "-": 4, "<<": 3, ">>": 3}
 
 
@@ -34,7 +34,7 @@ def constants(units) -> dict[str, int]:
         for k, t in enumerate(tokens):
             if t.text in ("constexpr", "const") and t.kind == "id":
                 j = k + 1
-                while j < len(tokens) and tokens[j].kind == "id" and tokens[j].text in _INT_TYPES | {"static", "constexpr", "const"}:
+                while j < len(tokens) and tokens[j].kind == "id" and tokens[j].text in INT_TYPES | {"static", "constexpr", "const"}:
                     j += 1
                 if j + 1 < len(tokens) and tokens[j].kind == "id" and tokens[j + 1].text == "=":
                     end = j + 2
@@ -95,7 +95,7 @@ def _atom(tokens, table, sizes):
         value, rest = _atom(tokens[1:], table, sizes)
         return (-value if t.text == "-" else value), rest
     if t.text == "(":
-        if len(tokens) > 2 and tokens[1].kind == "id" and tokens[1].text in _INT_TYPES and tokens[2].text == ")":
+        if len(tokens) > 2 and tokens[1].kind == "id" and tokens[1].text in INT_TYPES and tokens[2].text == ")":
             return _atom(tokens[3:], table, sizes)  # (uint32_t)x
         value, rest = _expr(tokens[1:], 0, table, sizes)
         if not rest or rest[0].text != ")":
@@ -107,7 +107,7 @@ def _atom(tokens, table, sizes):
         raise _Unknown
     if t.text in ("static_cast", "reinterpret_cast") and len(tokens) > 4 and tokens[1].text == "<" and tokens[3].text == ">":
         return _atom(tokens[4:], table, sizes)
-    if t.kind == "id" and t.text in _INT_TYPES and len(tokens) > 1 and tokens[1].text == "(":
+    if t.kind == "id" and t.text in INT_TYPES and len(tokens) > 1 and tokens[1].text == "(":
         return _atom(tokens[1:], table, sizes)  # uint32_t(x)
     if t.kind == "id" and t.text.rpartition("::")[2] in table:
         return table[t.text.rpartition("::")[2]], tokens[1:]

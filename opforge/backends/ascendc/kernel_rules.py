@@ -1,21 +1,15 @@
 """The rules on the project's code itself (reason codes as in the contract): which calls kernel and
-host code may make (ascendc-api, ascendc-forbidden), which files it may include (ascendc-include),
-the unified-buffer plan of each kernel scope (ascendc-ub), 32-byte DataCopy lengths
-(ascendc-datacopy) and each queue's AllocTensor/FreeTensor and EnQue/DeQue balance (ascendc-queue).
-
-A kernel scope is a kernel class with all its methods (the CopyIn/Compute/CopyOut split lives across
-methods, so a per-method count would refuse Huawei's own samples), or a free `__global__` function.
-What a rule cannot decide (a size from runtime values) is a warning, never a pass or a guess.
+host code may make (ascendc-api, ascendc-forbidden) and which files it may include (ascendc-include);
+memory_rules.py has the rules on what its kernels do with memory. Also the findings every rule adds
+to and the call-reading helpers the rules share (calls, split_args, open_paren).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from opforge.backends.ascendc import api
-from opforge.backends.ascendc.fold import constants, evaluate
 from opforge.backends.cuda.cxx import Token
 
-QUEUE_METHODS = ("AllocTensor", "FreeTensor", "EnQue", "DeQue")
 DIRECTIVES = {"include", "define", "undef", "if", "ifdef", "ifndef", "elif", "else", "endif", "pragma", "error"}
 DECL_BEFORE = {"return", "else", "case", "co_return", "throw"}
 
@@ -78,18 +72,14 @@ def open_paren(tokens: list[Token], k: int) -> int:
     return k
 
 
-def check_code(code, project, dtypes: dict[str, int]) -> Findings:
+def check_code(code, project) -> Findings:
+    """What the project may include and call (memory_rules.py: what its kernels do with memory)."""
     out = Findings()
     _includes(code, project, out)
     own = {f.name.rpartition("::")[2] for f in code.functions} | code.classes
     for f in code.functions:
         unit = code.units[f.unit]
         _calls(f, unit, own, out)
-    tables = [constants([unit]) for unit in code.units]  # per translation unit, as the compiler sees names
-    sizes = {**api.SIZES, **dtypes}
-    _ub_plan(code, tables, sizes, out)
-    _queues(code, out)
-    _datacopy(code, tables, sizes, out)
     return out
 
 
@@ -190,302 +180,3 @@ def _includes(code, project, out: Findings) -> None:
             if not ok or ".." in path or path.startswith("/"):
                 out.bad(f"ascendc-include: #include {rest[0].text if quoted else '<' + path + '>'} is neither a "
                         f"project file, a CANN header nor a C++/torch header ({where})")
-
-
-# -- the unified buffer ----------------------------------------------------------------------------
-
-def _scopes(code):
-    scopes: dict[str, list] = {}
-    for f in code.functions:
-        if f.aicore:
-            scopes.setdefault(f.scope or f.name, []).append(f)
-    return scopes
-
-
-ASSIGN = {"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^=", "++", "--"}
-
-
-def _runtime_names(code) -> set[str]:
-    """Names a value reaches at run time: every function parameter, and every name assigned (or
-    incremented) inside a function body."""
-    names = set()
-    for f in code.functions:
-        names |= {ids[-1] for ids in ([t.text for t in p if t.kind == "id"] for p in f.params) if ids}
-        body = f.body
-        for k in range(1, len(body)):
-            if body[k].text in ASSIGN and body[k - 1].kind == "id":
-                names.add(body[k - 1].text)
-            elif body[k - 1].text in ("++", "--") and body[k].kind == "id":
-                names.add(body[k].text)
-    return names
-
-
-def _runtime(arg: list, runtime: set[str]) -> bool:
-    """Does a size expression read a run-time value: a runtime name, tiling data (`t.field`,
-    `t->field` on anything but `this`) or an AscendC query (GetBlockNum(), ...)?"""
-    for k, t in enumerate(arg):
-        if t.kind != "id":
-            continue
-        if t.text in runtime or api.base_name(t.text).startswith(("Get", "GET_")):
-            return True
-        if k >= 2 and arg[k - 1].text in (".", "->") and arg[k - 2].text != "this":
-            return True
-    return False
-
-
-FOLDED_CALLS = {"sizeof", "static_cast", "reinterpret_cast"}
-
-
-def _initialisers(units) -> dict[str, list]:
-    """NAME -> initialiser tokens of every `constexpr`/`const` declaration and object-like #define."""
-    found: dict[str, list] = {}
-    for unit in units:
-        for name, rest, _ in unit.directives:
-            if name == "define" and len(rest) >= 2 and rest[0].kind == "id" and not (rest[1].text == "(" and not rest[1].space):
-                found[rest[0].text] = list(rest[1:])
-        tokens = unit.tokens
-        for k, t in enumerate(tokens[:-2]):
-            if t.kind == "id" and tokens[k + 1].text == "=" and any(x.text in ("const", "constexpr")
-                                                                     for x in tokens[max(0, k - 4):k]):
-                end = k + 2
-                while end < len(tokens) and tokens[end].text not in (";", ","):
-                    end += 1
-                found[t.text] = tokens[k + 2:end]
-    return found
-
-
-def _hides(arg: list, declared: dict[str, list], depth: int = 0) -> bool:
-    """Is a size that did not fold made of what the folder does not evaluate (a function call, a
-    template, a ternary or comparison, a member) rather than of constants too large to fold (a
-    shift bomb stays unknown, a warning)? Follows the named constants' own initialisers."""
-    for k, t in enumerate(arg):
-        if t.kind == "punct" and t.text in ("?", "<", ">", "<=", ">=", "==", "!=", ".", "->", "&&", "||"):
-            if t.text == "<" and k and arg[k - 1].text in FOLDED_CALLS:
-                continue
-            if t.text == ">" and k >= 2 and arg[k - 2].text == "<":
-                continue  # static_cast<uint32_t>(...)
-            return True
-        if t.kind != "id":
-            continue
-        if k + 1 < len(arg) and arg[k + 1].text == "(" and t.text not in FOLDED_CALLS and t.text not in fold_types():
-            return True
-        if t.text == "this":
-            return True
-        name = t.text.rpartition("::")[2]
-        if name in declared:
-            if depth < 8 and _hides(declared[name], declared, depth + 1):
-                return True
-        elif t.text not in fold_types() and t.text not in FOLDED_CALLS and t.text not in api.SIZES:
-            return True  # a name nothing declares as a constant
-    return False
-
-
-def fold_types() -> set[str]:
-    from opforge.backends.ascendc.fold import _INT_TYPES
-
-    return _INT_TYPES
-
-
-def _in_loop(body: list, k: int) -> bool:
-    """Is body[k] inside a for/while/do block, or the one statement of a brace-less loop?"""
-    depth, j, statement = 0, k - 1, True
-    while j >= 0:
-        text = body[j].text
-        if text in (")", "]") or text == "}" and depth >= 0:
-            if text == "}":
-                statement = statement and bool(depth)  # a block closed before body[k]: a statement of its own
-                depth += 1
-            else:
-                j = _paren_open(body, j) if text == ")" else j
-        elif text == "{" and depth:
-            depth -= 1
-        elif text in ("{", ";", "}") and not depth:
-            if statement and body[j + 1].text in ("for", "while"):
-                return True  # for (...) pipe.InitBuffer(...);
-            statement = False
-            if text == "{":
-                head = j - 1
-                if head >= 0 and body[head].text == "do":
-                    return True
-                if head >= 0 and body[head].text == ")":
-                    opener = _paren_open(body, head)
-                    if opener > 0 and body[opener - 1].text in ("for", "while"):
-                        return True
-        j -= 1
-    return statement and body[0].text in ("for", "while") if body else False
-
-
-def _paren_open(body: list, close: int) -> int:
-    depth = 0
-    for j in range(close, -1, -1):
-        depth += (body[j].text == ")") - (body[j].text == "(")
-        if depth == 0:
-            return j
-    return -1
-
-
-def _ub_plan(code, tables, sizes, out: Findings) -> None:
-    runtime = _runtime_names(code)
-    declared = _initialisers(code.units)
-    for scope, functions in _scopes(code).items():
-        known, unknown, first = 0, [], None
-        for f in functions:
-            unit = code.units[f.unit]
-            for k, name, member in calls(f.body):
-                if not member or api.base_name(name) != "InitBuffer":
-                    continue
-                args = split_args(f.body, open_paren(f.body, k))
-                first = first or unit.at(f.body[k])
-                if _in_loop(f.body, k):
-                    out.bad(f"ascendc-ub: InitBuffer in a loop in {f.name}: every call takes more unified buffer, "
-                            f"so the plan is one call per queue or buffer ({unit.at(f.body[k])})")
-                    continue
-                parts = args[1:] if len(args) in (2, 3) else None
-                values = [evaluate(a, tables[f.unit], sizes) for a in parts] if parts else [None]
-                if None in values:
-                    queue = " ".join(t.text for t in args[0]) if args else "?"
-                    hidden = [a for a, v in zip(parts or [], values)
-                              if v is None and not _runtime(a, runtime) and _hides(a, declared)]
-                    if hidden:
-                        out.bad(f"ascendc-ub: InitBuffer({queue}, ...) size `{' '.join(t.text for t in hidden[0])}` "
-                                "is neither a constant opforge folds (constexpr/const/#define integers, sizeof) nor "
-                                f"computed at run time (a parameter, a member set in code, tiling data, an AscendC "
-                                f"query); name it as a constexpr integer ({unit.at(f.body[k])})")
-                        continue
-                    unknown.append(f"InitBuffer({queue}, ...) ({unit.at(f.body[k])})")
-                else:
-                    known += values[0] * (values[1] if len(values) == 2 else 1)
-        if known > api.UB_BYTES:
-            out.bad(f"ascendc-ub: {scope}'s InitBuffer plan takes {known} bytes ({known / 1024:.0f} KB) of unified "
-                    f"buffer, over the {api.UB_BYTES} (192 KB) an AI core has ({first})")
-        elif unknown:
-            out.warn(f"ascendc-ub: {scope}'s unified-buffer plan could not be checked: {len(unknown)} InitBuffer "
-                     f"size(s) depend on runtime values, e.g. {unknown[0]}; the known part is {known} bytes")
-
-
-# -- queues ------------------------------------------------------------------------------------------
-
-def _declared(tokens: list[Token], kinds: tuple[str, ...]) -> set[str]:
-    names, k = set(), 0
-    while k < len(tokens):
-        if tokens[k].kind == "id" and api.base_name(tokens[k].text) in kinds and k + 1 < len(tokens) and tokens[k + 1].text == "<":
-            depth, j = 0, k + 1
-            while j < len(tokens):
-                depth += (tokens[j].text == "<") - (tokens[j].text == ">") - 2 * (tokens[j].text == ">>")
-                j += 1
-                if depth <= 0:
-                    break
-            while j < len(tokens) and tokens[j].text not in (";", ")", "{", "="):
-                if tokens[j].kind == "id":
-                    names.add(tokens[j].text)
-                j += 1
-            k = j
-        k += 1
-    return names
-
-
-def _early_return(f, unit, queues: set, scope: str, out: Findings) -> None:
-    """A `return` after a queue's AllocTensor/DeQue and before its EnQue/FreeTensor in the same
-    function leaves the tensor held on that path: the call sites balance, the run does not."""
-    returns = [j for j, t in enumerate(f.body) if t.kind == "id" and t.text == "return"]
-    opened: dict[str, int] = {}
-    for k, name, member in calls(f.body):
-        method = api.base_name(name)
-        receiver = f.body[k - 2].text if member and k >= 2 else None
-        if receiver not in queues:
-            continue
-        if method in ("AllocTensor", "DeQue"):
-            opened.setdefault(receiver, k)
-        elif receiver in opened and any(opened[receiver] < r < k for r in returns):
-            out.bad(f"ascendc-queue: {scope}: a return in {f.name} before {receiver}.{method} leaves its tensor held "
-                    f"on that path ({unit.at(f.body[k])})")
-            return
-
-
-def _queues(code, out: Findings) -> None:
-    queues = set().union(*(_declared(u.tokens, ("TQue", "TQueBind")) for u in code.units)) if code.units else set()
-    for scope, functions in _scopes(code).items():
-        counts: dict[str, dict[str, int]] = {}
-        where: dict[str, str] = {}
-        initialised = set()
-        for f in functions:
-            unit = code.units[f.unit]
-            for k, name, member in calls(f.body):
-                method = api.base_name(name)
-                receiver = f.body[k - 2].text if member and k >= 2 else None
-                if method == "InitBuffer":
-                    args = split_args(f.body, open_paren(f.body, k))
-                    initialised |= {t.text for t in (args[0] if args else []) if t.kind == "id"}
-                if method in QUEUE_METHODS and receiver in queues:
-                    counts.setdefault(receiver, dict.fromkeys(QUEUE_METHODS, 0))[method] += 1
-                    where.setdefault(receiver, unit.at(f.body[k]))
-        for f in functions:
-            _early_return(f, code.units[f.unit], queues, scope, out)
-        for queue, n in counts.items():
-            if n["AllocTensor"] != n["FreeTensor"]:
-                out.bad(f"ascendc-queue: {scope}: {queue} has {n['AllocTensor']} AllocTensor but {n['FreeTensor']} "
-                        f"FreeTensor ({where[queue]})")
-            if n["EnQue"] != n["DeQue"]:
-                out.bad(f"ascendc-queue: {scope}: {queue} has {n['EnQue']} EnQue but {n['DeQue']} DeQue ({where[queue]})")
-            if queue not in initialised and any(n.values()):
-                out.bad(f"ascendc-queue: {scope}: {queue} is used but never given memory with pipe.InitBuffer "
-                        f"({where[queue]})")
-
-
-# -- DataCopy lengths --------------------------------------------------------------------------------
-
-def _element_types(tokens: list[Token]) -> dict[str, set[str]]:
-    """Tensor variable -> element types, from `LocalTensor<T> x`, `GlobalTensor<T> x`, `x = q.AllocTensor<T>()`."""
-    found: dict[str, set[str]] = {}
-    for k in range(len(tokens) - 4):
-        a, b, c, d, e = tokens[k:k + 5]
-        if a.kind == "id" and api.base_name(a.text) in ("LocalTensor", "GlobalTensor") and b.text == "<" \
-                and d.text == ">" and e.kind == "id":
-            found.setdefault(e.text, set()).add(c.text)
-        if a.kind == "id" and b.text == "=" and c.kind == "id" and d.text in (".", "->"):
-            if k + 7 < len(tokens) and tokens[k + 4].text in ("AllocTensor", "DeQue", "Get") and tokens[k + 5].text == "<":
-                found.setdefault(a.text, set()).add(tokens[k + 6].text)
-    return found
-
-
-def _root(arg: list[Token]) -> str | None:
-    ids = [t.text for t in arg if t.kind == "id" and t.text != "this"]
-    return ids[0] if ids else None
-
-
-def _datacopy(code, tables, sizes, out: Findings) -> None:
-    runtime, declared = _runtime_names(code), _initialisers(code.units)
-    unknown: list[str] = []
-    types = [_element_types(u.tokens) for u in code.units]
-    params = set().union(*(_params_names(u.tokens) for u in code.units)) if code.units else set()
-    for f in code.functions:
-        if not f.aicore:
-            continue
-        unit = code.units[f.unit]
-        for k, name, member in calls(f.body):
-            if member or api.base_name(name) != "DataCopy":
-                continue
-            args = split_args(f.body, open_paren(f.body, k))
-            if len(args) != 3 or not args[2] or args[2][0].text == "{" or _root(args[2]) in params:
-                continue  # a DataCopyParams form counts 32-byte blocks: aligned by construction
-            count = evaluate(args[2], tables[f.unit], sizes)
-            elements = {t for a in args[:2] for t in types[f.unit].get(_root(a) or "", set())}
-            size = sizes.get(next(iter(elements))) if len(elements) == 1 else None
-            at = unit.at(f.body[k])
-            if count is None and not _runtime(args[2], runtime) and _hides(args[2], declared):
-                out.bad(f"ascendc-datacopy: DataCopy length `{' '.join(t.text for t in args[2])}` is neither a "
-                        "constant opforge folds nor computed at run time, so its 32-byte alignment cannot be "
-                        f"checked; name it as a constexpr integer ({at})")
-            elif count is None or size is None and count % api.DMA_ALIGN:
-                unknown.append(at)
-            elif size is not None and count * size % api.DMA_ALIGN:
-                out.bad(f"ascendc-datacopy: DataCopy of {count} {next(iter(elements))} elements moves {count * size} "
-                        f"bytes, not a multiple of 32 (DataCopy moves whole 32-byte blocks; use DataCopyPad) ({at})")
-    if unknown:
-        out.warn(f"ascendc-datacopy: {len(unknown)} DataCopy length(s) depend on runtime values or unknown element "
-                 f"types and were not checked for 32-byte alignment ({', '.join(unknown[:3])})")
-
-
-def _params_names(tokens: list[Token]) -> set[str]:
-    return {tokens[k + 1].text for k in range(len(tokens) - 1)
-            if tokens[k].kind == "id" and api.base_name(tokens[k].text).endswith("Params") and tokens[k + 1].kind == "id"}

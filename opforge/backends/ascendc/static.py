@@ -1,13 +1,15 @@
 """The AscendC static checks, in order: read the candidate (project.py), read its C++ (units.py),
-then the code rules (kernel_rules.py) and the agreement of its parts (agree.py). Each finding is a
-reason line `code: message (file:line)`; what could not be checked is a warning. Nothing here
-imports, compiles or runs the candidate: that needs CANN (cann.py)."""
+then the code rules (kernel_rules.py: calls and includes; memory_rules.py: the unified buffer,
+queues and DataCopy) and the agreement of its parts (agree.py). Each finding is a reason line
+`code: message (file:line)`; what could not be checked is a warning. Nothing here imports, compiles
+or runs the candidate: that needs CANN (cann.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from opforge.backends.ascendc import agree, api
 from opforge.backends.ascendc.kernel_rules import check_code
+from opforge.backends.ascendc.memory_rules import check_memory
 from opforge.backends.ascendc.project import Project, ProjectError, read_project
 from opforge.backends.ascendc.units import UnitError, read_code
 
@@ -28,7 +30,8 @@ def check_ascendc(source: str) -> AscendCStatic:
         code = read_code(project)
     except (ProjectError, UnitError) as exc:
         return AscendCStatic(reasons=[str(exc)])
-    found = check_code(code, project, _dtype_sizes(project))
+    found = check_code(code, project)
+    check_memory(code, _dtype_sizes(project), found)
     if project.form == "direct":
         agree.check_direct(code, project, found)
     else:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from opforge.backends.cuda.cxx import CxxError, Token, _match, read
+from opforge.backends.cuda.cxx import CxxError, Token, closing_bracket, read
 
 INCLUDE = re.compile(r'\s*#\s*include\s*"([^"]+)"')
 DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?:\([^)]*\))?(.*)$", re.M)
@@ -122,7 +122,7 @@ def _classes(tokens: list[Token]) -> list[tuple[str, str, int, int]]:
             while j < len(tokens) and tokens[j].text not in ("{", ";", "(", ")", ">", ","):
                 j += 1
             if j < len(tokens) and tokens[j].text == "{":
-                found.append((t.text, tokens[k + 1].text, j, _match(tokens, j)))
+                found.append((t.text, tokens[k + 1].text, j, closing_bracket(tokens, j)))
         k += 1
     return found
 

@@ -176,7 +176,7 @@ class HostBody:
         body = self.body
         if k + 1 < len(body) and body[k + 1].text == "[" or k and body[k - 1].text == "[":
             return True  # [[attribute]], checked by static_cxx
-        close = cxx._match(body, k)
+        close = cxx.closing_bracket(body, k)
         inside = body[k + 1:close]
         captures = all(t.text in ("&", "=", ",", "this") or t.kind == "id" for t in inside)
         after = body[close + 1].text if close + 1 < len(body) else ""
@@ -223,7 +223,7 @@ class HostBody:
         body = self.body
         if tok.text == "do":
             if k + 1 < len(body) and body[k + 1].text == "{":
-                end = cxx._match(body, k + 1)
+                end = cxx.closing_bracket(body, k + 1)
                 tail = [t.text for t in body[end + 1:end + 5]]
                 if tail[:2] == ["while", "("] and tail[3:4] == [")"] and tail[2] in _ONCE:
                     return
@@ -231,12 +231,12 @@ class HostBody:
             return
         if k + 1 >= len(body) or body[k + 1].text != "(":
             return
-        close = cxx._match(body, k + 1)
+        close = cxx.closing_bracket(body, k + 1)
         cond = [t.text for t in body[k + 2:close]]
         if tok.text == "while" and (cond and len(cond) == 1 and cond[0] in _ONCE):
             return  # the tail of do { } while (0)
         if close + 1 < len(body) and body[close + 1].text == "{":
-            block = body[close + 2:cxx._match(body, close + 1)]
+            block = body[close + 2:cxx.closing_bracket(body, close + 1)]
         else:
             block = body[close + 1:next((j for j in range(close + 1, len(body)) if body[j].text == ";"), len(body))]
         self._launches(block, tok)

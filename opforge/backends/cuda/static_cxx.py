@@ -168,7 +168,7 @@ class _Rules:
     def _attributes(self, tokens: list[cxx.Token], start: int, at: cxx.Token, what: str) -> None:
         if start >= len(tokens) or tokens[start].text not in "([":
             return
-        names = [t.text for t in tokens[start:cxx._match(tokens, start)] if t.kind == "id"]
+        names = [t.text for t in tokens[start:cxx.closing_bracket(tokens, start)] if t.kind == "id"]
         bad = [n for n in names if n not in ATTRIBUTES]
         if bad:
             self.add("cuda-forbidden-call", f"{what} {bad[0]}: only {', '.join(sorted(ATTRIBUTES))}", at.line)
@@ -200,7 +200,8 @@ class _Rules:
                      "attributes and clear or copy device memory asynchronously; nothing else", tok.line)
         elif calls and text.startswith("cudaMemcpy"):
             tokens, start = call
-            if not any(t.text == "cudaMemcpyDeviceToDevice" for t in tokens[start:cxx._match(tokens, start) + 1]):
+            args = tokens[start:cxx.closing_bracket(tokens, start) + 1]
+            if not any(t.text == "cudaMemcpyDeviceToDevice" for t in args):
                 self.add("cuda-forbidden-call", f"{text} other than device-to-device", tok.line)
 
     def _torch(self, tok: cxx.Token, parts: list[str], host: bool) -> None:
