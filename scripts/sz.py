@@ -1,5 +1,8 @@
 """Line budget per package (tinygrad's sz.py idea): printed by CI so growth stays visible.
-Flags modules over 400 lines, the house limit."""
+
+The table counts non-blank lines per package; the bar is the house limit, no module under opforge/
+over 400 lines (every line, as an editor shows them; the backends' example kernels included).
+tests/test_layers.py asserts the same bar through over_limit()."""
 from __future__ import annotations
 
 import sys
@@ -7,7 +10,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("opforge/harness", "opforge/sandbox", "opforge/registry", "opforge/agents", "opforge/codegen",
-            "opforge/knowledge", "opforge/exporter", "opforge/ui", "ops", "benchmarks", "scripts", "tests")
+            "opforge/backends", "opforge/knowledge", "opforge/exporter", "opforge/ui", "ops", "benchmarks",
+            "scripts", "tests")
 LIMIT = 400
 
 
@@ -15,8 +19,15 @@ def lines(path: Path) -> int:
     return sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
 
 
+def over_limit(root: Path = ROOT) -> list[str]:
+    """`path (lines)` of every module under opforge/ longer than LIMIT lines."""
+    paths = sorted((root / "opforge").rglob("*.py"))
+    sizes = {path: len(path.read_text(encoding="utf-8").splitlines()) for path in paths}
+    return [f"{path.relative_to(root)} ({n})" for path, n in sizes.items() if n > LIMIT]
+
+
 def main() -> int:
-    total, over = 0, []
+    total = 0
     files = [ROOT / "opforge" / "cli.py", ROOT / "opforge" / "app.py"]
     for package in PACKAGES:
         files += sorted((ROOT / package).rglob("*.py")) if (ROOT / package).is_dir() else []
@@ -30,13 +41,11 @@ def main() -> int:
         name = rel.parts[depth - 1] if len(rel.parts) > depth else rel.name
         by_package[name] = by_package.get(name, 0) + n
         total += n
-        if n > LIMIT and rel.parts[0] != "tests":
-            over.append(f"{rel} ({n})")
     for name, n in sorted(by_package.items(), key=lambda kv: -kv[1]):
         print(f"{name:<12} {n:>6}")
     print(f"{'total':<12} {total:>6}  (non-blank lines)")
-    if over:
-        print(f"modules over {LIMIT} lines: {', '.join(over)}")
+    over = over_limit()
+    print(f"modules over {LIMIT} lines: {', '.join(over)}" if over else f"no module under opforge/ over {LIMIT} lines")
     return 0
 
 
