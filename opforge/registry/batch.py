@@ -10,7 +10,6 @@ registry.runs; registry.store runs them.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any, TypeVar
@@ -18,7 +17,7 @@ from typing import Any, TypeVar
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from opforge.registry import kernels, runs
+from opforge.registry import kernels, runs, specs
 from opforge.registry.errors import RegistryError
 from opforge.registry.models import Candidate, Evaluation, LLMCall, Run, Spec, Version, utcnow
 from opforge.registry.rows import RunRow
@@ -124,7 +123,7 @@ def import_run(bundle: dict[str, Any], spec_path: str | None = None) -> Work[Run
     require_json("bundle", bundle)
 
     def work(s: Session) -> RunRow:
-        spec_id = _import_spec(s, spec["name"], spec_path or spec["path"], spec["source"])
+        spec_id = specs.spec_id(s, spec["name"], spec_path or spec["path"], spec["source"])
         run = _import_run_row(s, run_data, spec_id, spec_path)
         id_map: dict[int, int] = {}
         for cand in cands:
@@ -152,21 +151,6 @@ def _stamp(value: str | None) -> datetime:
     return _when(value) or utcnow()
 
 
-def sha256_text(text: str) -> str:  # as registry.store hashes sources (that module imports this one)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _import_spec(s: Session, name: str, path: str, source: str) -> int:
-    digest = sha256_text(source)
-    existing = s.scalar(select(Spec.id).where(Spec.sha256 == digest))
-    if existing is not None:
-        return existing
-    spec = Spec(name=name, path=str(path), sha256=digest, source=source)
-    s.add(spec)
-    s.flush()
-    return spec.id
-
-
 def _import_run_row(s: Session, data: dict[str, Any], spec_id: int, spec_path: str | None) -> Run:
     if s.scalar(select(Run.id).where(Run.run_key == data["run_key"])) is not None:
         raise RegistryError(f"run {data['run_key']} already exists")
@@ -181,7 +165,7 @@ def _import_run_row(s: Session, data: dict[str, Any], spec_id: int, spec_path: s
 
 
 def _import_candidate(s: Session, data: dict[str, Any], spec_id: int, run_id: int, id_map: dict[int, int]) -> int:
-    digest = sha256_text(data["source"])
+    digest = specs.sha256_text(data["source"])
     key = (Candidate.spec_id == spec_id, Candidate.sha256 == digest, Candidate.backend == data["backend"])
     cand_id = s.scalar(select(Candidate.id).where(*key))
     if cand_id is None:  # a source the registry already holds keeps the run that first drafted it

@@ -7,7 +7,6 @@ stay valid after the session that produced them is gone.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -18,11 +17,12 @@ from sqlalchemy import select
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
-from opforge.registry import batch, history, kernels, promoted, reviews, runs
+from opforge.registry import batch, history, kernels, promoted, reviews, runs, specs
 from opforge.registry.db import make_engine, migrate, run_write, write_engine
 from opforge.registry.errors import RegistryError
 from opforge.registry.models import Candidate, Evaluation, Run, Spec, Version
 from opforge.registry.rows import CandidateDetail, EvaluationRow, KernelRow, OpSummary, ReviewRow, RunRow, VersionRow
+from opforge.registry.specs import sha256_text
 from opforge.registry.validation import (
     check_verdict,
     evaluation_columns,
@@ -46,10 +46,6 @@ def resolve_db_path(cli_value: str | None) -> Path:
     """
     chosen = cli_value or os.environ.get(ENV_VAR) or str(DEFAULT_DB)
     return Path(chosen).expanduser().absolute()
-
-
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class Registry:
@@ -119,18 +115,7 @@ class Registry:
         require_text("path", str(path))
         if not isinstance(source, str):
             raise RegistryError(f"source must be a string, got {type(source).__name__}")
-        digest = sha256_text(source)
-
-        def work(s: Session) -> int:
-            existing = s.scalar(select(Spec.id).where(Spec.sha256 == digest))
-            if existing is not None:
-                return existing
-            spec = Spec(name=name, path=str(path), sha256=digest, source=source)
-            s.add(spec)
-            s.flush()
-            return spec.id
-
-        return self._write(work)
+        return self._write(lambda s: specs.spec_id(s, name, path, source))
 
     def record_candidate(
         self,
