@@ -46,6 +46,9 @@ CHECKS = {DRAFT: ("reply",), "static": ("rules", "syntax"), "frontend_compile": 
           "compile": ("build",), "cpu_run": ("run", "load", "compare", "anticheat"),
           "device_run": ("run", "load", "compare", "anticheat"), "profile": ("run",)}
 
+# The reason of a step after the failed one: the failed step is named once, by `failed_step`.
+NOT_REACHED = "not reached: the failed step stopped the verification"
+
 EXIT_CORRECT, EXIT_INCORRECT, EXIT_BAD_INPUT, EXIT_UNVERIFIABLE = 0, 1, 2, 3
 
 

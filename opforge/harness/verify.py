@@ -17,7 +17,7 @@ from pathlib import Path
 
 from opforge.harness import evidence, judge, ladder, worker
 from opforge.backends import BACKENDS, DEFAULT, get_backend
-from opforge.harness.plugin import dist_version
+from opforge.harness.plugin import BackendPlugin, dist_version
 from opforge.harness.ladder import hardware_slug, step
 from opforge.harness.errors import BackendUnavailable, CandidateError, OpforgeError
 from opforge.harness.hardware import Hardware, detect
@@ -222,10 +222,13 @@ def _build_steps(backend, build: dict) -> dict:
     Ascend's frontend_compile, a failed launch rule), else the compile step from its reasons."""
     decided = dict(build.get("steps") or {})
     if "compile" not in decided:
-        tool = backend.compiler()
-        reasons = build.get("reasons") or []
-        decided["compile"] = step("failed" if reasons else "passed", tool.name, tool.version, build.get("seconds"),
-                                  str(reasons[0]) if reasons else None, "build" if reasons else None)
+        tool, reasons = backend.compiler(), build.get("reasons") or []
+        if decided.get("static", {}).get("status") == "failed":  # a launch rule the grid broke: nothing compiled
+            decided["compile"] = step("skipped", tool.name, tool.version, reason=ladder.NOT_REACHED)
+        else:
+            decided["compile"] = step("failed" if reasons else "passed", tool.name, tool.version,
+                                      build.get("seconds"), str(reasons[0]) if reasons else None,
+                                      "build" if reasons else None)
     if "static" in decided:  # the static step keeps its own timing; only its verdict changes
         decided["static"] = {**decided["static"], "version": dist_version("opforge")}
     return decided
@@ -314,19 +317,17 @@ def _no_timings_reason(hw: Hardware, payload: dict, tool=None, accel: str = "GPU
     return "not profiled: profiling was turned off"
 
 
-# The steps of a verdict in ladder order (a backend may add some: BackendPlugin.steps), and why
-# one was not run when nothing else says.
-STEP_ORDER = ("static", "compile", "cpu_run", "device_run", "profile")
-
-
 def _step_order(verdict: dict) -> tuple[str, ...]:
+    """The steps of a verdict in ladder order: its backend's (a backend may add some: Ascend's
+    frontend_compile), else the plugin interface's default."""
     backend = BACKENDS.get(verdict.get("backend"))
     if backend is None or backend.module is None:
-        return STEP_ORDER
+        return BackendPlugin.steps
     return tuple(backend.plugin().steps)
 
 
 def _unreached(verdict: dict, name: str, reasons: list[str]) -> dict:
+    """Why a step of the ladder was not run, when nothing else said."""
     if name == "device_run" and verdict["device"] == "cpu":
         backend = BACKENDS.get(verdict.get("backend"))
         accel = backend.plugin().accelerator if backend is not None and backend.module else "GPU"
@@ -335,9 +336,8 @@ def _unreached(verdict: dict, name: str, reasons: list[str]) -> dict:
         return step("skipped", reason="the numerics ran on the device")
     if name == "profile" and not reasons:
         return step("skipped", reason=verdict.get("timings_note") or "not profiled")
-    # the failed step is named once, by `failed_step`: a step after it only says it was not reached
     failed = ladder.any_failed(verdict["steps"])
-    return step("skipped", reason="not reached: the failed step stopped the verification" if failed
+    return step("skipped", reason=ladder.NOT_REACHED if failed
                 else f"not reached: {reasons[0][:120]}" if reasons else "not reached")
 
 

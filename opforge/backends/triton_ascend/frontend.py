@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from opforge.backends.triton_ascend import toolchain
-from opforge.harness.ladder import step
+from opforge.harness.ladder import NOT_REACHED, step
 
 # bishengir-compile's own lines about the missing device code generator: the expected end here.
 HIVMC_MISSING = ("Cannot find hivmc", "External hivmc run fails", "Failed to run `hivmc --version`")
@@ -215,7 +215,7 @@ def compile_launches(launches: list, job: dict, env: dict) -> tuple[list[dict], 
     front = step("failed" if reasons else "passed", "bishengir-compile", chain.ascendnpu_ir, seconds,
                  reasons[0] if reasons else None)
     if reasons:
-        device = step("skipped", "hivmc", None, reason="not reached: the failed step stopped the verification")
+        device = step("skipped", "hivmc", None, reason=NOT_REACHED)
     elif not kernels:
         front = step("skipped", "bishengir-compile", chain.ascendnpu_ir, seconds,
                      "forward launched no kernel to compile")
