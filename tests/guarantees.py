@@ -55,6 +55,7 @@ ADV = "tests/test_sandbox_adversarial.py::"
 STATIC_R = "opforge/backends/triton/static_resolve.py"
 STATIC_C = "opforge/backends/triton/static.py"
 GUARDS = "opforge/harness/guards.py"
+SNAPSHOT = "opforge/harness/snapshot.py"
 CHECKER = "opforge/harness/checker.py"
 EVIDENCE = "opforge/harness/evidence.py"
 STRESS = "opforge/harness/stress.py"
@@ -101,20 +102,20 @@ GUARANTEES: tuple[Guarantee, ...] = (
         "            pass\n")),
     _g("guard-patched-modules", "replaced attributes of torch/Triton/harness modules are rejected",
        (f"{VF}[hostile_patch_judge]", "tests/test_guards.py::test_module_snapshot_notices_patched_torch_functions"),
-       (GUARDS, "if after.get(k, (None,))[0] != v[0]\n", "if False\n")),
+       (SNAPSHOT, "if after.get(k, (None,))[0] != v[0]\n", "if False\n")),
     _g("guard-added-attributes", "attributes added to torch.Tensor and the watched modules are rejected",
        "tests/test_guarantees.py::test_module_snapshot_notices_an_added_tensor_attribute",
-       (GUARDS, '        changed += [f"{path}.{k} (added)" for', '        changed += [] and [f"{path}.{k} (added)" for')),
+       (SNAPSHOT, '        changed += [f"{path}.{k} (added)" for', '        changed += [] and [f"{path}.{k} (added)" for')),
     _g("guard-host-compute", "reading the inputs into Python (item(), float()) and computing there is rejected",
        f"{VF}[hostile_python_compute]",
        (GUARDS, '        elif name == "_local_scalar_dense":\n            self.host_reads += 1\n',
         '        elif name == "_local_scalar_dense":\n            pass\n')),
     _g("guard-default-dtype", "a changed default dtype is rejected (global-state)",
        f"{VF}[hostile_default_dtype]",
-       (GUARDS, '        "default_dtype": str(torch.get_default_dtype()),\n', "")),
+       (SNAPSHOT, '        "default_dtype": str(torch.get_default_dtype()),\n', "")),
     _g("guard-module-hooks", "global module forward hooks are rejected (global-state)",
        f"{VF}[hostile_module_hook]",
-       (GUARDS, '        **{f"nn.modules.module.{k}": v for k, v in hooks.items()},\n', "")),
+       (SNAPSHOT, '        **{f"nn.modules.module.{k}": v for k, v in hooks.items()},\n', "")),
     _g("guard-output-type", "outputs must be exact torch.Tensors (no deferred subclass)",
        f"{VF}[hostile_subclass]",
        (CHECKER, "        report[\"output_types\"] = [type(o).__name__ for o in outs if type(o) not in",

@@ -33,6 +33,8 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from triton.runtime.jit import KernelInterface
 
+from opforge.harness.snapshot import ModuleSnapshot, global_state, state_changes  # noqa: F401  (guards' API)
+
 ALLOC = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"}
 INIT_ALLOC = {"zeros", "zeros_like", "ones", "ones_like", "full", "full_like", "new_zeros", "new_ones",
               "new_full", "fill_", "zero_", "scalar_tensor"}
@@ -315,108 +317,6 @@ def _audit(event: str, args: tuple) -> None:
     if ACCUSED.active and event.startswith(PROCESS_EVENTS) and ACCUSED.caused(sys._getframe(1)):
         ACCUSED.record(f"subprocess: the candidate tried {event}")
         raise RuntimeError(f"opforge: a candidate may not start processes ({event})")
-
-
-WATCHED = ("builtins", "torch", "torch.Tensor", "torch.nn.functional", "torch.nn.Module", "torch.nn.modules.module",
-           "torch.testing", "torch.cuda", "torch.autograd", "time", "opforge.harness.compare", "opforge.harness.guards", "opforge.harness.worker", "opforge.harness.checker")
-
-
-def _import_module_of(path: str) -> None:
-    """Import the longest importable module prefix of a dotted path (`triton.runtime.jit` of its
-    `JITFunction`)."""
-    import importlib
-
-    parts = path.split(".")
-    for cut in range(len(parts), 0, -1):
-        try:
-            importlib.import_module(".".join(parts[:cut]))
-            return
-        except ImportError:
-            continue
-
-
-def _resolve(path: str) -> Any:
-    parts = path.split(".")
-    for cut in range(len(parts), 0, -1):
-        obj = sys.modules.get(".".join(parts[:cut]))
-        if obj is not None:
-            for part in parts[cut:]:
-                obj = getattr(obj, part, None)
-            return obj
-    return None
-
-
-# Set lazily by Python itself: copyreg caches __slotnames__ on a class the first time one is pickled,
-# warnings.warn adds __warningregistry__ to the module that warned.
-LAZY_ATTRS = {"__slotnames__", "__warningregistry__"}
-# "module.attr" names the backend's own runtime rebinds at every launch (triton-ascend 3.2's
-# interpreter), measured by the backend's worker setup: a candidate's change to one would be undone
-# by the next launch, so it is not evidence either way.
-REBOUND_EACH_LAUNCH: set[str] = set()
-
-
-class ModuleSnapshot:
-    """Identity of every attribute of the modules and classes a cheat would patch; attributes
-    added (but not lazily imported submodules) and removed count as much as replaced ones."""
-
-    def __init__(self) -> None:
-        import time  # noqa: F401  (make sure it is watched)
-
-        import torch._dynamo  # noqa: F401  (entering a dispatch mode imports it, and it rebinds torch.manual_seed)
-
-        from opforge.backends import watched_paths
-
-        # Each backend's libraries too (Triton's language, its launcher classes), imported first: a module
-        # not yet imported would show all its attributes as "added" later.
-        extra = [path for path in watched_paths() if path not in WATCHED]
-        for path in extra:
-            _import_module_of(path)
-        self.saved = {path: self._ids(_resolve(path)) for path in (*WATCHED, *extra)}
-
-    @staticmethod
-    def _ids(obj: Any) -> dict[str, tuple[int, bool]]:
-        if obj is None:
-            return {}
-        items = vars(obj) if isinstance(obj, (ModuleType, type)) else {}
-        return {k: (id(v), isinstance(v, ModuleType)) for k, v in list(items.items())}
-
-    def changes(self) -> list[str]:
-        changed = []
-        for path, before in self.saved.items():
-            after = self._ids(_resolve(path))
-            changed += [f"{path}.{k}" for k, v in before.items() if after.get(k, (None,))[0] != v[0]
-                        and f"{path}.{k}" not in REBOUND_EACH_LAUNCH]
-            changed += [f"{path}.{k} (added)" for k, v in after.items()
-                        if k not in before and not v[1] and k not in LAZY_ATTRS]
-        return changed
-
-
-def global_state() -> dict[str, Any]:
-    """The process-wide settings that change what a computation means or how it is judged."""
-    from torch.nn.modules import module as nn_module
-
-    hooks = {name: len(getattr(nn_module, name, {}) or {}) for name in dir(nn_module)
-             if name.startswith("_global_") and name.endswith("hooks")}
-    return {
-        "default_dtype": str(torch.get_default_dtype()),
-        "float32_matmul_precision": torch.get_float32_matmul_precision(),
-        "cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
-        "cuda.matmul.allow_fp16_reduced_precision_reduction":
-            torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction,
-        "cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
-        "cudnn.deterministic": torch.backends.cudnn.deterministic,
-        "cudnn.benchmark": torch.backends.cudnn.benchmark,
-        "deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
-        "grad_enabled": torch.is_grad_enabled(),
-        "torch_function_modes": torch._C._len_torch_function_stack(),
-        "dispatch_modes": torch._C._len_torch_dispatch_stack(),
-        **{f"nn.modules.module.{k}": v for k, v in hooks.items()},
-    }
-
-
-def state_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
-    return [f"{k} {before.get(k)!r} -> {after.get(k)!r}" for k in sorted(set(before) | set(after))
-            if before.get(k) != after.get(k)]
 
 
 def live_threads() -> set[int]:

@@ -139,12 +139,12 @@ OWN = ("opforge.backends.triton_ascend", "opforge.backends.triton_ascend.TritonA
 def _watch(paths: tuple[str, ...]) -> None:
     import importlib
 
-    from opforge.harness import guards
+    from opforge.harness import snapshot
 
     for path in paths:  # a module not yet imported would show all its attributes as "added" later
         if path.startswith("opforge.") and path.count(".") > 1 and path.rsplit(".", 1)[1][:1].islower():
             importlib.import_module(path)
-    guards.WATCHED = (*guards.WATCHED, *(p for p in paths if p not in guards.WATCHED))
+    snapshot.WATCHED = (*snapshot.WATCHED, *(p for p in paths if p not in snapshot.WATCHED))
 
 
 def _patch_interpreter_first() -> None:
@@ -152,12 +152,12 @@ def _patch_interpreter_first() -> None:
     launches (interpreter._patch_lang; NVIDIA's Triton restores them after each launch) and some on
     every launch. Done here, before the guards snapshot those modules, the first patch is not
     mistaken for the candidate patching triton.language; the names a launch rebinds every time are
-    measured (two more patches) and left out of that comparison (guards.REBOUND_EACH_LAUNCH).
+    measured (two more patches) and left out of that comparison (snapshot.REBOUND_EACH_LAUNCH).
     Any other change is still the candidate's."""
     import triton.language as tl
     from triton.runtime import interpreter
 
-    from opforge.harness import guards
+    from opforge.harness import snapshot
 
     scope = {"tl": tl, "core": tl.core}
     exec("def probe():\n    pass\n", scope)  # a function that sees both, as a kernel's globals do
@@ -166,7 +166,7 @@ def _patch_interpreter_first() -> None:
     before = {f"{p}.{k}": id(v) for p, m in watched.items() for k, v in vars(m).items()}
     interpreter._patch_lang(scope["probe"])
     after = {f"{p}.{k}": id(v) for p, m in watched.items() for k, v in vars(m).items()}
-    guards.REBOUND_EACH_LAUNCH.update(k for k in before if after.get(k) != before[k])
+    snapshot.REBOUND_EACH_LAUNCH.update(k for k in before if after.get(k) != before[k])
 
 
 # triton-ascend's own tl.max/tl.min (triton_patch/language/standard.py) reduce with combine

@@ -1,5 +1,5 @@
 """Hostile: replaces tl.static_range, one of the names the 3.2 interpreter rebinds at every launch
-(exempt from the run's snapshot, guards.REBOUND_EACH_LAUNCH), so the build's code generator would
+(exempt from the run's snapshot, snapshot.REBOUND_EACH_LAUNCH), so the build's code generator would
 unroll the candidate's own loop (needs the static checks skipped to get this far)."""
 import torch
 import triton
