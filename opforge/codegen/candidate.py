@@ -79,20 +79,30 @@ def model_new(lowered: Lowered, launcher: str, shapes: dict[str, tuple[int, ...]
     args = [f"a{i}" for i in range(lowered.n_forward_args)]
     inputs = iter(args)
     call = [next(inputs) if p.kind in ("input", "scalar") else state_ref(p) for p in lowered.placeholders]
-    body = declare_state(lowered, shapes) or ["pass"]
-    init = "\n".join("        " + line for line in body)
+    wraps = "".join(f"        {line}\n" for line in scalars_as_tensors(lowered, args))
+    return model_new_class(lowered, shapes, ", ".join(args), wraps + f"        return {launcher}({', '.join(call)})\n")
+
+
+def scalars_as_tensors(lowered: Lowered, args: list[str]) -> list[str]:
+    """forward's lines making each Python-number argument (`args`: the forward's parameter names) a
+    0-d tensor on the first tensor argument's device."""
     forward_inputs = [p for p in lowered.placeholders if p.kind in ("input", "scalar")]
     tensor_arg = next((a for a, p in zip(args, forward_inputs) if p.kind == "input"), None)
     device = f"{tensor_arg}.device" if tensor_arg else "None"
-    wraps = "".join(f"        {a} = torch.full((), {a}, device={device})  # a Python number as a 0-d tensor\n"
-                    for a, p in zip(args, forward_inputs) if p.kind == "scalar")
+    return [f"{a} = torch.full((), {a}, device={device})  # a Python number as a 0-d tensor"
+            for a, p in zip(args, forward_inputs) if p.kind == "scalar"]
+
+
+def model_new_class(lowered: Lowered, shapes: dict[str, tuple[int, ...]], params: str, body: str) -> str:
+    """`class ModelNew`: its __init__ declares the reference's parameters and buffers, same names and
+    shapes (the harness copies them in); its forward(`params`) runs `body` (lines, indented)."""
+    init = "\n".join("        " + line for line in declare_state(lowered, shapes) or ["pass"])
     return (
         "\n\nclass ModelNew(torch.nn.Module):\n"
         "    def __init__(self, *args, **kwargs):\n"
         "        super().__init__()\n"
         "        # the reference's parameters and buffers, same names and shapes: the harness copies them in\n"
         f"{init}\n\n"
-        f"    def forward(self, {', '.join(args)}):\n"
-        f"{wraps}"
-        f"        return {launcher}({', '.join(call)})\n"
+        f"    def forward(self, {params}):\n"
+        f"{body}"
     )

@@ -1,7 +1,12 @@
 """What every family fuses, independent of the backend: the elementwise core-ATen ops (each emitter
-has a formatter for every one: emit/triton/exprs.py, emit/cuda/exprs.py), the shape-only ops, and
-`Var`, a rendered value's name as opposed to a Python literal."""
+has a formatter for every one: backends/triton/emit/exprs.py, backends/cuda/emit/exprs.py), the
+shape-only ops, `Var`, a rendered value's name as opposed to a Python literal, and the formatters of
+the ops C++ and Triton's Python both write as infix operators (infix)."""
 from __future__ import annotations
+
+from typing import Any, Callable
+
+Formatter = Callable[[list, dict], str]  # (rendered arguments, the node's kwargs) -> expression
 
 ELEMENTWISE = frozenset({
     'aten.add.Tensor', 'aten.add.Scalar', 'prims.add.default', 'aten.sub.Tensor', 'aten.sub.Scalar',
@@ -49,3 +54,32 @@ VIEWS = {
 
 class Var(str):
     """A rendered value's name (Triton or C++), as opposed to a Python string literal."""
+
+
+def binary(lit: Callable[[Any], str], op: str) -> Formatter:
+    """`(a op b)`, each argument rendered by the language's `lit`."""
+    return lambda a, k: f"({lit(a[0])} {op} {lit(a[1])})"
+
+
+def scaled(lit: Callable[[Any], str], op: str) -> Formatter:
+    """`(a op b)`, or `(a op (b * alpha))` for add and sub's alpha."""
+    def fmt(a, k):
+        alpha = k.get("alpha", 1)
+        other = lit(a[1]) if alpha == 1 else f"({lit(a[1])} * {lit(alpha)})"
+        return f"({lit(a[0])} {op} {other})"
+    return fmt
+
+
+def infix(lit: Callable[[Any], str]) -> dict[str, Formatter]:
+    """The ops C++ and Triton's Python write alike, as infix operators on values rendered by `lit`:
+    add, sub and rsub (with alpha), mul, neg, the comparisons, bitwise and/or."""
+    reverse = lambda a, k: f"({lit(a[1])} - {lit(a[0])})"  # noqa: E731
+    ops = {"aten.add.Tensor": scaled(lit, "+"), "aten.add.Scalar": scaled(lit, "+"), "prims.add.default": binary(lit, "+"),
+           "aten.sub.Tensor": scaled(lit, "-"), "aten.sub.Scalar": scaled(lit, "-"), "prims.sub.default": binary(lit, "-"),
+           "aten.rsub.Scalar": reverse, "aten.rsub.Tensor": reverse,
+           "aten.neg.default": lambda a, k: f"(-{lit(a[0])})",
+           "aten.bitwise_and.Tensor": binary(lit, "&"), "aten.bitwise_or.Tensor": binary(lit, "|")}
+    ops |= {f"{mul}": binary(lit, "*") for mul in ("aten.mul.Tensor", "aten.mul.Scalar", "prims.mul.default")}
+    for name, op in (("gt", ">"), ("lt", "<"), ("ge", ">="), ("le", "<="), ("eq", "=="), ("ne", "!=")):
+        ops |= {f"aten.{name}.Tensor": binary(lit, op), f"aten.{name}.Scalar": binary(lit, op)}
+    return ops

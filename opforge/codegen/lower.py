@@ -60,6 +60,16 @@ class Lowered:
     def state(self) -> list[Placeholder]:
         return [p for p in self.placeholders if p.kind in ("parameter", "buffer")]
 
+    def needed(self) -> set[Node]:
+        """The nodes the outputs are computed from, directly or not (what a program must run)."""
+        seen, todo = set(), [o for o in self.outputs if isinstance(o, Node)]
+        while todo:
+            node = todo.pop()
+            if node not in seen:
+                seen.add(node)
+                todo += node.all_input_nodes
+        return seen
+
 
 def _normalized(x, planes: list[int], eps):
     """(x - mean) / sqrt(var + eps) over `planes`, in two passes, as a stable variance needs."""

@@ -146,6 +146,19 @@ def slice_args(node: Node) -> tuple[int, int, int, int]:
     return dim, start, end, step
 
 
+def permutation(node: Node, rank: int) -> list[int]:
+    """A permute, transpose or t node as an order: output dim i is input dim p[i] (`rank`: the input's)."""
+    target, perm = str(node.target), list(range(rank))
+    if target == "aten.t.default":
+        perm.reverse()
+    elif target == "aten.transpose.int":
+        i, j = node.args[1] % rank, node.args[2] % rank
+        perm[i], perm[j] = perm[j], perm[i]
+    else:
+        perm = [d % rank for d in node.args[1]]
+    return perm
+
+
 def permute_replay(node: Node, t: str) -> str:
     target = str(node.target)
     if target == "aten.t.default":

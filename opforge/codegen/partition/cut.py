@@ -25,7 +25,7 @@ from torch.fx import Node
 from opforge.codegen.candidate import Kernel, fused_ops
 from opforge.codegen.exprs import VIEWS
 from opforge.codegen.lower import Lowered, Unsupported, val
-from opforge.codegen.partition.subgraph import FREE_VIEWS, Sub, free_nodes, needed, sub_lowered
+from opforge.codegen.partition.subgraph import FREE_VIEWS, Sub, free_nodes, sub_lowered
 from opforge.codegen.views import RESHAPES, groups as regroupings
 
 # Nodes tried past the last accepted end, views not counted: a row softmax is accepted 5 nodes
@@ -53,7 +53,7 @@ Accept = Callable[[Lowered], tuple[str, Kernel]]
 def compute_nodes(lowered: Lowered) -> list[Node]:
     """The nodes a kernel must compute, in graph order but for views, each moved to just before its
     first reader; Unsupported when an output computes nothing."""
-    free, used = free_nodes(lowered), needed(lowered)
+    free, used = free_nodes(lowered), lowered.needed()
     for out in lowered.outputs:
         if not isinstance(out, Node) or out in free:
             raise Unsupported(f"an output ({out}) that is an input or a view of one, not computed by a kernel")

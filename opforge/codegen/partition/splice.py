@@ -7,7 +7,7 @@ import ast
 
 from torch.fx import Node
 
-from opforge.codegen.candidate import declare_state, fused_ops, state_ref
+from opforge.codegen.candidate import fused_ops, model_new_class, scalars_as_tensors, state_ref
 from opforge.codegen.lower import Lowered
 from opforge.codegen.partition.cut import Group
 from opforge.codegen.partition.rename import parts
@@ -45,10 +45,7 @@ def model_new(groups: list[Group], launchers: list[str], lowered: Lowered, shape
     forward_inputs = [p for p in lowered.placeholders if p.kind in ("input", "scalar")]
     names: dict[str, str] = dict(zip((p.name for p in forward_inputs), args))
     names.update({p.name: state_ref(p) for p in lowered.state()})
-    tensor_arg = next((a for a, p in zip(args, forward_inputs) if p.kind == "input"), None)
-    device = f"{tensor_arg}.device" if tensor_arg else "None"
-    body = [f"{a} = torch.full((), {a}, device={device})  # a Python number as a 0-d tensor"
-            for a, p in zip(args, forward_inputs) if p.kind == "scalar"]
+    body = scalars_as_tensors(lowered, args)
     values: dict[Node, str] = {}
     for i, (group, launcher) in enumerate(zip(groups, launchers)):
         call = [values[n] if n in values else names[n.name] for n in group.sub.inputs]
@@ -56,15 +53,8 @@ def model_new(groups: list[Group], launchers: list[str], lowered: Lowered, shape
         body.append(f"{', '.join(outs)} = {launcher}({', '.join(call)})  # kernel {i}: {group.kernel.family}")
     results = [values[o] for o in lowered.outputs]
     body.append(f"return {results[0]}" if len(results) == 1 else f"return {', '.join(results)}")
-    init = "\n".join("        " + line for line in declare_state(lowered, shapes) or ["pass"])
-    forward = "\n".join("        " + line for line in body)
-    return ("\n\n\nclass ModelNew(torch.nn.Module):\n"
-            "    def __init__(self, *args, **kwargs):\n"
-            "        super().__init__()\n"
-            "        # the reference's parameters and buffers, same names and shapes: the harness copies them in\n"
-            f"{init}\n\n"
-            f"    def forward(self, {', '.join(args)}):\n"
-            f"{forward}\n")
+    forward = "".join(f"        {line}\n" for line in body)
+    return "\n" + model_new_class(lowered, shapes, ", ".join(args), forward)
 
 
 def _free(name: str, taken: set[str]) -> str:

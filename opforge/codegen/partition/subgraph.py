@@ -31,17 +31,6 @@ def free_nodes(lowered: Lowered) -> set[Node]:
     return free
 
 
-def needed(lowered: Lowered) -> set[Node]:
-    """The nodes the graph's outputs are computed from (what a program must run)."""
-    seen, todo = set(), [o for o in lowered.outputs if isinstance(o, Node)]
-    while todo:
-        node = todo.pop()
-        if node not in seen:
-            seen.add(node)
-            todo += node.all_input_nodes
-    return seen
-
-
 @dataclass
 class Sub:
     """A group's graph, and how it connects: its inputs and outputs as nodes of the whole graph."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from opforge.codegen.candidate import declare_state, fused_ops
+from opforge.codegen.candidate import fused_ops, model_new_class
 from opforge.codegen.lower import Lowered
 
 HEADER = '''"""{title}
@@ -84,19 +84,8 @@ def model_new(lowered: Lowered, shapes: dict, call: str, args: list[str]) -> str
     """ModelNew with the reference's parameters and buffers (the harness copies them in) whose
     forward names each placeholder (a<i> or self.<state>) and passes `args`, torch view code over
     those names, to `call`."""
-    body = declare_state(lowered, shapes) or ["pass"]
-    init = "\n".join("        " + line for line in body)
     params = ", ".join(f"a{i}" for i in range(lowered.n_forward_args))
     inputs = iter(f"a{i}" for i in range(lowered.n_forward_args))
     bound = "".join(f"        {p.name} = {next(inputs) if p.kind in ('input', 'scalar') else 'self.' + p.fqn}\n"
                     for p in lowered.placeholders)
-    return (
-        "\n\nclass ModelNew(torch.nn.Module):\n"
-        "    def __init__(self, *args, **kwargs):\n"
-        "        super().__init__()\n"
-        "        # the reference's parameters and buffers, same names and shapes: the harness copies them in\n"
-        f"{init}\n\n"
-        f"    def forward(self, {params}):\n"
-        f"{bound}"
-        f"        return {call}({', '.join(args)})\n"
-    )
+    return model_new_class(lowered, shapes, params, bound + f"        return {call}({', '.join(args)})\n")

@@ -9,14 +9,11 @@ suffix so no expression is promoted to double. NaN propagates through max/min/cl
 from __future__ import annotations
 
 import math
-from typing import Callable
 
 import torch
 
-from opforge.codegen.exprs import GILES_CENTRAL, GILES_TAIL, Var
+from opforge.codegen.exprs import GILES_CENTRAL, GILES_TAIL, Formatter, Var, infix
 from opforge.codegen.lower import Unsupported
-
-Formatter = Callable[[list, dict], str]
 
 # C types of tensor elements; the value type each is computed in (half types: float).
 CTYPES = {torch.float32: "float", torch.float16: "__half", torch.bfloat16: "__nv_bfloat16",
@@ -113,13 +110,6 @@ def _fmt(template: str) -> Formatter:
     return lambda a, k: template.format(*(lit(x) for x in a))
 
 
-def _scaled(op: str) -> Formatter:
-    def fmt(a, k):
-        alpha = k.get("alpha", 1)
-        other = lit(a[1]) if alpha == 1 else f"({lit(a[1])} * {lit(alpha)})"
-        return f"({lit(a[0])} {op} {other})"
-    return fmt
-
 
 def _pow(a, k) -> str:
     base, exp = a
@@ -175,22 +165,13 @@ def _round(a, k) -> str:
     return f"rintf({lit(a[0])})"
 
 
-def _bin(op: str) -> Formatter:
-    return lambda a, k: f"({lit(a[0])} {op} {lit(a[1])})"
-
-
 def _call(fn: str) -> Formatter:
     return lambda a, k: f"{fn}({', '.join(lit(x) for x in a)})"
 
 
 EXPR: dict[str, Formatter] = {
-    "aten.add.Tensor": _scaled("+"), "aten.add.Scalar": _scaled("+"), "prims.add.default": _bin("+"),
-    "aten.sub.Tensor": _scaled("-"), "aten.sub.Scalar": _scaled("-"), "prims.sub.default": _bin("-"),
-    "aten.rsub.Scalar": lambda a, k: f"({lit(a[1])} - {lit(a[0])})",
-    "aten.rsub.Tensor": lambda a, k: f"({lit(a[1])} - {lit(a[0])})",
-    "aten.mul.Tensor": _bin("*"), "aten.mul.Scalar": _bin("*"), "prims.mul.default": _bin("*"),
+    **infix(lit),
     "aten.div.Tensor": _div, "aten.div.Scalar": _div, "aten.div.Tensor_mode": _div, "prims.div.default": _div,
-    "aten.neg.default": lambda a, k: f"(-{lit(a[0])})",
     "aten.abs.default": _fmt("fabsf((float)({0}))"), "aten.exp.default": _fmt("expf({0})"),
     "aten.exp2.default": _fmt("exp2f({0})"), "aten.log.default": _fmt("logf({0})"),
     "aten.log2.default": _fmt("log2f({0})"), "aten.log1p.default": _fmt("log1pf({0})"),
@@ -208,12 +189,8 @@ EXPR: dict[str, Formatter] = {
     "aten.maximum.default": _fmt("nan_max({0}, {1})"), "aten.minimum.default": _fmt("nan_min({0}, {1})"),
     "aten.where.self": _where, "aten.where.ScalarSelf": _where, "aten.where.ScalarOther": _where,
     "aten.where.Scalar": _where, "prims.where.default": _where,
-    "aten.gt.Tensor": _bin(">"), "aten.gt.Scalar": _bin(">"), "aten.lt.Tensor": _bin("<"), "aten.lt.Scalar": _bin("<"),
-    "aten.ge.Tensor": _bin(">="), "aten.ge.Scalar": _bin(">="), "aten.le.Tensor": _bin("<="), "aten.le.Scalar": _bin("<="),
-    "aten.eq.Tensor": _bin("=="), "aten.eq.Scalar": _bin("=="), "aten.ne.Tensor": _bin("!="), "aten.ne.Scalar": _bin("!="),
     "aten.logical_and.default": _fmt("(({0}) && ({1}))"), "aten.logical_or.default": _fmt("(({0}) || ({1}))"),
     "aten.logical_not.default": _fmt("(({0}) == 0)"),
-    "aten.bitwise_and.Tensor": _bin("&"), "aten.bitwise_or.Tensor": _bin("|"),
     "aten.bitwise_not.default": _fmt("(({0}) == 0)"),
     "aten._to_copy.default": _cast, "prims.convert_element_type.default": lambda a, k: _cast(a[:1], {"dtype": a[1]}),
     "aten.clone.default": _fmt("{0}"), "aten.alias.default": _fmt("{0}"),

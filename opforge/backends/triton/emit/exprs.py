@@ -7,14 +7,11 @@ types); numerically delicate ops use stable forms (log1p, expm1, tanh)."""
 from __future__ import annotations
 
 import math
-from typing import Callable
 
 import torch
 
-from opforge.codegen.exprs import GILES_CENTRAL, GILES_TAIL, Var
+from opforge.codegen.exprs import GILES_CENTRAL, GILES_TAIL, Formatter, Var, binary, infix
 from opforge.codegen.lower import Unsupported
-
-Formatter = Callable[[list, dict], str]
 
 TL_DTYPES = {torch.float32: "tl.float32", torch.float16: "tl.float16", torch.bfloat16: "tl.bfloat16",
              torch.float64: "tl.float64", torch.int64: "tl.int64", torch.int32: "tl.int32",
@@ -37,17 +34,6 @@ def lit(value) -> str:
         return repr(value)
     raise Unsupported(f"argument {value!r} of type {type(value).__name__}")
 
-
-def _bin(op: str) -> Formatter:
-    return lambda a, k: f"({lit(a[0])} {op} {lit(a[1])})"
-
-
-def _scaled(op: str) -> Formatter:
-    def fmt(a, k):
-        alpha = k.get("alpha", 1)
-        other = lit(a[1]) if alpha == 1 else f"({lit(a[1])} * {lit(alpha)})"
-        return f"({lit(a[0])} {op} {other})"
-    return fmt
 
 
 def _call(fn: str) -> Formatter:
@@ -256,13 +242,8 @@ NAN_MAX = "tl.maximum({0}, {1}, propagate_nan=tl.PropagateNan.ALL)"
 NAN_MIN = "tl.minimum({0}, {1}, propagate_nan=tl.PropagateNan.ALL)"
 
 EXPR: dict[str, Formatter] = {
-    "aten.add.Tensor": _scaled("+"), "aten.add.Scalar": _scaled("+"), "prims.add.default": _bin("+"),
-    "aten.sub.Tensor": _scaled("-"), "aten.sub.Scalar": _scaled("-"), "prims.sub.default": _bin("-"),
-    "aten.rsub.Scalar": lambda a, k: f"({lit(a[1])} - {lit(a[0])})",
-    "aten.rsub.Tensor": lambda a, k: f"({lit(a[1])} - {lit(a[0])})",
-    "aten.mul.Tensor": _bin("*"), "aten.mul.Scalar": _bin("*"), "prims.mul.default": _bin("*"),
+    **infix(lit),
     "aten.div.Tensor": _div, "aten.div.Scalar": _div, "aten.div.Tensor_mode": _div, "prims.div.default": _div,
-    "aten.neg.default": lambda a, k: f"(-{lit(a[0])})",
     "aten.abs.default": _call("tl.abs"), "aten.exp.default": _call("tl.exp"), "aten.exp2.default": _call("tl.exp2"),
     "aten.log.default": _call("tl.log"), "aten.log2.default": _call("tl.log2"),
     "aten.log1p.default": lambda a, k: _LOG1P.format(lit(a[0])),
@@ -283,12 +264,8 @@ EXPR: dict[str, Formatter] = {
     "aten.minimum.default": lambda a, k: NAN_MIN.format(lit(a[0]), lit(a[1])),
     "aten.where.self": _where, "aten.where.ScalarSelf": _where, "aten.where.ScalarOther": _where,
     "aten.where.Scalar": _where, "prims.where.default": _where,
-    "aten.gt.Tensor": _bin(">"), "aten.gt.Scalar": _bin(">"), "aten.lt.Tensor": _bin("<"), "aten.lt.Scalar": _bin("<"),
-    "aten.ge.Tensor": _bin(">="), "aten.ge.Scalar": _bin(">="), "aten.le.Tensor": _bin("<="), "aten.le.Scalar": _bin("<="),
-    "aten.eq.Tensor": _bin("=="), "aten.eq.Scalar": _bin("=="), "aten.ne.Tensor": _bin("!="), "aten.ne.Scalar": _bin("!="),
-    "aten.logical_and.default": _bin("&"), "aten.logical_or.default": _bin("|"),
+    "aten.logical_and.default": binary(lit, "&"), "aten.logical_or.default": binary(lit, "|"),
     "aten.logical_not.default": lambda a, k: f"({lit(a[0])} == 0)",
-    "aten.bitwise_and.Tensor": _bin("&"), "aten.bitwise_or.Tensor": _bin("|"),
     "aten.bitwise_not.default": lambda a, k: f"({lit(a[0])} == 0)",
     "aten._to_copy.default": _cast, "prims.convert_element_type.default": lambda a, k: _cast(a[:1], {"dtype": a[1]}),
     "aten.clone.default": lambda a, k: lit(a[0]), "aten.alias.default": lambda a, k: lit(a[0]),

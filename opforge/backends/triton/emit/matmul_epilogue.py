@@ -17,6 +17,8 @@ from opforge.codegen.lower import Unsupported, val
 class Epilogue:
     """The nodes between the matmul and the output, rendered as statements on the accumulator tile."""
 
+    TILE = "result's"  # the accumulator's tile, as an operand's load comment names it
+
     def __init__(self, mm: Node, mm_frame: Tracked, bases: dict, sizes: Sizes, batched: bool) -> None:
         self.bases, self.sizes, self.batched = bases, sizes, batched
         self.dependent = {mm}  # the nodes computed from the product, found in topological order
@@ -118,7 +120,10 @@ class Epilogue:
         name = f"e{len(self.leaves)}"
         self.leaves.append(Leaf(name, tracked, frame))
         upcast = ".to(tl.float32)" if val(node).dtype in (torch.float16, torch.bfloat16) else ""
-        offsets = offsets_of(name, self.batched)
-        self.lines += [f"# {name}: {node.name} as the result's tile (stride 0 on its broadcast dims)",
-                       f"{name} = tl.load({name}_ptr + {offsets}, mask=mask, other=0.0){upcast}"]
+        self.lines += [f"# {name}: {node.name} as the {self.TILE} tile (stride 0 on its broadcast dims)",
+                       f"{name} = tl.load({name}_ptr + {self._offsets(name, frame)}, mask=mask, other=0.0){upcast}"]
         return Var(name)
+
+    def _offsets(self, name: str, frame: Tracked) -> str:
+        """The offsets of operand `name`'s tile, from its size and stride arguments."""
+        return offsets_of(name, self.batched)

@@ -11,6 +11,7 @@ import math
 from torch.fx import Node
 
 from opforge.codegen.lower import Unsupported, arg, val
+from opforge.codegen.views import permutation
 
 IDENTITY = {"aten.clone.default", "aten.contiguous.default", "aten.alias.default", "aten.detach.default",
             "aten.lift_fresh_copy.default", "aten._to_copy.default"}
@@ -140,18 +141,6 @@ def whole_slice(node: Node) -> bool:
     args = list(node.args) + [None] * (5 - len(node.args))
     size = val(node.args[0]).shape[args[1] % len(val(node.args[0]).shape)]
     return (args[2] or 0) == 0 and (args[3] is None or args[3] >= size) and (args[4] or 1) == 1
-
-
-def permutation(node: Node, rank: int) -> list[int]:
-    target, perm = str(node.target), list(range(rank))
-    if target == "aten.t.default":
-        perm.reverse()
-    elif target == "aten.transpose.int":
-        i, j = node.args[1] % rank, node.args[2] % rank
-        perm[i], perm[j] = perm[j], perm[i]
-    else:
-        perm = [d % rank for d in node.args[1]]
-    return perm
 
 
 def regroup(dims: list, shape: tuple) -> list:

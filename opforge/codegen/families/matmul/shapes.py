@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from torch.fx import Node
 
 from opforge.codegen.lower import Unsupported, val
+from opforge.codegen.views import permutation
 
 IDENTITY = {"aten.clone.default", "aten.contiguous.default", "aten.alias.default", "aten.detach.default",
             "aten.lift_fresh_copy.default"}
@@ -134,14 +135,7 @@ def view(t: Tracked, node: Node) -> Tracked:
     if target in IDENTITY:
         return t
     if target in PERMUTES:
-        perm = list(range(rank))
-        if target == "aten.t.default":
-            perm.reverse()
-        elif target == "aten.transpose.int":
-            i, j = node.args[1] % rank, node.args[2] % rank
-            perm[i], perm[j] = perm[j], perm[i]
-        else:
-            perm = [d % rank for d in node.args[1]]
+        perm = permutation(node, rank)
         return t.then(Step("permute", tuple(t.dims[p] for p in perm), tuple(perm)))
     if target == "aten.slice.Tensor":
         return _narrow(t, node)

@@ -10,7 +10,7 @@ from torch.fx import Node
 
 from opforge.codegen.exprs import ELEMENTWISE
 from opforge.codegen.lower import Unsupported, arg, val
-from opforge.codegen.views import bound_code, bound_form, groups, slice_args
+from opforge.codegen.views import bound_code, bound_form, groups, permutation, slice_args
 
 REGION_VIEWS = frozenset({"aten.unsqueeze.default", "aten.squeeze.dim", "aten.squeeze.dims",
                           "aten.permute.default", "aten.transpose.int", "aten.t.default", "aten.view.default",
@@ -32,18 +32,6 @@ INDEX_MAPS = frozenset({"aten.cat.default", "aten.index_select.default", "aten.g
 
 def _rank(node) -> int:
     return len(val(node).shape)
-
-
-def _permutation(node: Node) -> list[int]:
-    """Output dim i reads source dim p[i]."""
-    target, rank = str(node.target), _rank(node)
-    if target == "aten.permute.default":
-        return [d % rank for d in node.args[1]]
-    p = list(range(rank))
-    a, c = (0, 1) if target == "aten.t.default" and rank == 2 else \
-        (0, 0) if target == "aten.t.default" else (node.args[1] % rank, node.args[2] % rank)
-    p[a], p[c] = p[c], p[a]
-    return p
 
 
 def _squeezed(node: Node) -> list[int]:
@@ -85,7 +73,7 @@ def view_sources(node: Node, coords: list) -> list:
         removed, it = _squeezed(node), iter(coords)
         return ["0" if d in removed else next(it) for d in range(_rank(node.args[0]))]
     out = [None] * _rank(node)
-    for i, p in enumerate(_permutation(node)):
+    for i, p in enumerate(permutation(node, _rank(node))):
         out[p] = coords[i]
     return out
 
@@ -204,5 +192,5 @@ def shape_code(node: Node, srcs: list[str]) -> str:
     if target in RESHAPES:
         return reshape_code(node, src)
     if target in REGION_VIEWS:
-        return f"tuple({src}[i] for i in {tuple(_permutation(node))!r})"
+        return f"tuple({src}[i] for i in {tuple(permutation(node, _rank(node)))!r})"
     return f"tuple({src})"  # flip, roll
