@@ -16,9 +16,9 @@ from typing import Callable, Protocol
 
 from torch.fx import Node
 
+from opforge.codegen.exprs import Var
 from opforge.codegen.families.rowwise.layout import (ALIASES, CONSTANTS, FLIP, GETITEM, SHAPE_VIEWS, Output, Plan,
                                                      Reduce, constant)
-from opforge.codegen.exprs import Var
 
 
 class Accumulator(Protocol):
