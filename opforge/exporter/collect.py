@@ -14,8 +14,10 @@ from typing import Any
 
 import torch
 
+from opforge.exporter.hooks import export_hooks, exported
 from opforge.harness import spec as spec_loader
 from opforge.harness.errors import OpforgeError
+from opforge.harness.hardware import GPU_DEVICE
 from opforge.registry.promoted import PromotedKernel
 
 
@@ -33,11 +35,11 @@ class InputSig:
 
 @dataclass(frozen=True)
 class ArchImpl:
-    """One active version: one backend's kernel for one architecture key ("sm_90", or "cpu" =
-    verified on a CPU: Triton's interpreter, opforge's CUDA emulator; "npu" for every Triton-Ascend
-    kernel, whether triton-ascend's interpreter or an NPU verified it)."""
+    """One active version: one backend's kernel for one architecture key, as its export hooks give
+    it ("sm_90", or "cpu" = verified on a CPU: Triton's interpreter, opforge's CUDA emulator; "npu"
+    for every Triton-Ascend kernel, whether triton-ascend's interpreter or an NPU verified it)."""
 
-    backend: str  # "triton", "cuda" or "triton_ascend"
+    backend: str  # a name of the table exported as kernel modules (exporter.hooks: form "module")
     arch: str
     module: str  # module under <package>.ops holding this kernel
     version: int
@@ -72,15 +74,10 @@ class OpExport:
     notes: tuple[str, ...] = field(default=())
 
 
-def arch_key(fingerprint: str, backend: str = "triton") -> str:
-    """Registry hardware fingerprint -> the key the generated runtime derives from a device. A
-    Triton-Ascend kernel is keyed "npu" wherever it was verified: its only target is an Ascend NPU
-    (as a CUDA kernel's is a CUDA GPU), so the runtime runs it on an NPU device only."""
-    if backend == "triton_ascend":
-        return "npu"
-    if fingerprint.startswith("cuda/"):
-        return fingerprint.rsplit("/", 1)[-1]  # "cuda/NVIDIA H200/sm_90" -> "sm_90"
-    return "cpu"  # verified under Triton's interpreter
+def arch_key(fingerprint: str, backend: str) -> str:
+    """Registry hardware fingerprint -> the key the generated runtime derives from a device (the
+    backend's export hooks decide: exporter.hooks.device_arch unless it says otherwise)."""
+    return export_hooks(backend).arch(fingerprint)
 
 
 def class_name(op: str) -> str:
@@ -168,16 +165,9 @@ def describe_spec(pk: PromotedKernel) -> dict[str, Any]:
                 "mutates": tuple(getattr(module, "OPFORGE", {}).get("mutates", ())), "sizes": dict(sizes)}
 
 
-# What configs/<op>.json keeps of each built kernel (Triton-Ascend's front end reports other facts).
-LAUNCH_KEYS = {"triton_ascend": ("kernel", "target", "mix_mode", "constexprs")}
-GPU_LAUNCH_KEYS = ("kernel", "arch", "num_warps", "num_stages", "constexprs", "registers", "spill_stores", "shared_bytes")
-# The order an op's kernels are exported in (the first is its primary module, see _module_name).
-BACKEND_ORDER = ("triton", "cuda", "triton_ascend")
-
-
 def _impl(pk: PromotedKernel, module: str) -> ArchImpl:
     verdict = pk.evaluation.verdict
-    keys = LAUNCH_KEYS.get(pk.version.backend, GPU_LAUNCH_KEYS)
+    keys = export_hooks(pk.version.backend).launch_keys
     launches = [{k: kern.get(k) for k in keys} for kern in (verdict.get("build") or {}).get("kernels", [])]
     return ArchImpl(
         backend=pk.version.backend, arch=arch_key(pk.evaluation.hardware, pk.version.backend), module=module,
@@ -212,25 +202,32 @@ def group_ops(promoted: list[PromotedKernel]) -> tuple[list[OpExport], list[str]
 
 def _module_name(op: str, backend: str, arch: str, taken: dict[str, str]) -> str:
     """The op's first kernel module is named after the op (it carries the entry points); the
-    others by architecture (Triton) or backend (CUDA, then by architecture if that is taken). A
-    Triton-Ascend kernel is always a module of its own, `<op>__npu`: it may be imported only where
-    triton-ascend's `triton` is the importable one, so it never carries the entry points (an op
-    with no other kernel gets an entry-points-only module, see render.py)."""
-    if backend == "triton_ascend":
-        return f"{op}__npu"
+    others by architecture (`<op>__sm_90`), or by the backend's module tag, then tag and
+    architecture if that is taken (`<op>__cuda`, `<op>__cuda_sm_90`). A backend whose kernels are
+    modules of their own (Triton-Ascend: imported only where triton-ascend's `triton` is the
+    importable one) never carries the entry points: `<op>__npu` always (an op with no other kernel
+    gets an entry-points-only module, see render.py)."""
+    hooks = export_hooks(backend)
+    if hooks.own_module:
+        return f"{op}__{arch}"
     if not taken:
         return op
-    if backend == "cuda" and f"{op}__cuda" not in taken.values():
-        return f"{op}__cuda"
-    return f"{op}__{arch}" if backend == "triton" else f"{op}__cuda_{arch}"
+    tag = hooks.module_tag
+    if tag and f"{op}__{tag}" not in taken.values():
+        return f"{op}__{tag}"
+    return f"{op}__{tag}_{arch}" if tag else f"{op}__{arch}"
+
+
+DEVICES = (f"{GPU_DEVICE}/", "npu/")  # fingerprints of a kernel verified on a device (harness.hardware)
 
 
 def _op(name: str, pks: list[PromotedKernel], notes_in: tuple[str, ...] = ()) -> OpExport:
     check_op_name(name)
-    # Triton first (its primary module and names stay as they were before CUDA), then CUDA, then
-    # Triton-Ascend; device-verified before the CPU's.
-    pks = sorted(pks, key=lambda pk: (BACKEND_ORDER.index(pk.version.backend),
-                                      not pk.evaluation.hardware.startswith(("cuda/", "npu/")), pk.evaluation.hardware))
+    # In the table's order (Triton first: its primary module and names stay as they were before
+    # CUDA, then CUDA, then Triton-Ascend); device-verified before the CPU's.
+    order = exported("module")
+    pks = sorted(pks, key=lambda pk: (order.index(pk.version.backend),
+                                      not pk.evaluation.hardware.startswith(DEVICES), pk.evaluation.hardware))
     lead = pks[0]  # every version here is of the op's current spec (older ones arrive with a problem)
     notes = list(notes_in)
     impls, modules = [], {}

@@ -17,9 +17,9 @@ import tempfile
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from opforge.backends.ascendc import export as ascendc
-from opforge.backends.cuda import export as cuda
+from opforge.backends import BACKENDS, describe
 from opforge.exporter.collect import ExportError, OpExport, group_ops
+from opforge.exporter.hooks import export_hooks, exported
 from opforge.exporter.render import render_files
 from opforge.registry.promoted import PromotedKernel
 
@@ -47,20 +47,27 @@ class ExportResult:
     wheel: Path | None
     files: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    ascendc: list[str] = field(default_factory=list)  # AscendC project directories written, "ascendc/<op>"
+    # Project directories written beside the package, "ascendc/<op>" (the name of --json's key since
+    # AscendC was the first backend exported so)
+    ascendc: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return asdict(self) | {"out": str(self.out), "wheel": str(self.wheel) if self.wheel else None}
 
 
-# Import names an installed library must not take over (pip would replace the real package).
-TAKEN = {"torch", "triton", "numpy", "vllm", "sglang", "aten", "prims", "opforge", "os", "sys", "typing"}
+# Import names an installed library must not take over (pip would replace the real package); the
+# libraries the backends' kernels import (Triton's `triton`) are added from their plugins.
+TAKEN = {"torch", "numpy", "vllm", "sglang", "aten", "prims", "opforge", "os", "sys", "typing"}
+
+
+def taken() -> set[str]:
+    return TAKEN.union(*(describe(b).libraries for b in BACKENDS))
 
 
 def check_name(name: str) -> None:
     if not re.fullmatch(r"[a-z_][a-z0-9_]*", name) or keyword.iskeyword(name):
         raise ExportError(f"--name {name!r}: the import name must be lower_snake_case (e.g. kernels_generated)")
-    if name in TAKEN:
+    if name in taken():
         raise ExportError(f"--name {name!r}: that is another package's name; pick one of your own")
 
 
@@ -133,17 +140,19 @@ def _write(path: Path, text: str) -> None:
 
 def build_wheel(out: Path, name: str) -> Path:
     """Build the wheel offline (no index, no build isolation) from a clean copy of the project."""
-    return _build_wheel(out, name, (), ([], ""))[0]
+    return _build_wheel(out, name, (), {})[0]
 
 
-def _build_wheel(out: Path, name: str, ops, archs: tuple[list[int], str]) -> tuple[Path, list[str]]:
-    """build_wheel, the CUDA kernels of `ops` compiled into the copy first where nvcc is; (the
-    wheel, notes on what was not prebuilt)."""
+def _build_wheel(out: Path, name: str, ops, archs: dict[str, tuple[list[int], str]]) -> tuple[Path, list[str]]:
+    """build_wheel, the kernels of `ops` that a backend prebuilds (CUDA's, where nvcc is) compiled
+    into the copy first for `archs` (backend -> wheel_archs()); (the wheel, notes on what was not
+    prebuilt)."""
     dist = out / "dist"
     with tempfile.TemporaryDirectory() as tmp:
         src, built = Path(tmp) / "src", Path(tmp) / "dist"
         shutil.copytree(out, src, ignore=shutil.ignore_patterns("dist", "build", "*.egg-info", "__pycache__", MARKER))
-        notes = cuda.prebuild(src, name, list(ops), *archs) if _has_cuda(ops) else []
+        notes = [note for backend, (wanted, origin) in archs.items() if _has(ops, backend)
+                 for note in export_hooks(backend).prebuild(src, name, list(ops), wanted, origin)]
         cmd = [sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "--no-build-isolation", "--no-index",
                "-q", "-w", str(built)]
         proc = subprocess.run(cmd, capture_output=True, text=True, env=os.environ | {"SOURCE_DATE_EPOCH": EPOCH})
@@ -157,66 +166,93 @@ def _build_wheel(out: Path, name: str, ops, archs: tuple[list[int], str]) -> tup
         return Path(shutil.copy2(wheels[0], dist / wheels[0].name)), notes
 
 
-def _has_cuda(ops) -> bool:
-    return any(i.backend == "cuda" for op in ops for i in op.impls)
+def _has(ops, backend: str) -> bool:
+    return any(i.backend == backend for op in ops for i in op.impls)
 
 
-EXPORTED_BACKENDS = ("triton", "cuda", "triton_ascend", "ascendc")  # ascendc: as project directories
+def _wheel_archs(option: str | None) -> dict[str, tuple[list[int], str]]:
+    """Per backend that prebuilds its kernels into a wheel: (architectures, where they came from)."""
+    return {b: export_hooks(b).wheel_archs(option) for b in exported() if export_hooks(b).prebuild}
 
 
 def _shipping_problem(pk: PromotedKernel) -> str | None:
     if pk.problem:
         return pk.problem
-    if pk.version.backend not in EXPORTED_BACKENDS:
+    hooks = export_hooks(pk.version.backend)
+    if hooks is None:
         return f"the {pk.version.backend} backend is not exported by this release"
-    return cuda.format_problem(pk.source) if pk.version.backend == "cuda" else None
+    return hooks.problem(pk.source)
 
 
-def ascendc_projects(promoted: list[PromotedKernel], package: str) -> tuple[dict[str, str], list[str]]:
-    """(files of ascendc/<op>/ for each op's promoted AscendC version, notes on those left out)."""
-    files: dict[str, str] = {}
-    notes: list[str] = []
-    done: set[str] = set()
+@dataclass
+class Projects:
+    """What the project-form backends wrote: files (path -> (text, what)), notes on versions left
+    out, and per backend the directories written ("ascendc/<op>")."""
+
+    files: dict[str, tuple[str, str]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    dirs: dict[str, dict[str, str]] = field(default_factory=dict)  # backend -> op -> directory
+
+
+def project_exports(promoted: list[PromotedKernel], package: str) -> Projects:
+    """Each op's first exportable promoted version of a project-form backend as a directory beside
+    the package, and notes on those left out."""
+    done = Projects()
     for pk in promoted:
-        op = pk.version.op
-        where = f"{op}: left out AscendC v{pk.version.number} on {pk.version.hardware}"
+        backend, op = pk.version.backend, pk.version.op
+        where = f"{op}: left out {describe(backend).label} v{pk.version.number} on {pk.version.hardware}"
+        earlier = done.dirs.setdefault(backend, {}).get(op)
         if pk.problem:
-            notes.append(f"{where}: {pk.problem}")
-        elif op in done:
-            notes.append(f"{where}: an earlier AscendC version of {op} is exported as ascendc/{op}/")
+            done.notes.append(f"{where}: {pk.problem}")
+        elif earlier:
+            done.notes.append(f"{where}: an earlier {describe(backend).label} version of {op} is exported as {earlier}/")
         else:
             try:
-                files |= ascendc.project_files(pk, package)
-                done.add(op)
+                files = export_hooks(backend).project_files(pk, package)
             except ExportError as exc:
-                notes.append(f"{where}: {exc}")
-    return files, notes
+                done.notes.append(f"{where}: {exc}")
+                continue
+            done.files |= files
+            done.dirs[backend][op] = _top(next(iter(files)))
+    return done
+
+
+def _top(path: str) -> str:
+    """A project file's directory under the export: "ascendc/<op>/..." -> "ascendc/<op>"."""
+    return "/".join(path.split("/")[:2])
+
+
+def _written(projects: Projects) -> list[str]:
+    """The export's note on the project directories written, one per backend."""
+    return [f"{describe(b).label} projects written ({export_hooks(b).project_note}): "
+            f"{', '.join(d + '/' for d in sorted(projects.dirs[b].values()))}"
+            for b in BACKENDS if projects.dirs.get(b)]
 
 
 def export_library(registry, out: Path, name: str = "kernels_generated", wheel: bool = False,
                    cuda_archs: str | None = None) -> ExportResult:
-    """Render the active Triton, CUDA and Triton-Ascend versions of `registry` into `out` as the
-    package `name`, and each op's AscendC version as a project directory beside it (out/ascendc/<op>/,
-    not part of the wheel); with `wheel`, build it, CUDA kernels prebuilt where nvcc is
-    (`cuda_archs`: "90,100", else $OPFORGE_CUDA_ARCHS, else this machine's GPUs)."""
+    """Render the active versions of `registry` that ship as kernel modules (Triton, CUDA and
+    Triton-Ascend) into `out` as the package `name`, and each op's version of a project-form backend
+    (AscendC) as a project directory beside it (out/ascendc/<op>/, not part of the wheel); with
+    `wheel`, build it, kernels a backend prebuilds (CUDA's, where nvcc is) compiled for `cuda_archs`
+    ("90,100", else $OPFORGE_CUDA_ARCHS, else this machine's GPUs)."""
     check_name(name)
-    archs = cuda.wheel_archs(cuda_archs) if wheel else ([], "")
+    archs = _wheel_archs(cuda_archs) if wheel else {}
     promoted = [replace(pk, problem=_shipping_problem(pk)) for pk in registry.promoted_kernels()]
     if not promoted:
-        raise ExportError("nothing to export: no promoted Triton, CUDA, Triton-Ascend or AscendC versions "
+        kinds = [describe(b).label for b in exported()]
+        raise ExportError(f"nothing to export: no promoted {', '.join(kinds[:-1])} or {kinds[-1]} versions "
                           "(opforge promote ID, or opforge promote --auto)")
-    projects, project_notes = ascendc_projects([pk for pk in promoted if pk.version.backend == "ascendc"], name)
-    ops, left_out = group_ops([pk for pk in promoted if pk.version.backend != "ascendc"])
-    left_out += project_notes
-    if not ops and not projects:
+    as_projects = set(exported("project"))
+    projects = project_exports([pk for pk in promoted if pk.version.backend in as_projects], name)
+    ops, left_out = group_ops([pk for pk in promoted if pk.version.backend not in as_projects])
+    left_out += projects.notes
+    if not ops and not projects.files:
         raise ExportError("nothing to export: " + "; ".join(left_out))
-    files = render_files(ops, name, projects)
+    files = render_files(ops, name, projects.files)
     out = Path(out)
     write_tree(out, files)
     built, wheel_notes = _build_wheel(out, name, ops, archs) if wheel else (None, [])
-    dirs = sorted({"/".join(path.split("/")[:2]) for path in projects})
-    written = [f"AscendC projects written (source only, build them with CANN: see each README.md): "
-               f"{', '.join(d + '/' for d in dirs)}"] if dirs else []
-    notes = left_out + [note for op in ops for note in op.notes] + wheel_notes + written
+    notes = left_out + [note for op in ops for note in op.notes] + wheel_notes + _written(projects)
     return ExportResult(out=out.resolve(), name=name, ops=[_summary(op) for op in ops], wheel=built,
-                        files=sorted(files), notes=notes, ascendc=dirs)
+                        files=sorted(files), notes=notes, ascendc=sorted({_top(path) for path in projects.files}))

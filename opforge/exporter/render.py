@@ -1,18 +1,19 @@
 """Render the op library's files (path -> text) from the grouped ops, with the Jinja2 templates in
-exporter/templates. Nothing here reads a clock, nor any file but opforge's own (its templates, the
-CUDA runtime it ships): the same registry state renders the same bytes."""
+exporter/templates and the files each backend's export hooks ship. Nothing here reads a clock, nor
+any file but opforge's own (its templates, the runtimes it ships): the same registry state renders
+the same bytes."""
 from __future__ import annotations
 
 import ast
 import hashlib
 import json
-from pathlib import Path
 from typing import Any
 
 import jinja2
 
-from opforge.backends.cuda import export as cuda
+from opforge.backends import describe
 from opforge.exporter.collect import ExportError, OpExport
+from opforge.exporter.hooks import export_hooks, exported
 
 _env = jinja2.Environment(
     loader=jinja2.PackageLoader("opforge.exporter", "templates"), undefined=jinja2.StrictUndefined,
@@ -54,14 +55,14 @@ _PY_TYPES = {"tensor": "_export_torch.Tensor", "int": "int", "float": "float", "
 def _op_module(op: OpExport, impl, name: str, primary: bool) -> str:
     """ops/<module>.py: a kernel (impl) with the op's entry points after it if `primary`; impl None:
     the entry points alone (an op whose only kernels are Triton-Ascend ones)."""
+    hooks = export_hooks(impl.backend) if impl else None
     if impl is None:
         future, body = [], ""
     else:
-        source = cuda.rewrite_candidate(impl.source, name) if impl.backend == "cuda" else impl.source
-        future, body = split_future(source, f"{op.name} candidate #{impl.candidate_id}")
+        future, body = split_future(hooks.rewrite(impl.source, name), f"{op.name} candidate #{impl.candidate_id}")
     names = [sig.name for sig in op.inputs]
     return _env.get_template("op.py.j2").render(
-        name=name, op=op, impl=impl, primary=primary, future=future, body=body,
+        name=name, op=op, impl=impl, hooks=hooks, primary=primary, future=future, body=body,
         signature=", ".join(f"{s.name}: {_PY_TYPES[s.kind]}" for s in op.inputs),
         arg_names=", ".join(names), returns=_ret(op.outputs), mutates=repr(tuple(op.mutates)),
     )
@@ -104,7 +105,7 @@ def op_metadata(op: OpExport) -> dict[str, Any]:
         "class": op.class_name,
         "versions": [{
             "backend": i.backend, "arch": i.arch, "level": i.level or UNKNOWN, "verified_on": i.verified_on or UNKNOWN,
-            **({"prebuilt": []} if i.backend == "cuda" else {}), "version": i.version, "candidate_id": i.candidate_id,
+            **({"prebuilt": []} if export_hooks(i.backend).prebuild else {}), "version": i.version, "candidate_id": i.candidate_id,
             "candidate_sha256": i.candidate_sha256, "drafter": i.drafter, "hardware": i.hardware,
             "hardware_name": i.hardware_name, "timings": i.timings,
             "speedup_eager": (i.timings or {}).get("speedup_eager"),
@@ -130,16 +131,6 @@ def _speed(value: float | None) -> str:
     return f"{value:.2f}x" if value else "not timed"
 
 
-_CUDA_FILES = {
-    "__init__.py": "opforge's CUDA runtime, copied (CUDA ops only)",
-    "runtime.py": "load_cuda: builds CUDA_SRC for the GPU it meets, calls its launchers (from opforge)",
-    "signature.py": "parses the extern \"C\" launchers of CUDA_SRC (from opforge)",
-    "toolchain.py": "finds nvcc, builds and caches the shared libraries (from opforge)",
-}
-_CPU_RUNNERS = {"triton": " (Triton interpreter)", "cuda": " (opforge's CUDA emulator)",
-                "triton_ascend": " (triton-ascend interpreter)"}
-
-
 def _on_cpu(impl) -> bool:
     return impl.arch == "cpu" or impl.hardware.startswith("cpu/")
 
@@ -147,7 +138,7 @@ def _on_cpu(impl) -> bool:
 def _readme_rows(ops: list[OpExport]) -> list[dict[str, Any]]:
     return [{"op": op.name, "version": i.version, "candidate_id": i.candidate_id, "backend": i.backend,
              "level": i.level or UNKNOWN, "verified_on": i.verified_on or UNKNOWN,
-             "hardware": (i.hardware_name or i.hardware) + (_CPU_RUNNERS[i.backend] if _on_cpu(i) else ""),
+             "hardware": (i.hardware_name or i.hardware) + (f" ({export_hooks(i.backend).cpu_runner})" if _on_cpu(i) else ""),
              "kernel_ms": f"{i.timings['kernel_ms']:.4f}" if (i.timings or {}).get("kernel_ms") else "—",
              "eager": _speed((i.timings or {}).get("speedup_eager")),
              "compile": _speed((i.timings or {}).get("speedup_compile"))}
@@ -161,40 +152,36 @@ def _example(ops: list[OpExport]) -> dict[str, str] | None:
     return {"name": op.name, "class_name": op.class_name, "args": ", ".join(s.name for s in op.inputs)}
 
 
-def _ascendc_what(path: str) -> str:
-    op, rel = path.split("/", 2)[1:]
-    return {"README.md": f"{op}: how to build it with CANN and register it with torch_npu",
-            "CMakeLists.txt": f"{op}: the build (find_package(ASC)), rendered by opforge",
-            "candidate.py": f"{op}: the verified candidate; its ModelNew calls the built module",
-            "model.py": f"{op}: ModelNew, calling custom_ops_lib",
-            "CppExtension/setup.py": f"{op}: builds the torch_npu binding custom_ops_lib"}.get(
-        rel, f"{op}: AscendC source from the candidate, verbatim")
+def _and(words: list[str]) -> str:
+    """Names as prose: `A`, `A and B`, `A, B and C`."""
+    return ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else "".join(words)
 
 
-# The harness's fix of Triton's CPU interpreter (bf16 dot operands multiplied as integers), shipped
-# with the package so a kernel verified under it computes the same where the package runs interpreted.
-_FASTDOT = Path(__file__).resolve().parents[1] / "backends" / "triton" / "fastdot.py"
+def _context(ops: list[OpExport], name: str, projects: dict[str, tuple[str, str]]) -> dict[str, Any]:
+    """What every template sees: the package, its ops, and what kinds of kernel it carries, asked
+    of the backends (native code built by a shipped runtime; kernels for an NPU) rather than named."""
+    present = {i.backend for op in ops for i in op.impls}
+    npu = {b for b in present if describe(b).accelerator == "NPU"}
+    return {"name": name, "env": name.upper(), "ops": ops, "dist_name": name.replace("_", "-"),
+            "version": VERSION_SLOT,  # filled in once everything is rendered (with_version)
+            "native": any(export_hooks(b).native for b in present), "npu": bool(npu),
+            "npu_ops": [op.name for op in ops if any(i.backend in npu for i in op.impls)],
+            "project_ops": sorted({path.split("/")[1] for path in projects}),
+            "kinds": _and([describe(b).label for b in _shipping(present)])}
 
 
-def _interpreter_dot() -> str:
-    return ("# Generated by `opforge export` from opforge/backends/triton/fastdot.py, verbatim: do not edit.\n"
-            + _FASTDOT.read_text(encoding="utf-8"))
+def _shipping(present: set[str]) -> list[str]:
+    """The module-form backends the package carries, in the table's order: those with kernels in it
+    and the one it is built on (always)."""
+    return [b for b in exported("module") if b in present or export_hooks(b).base]
 
 
-def render_files(ops: list[OpExport], name: str, ascendc: dict[str, str] | None = None) -> dict[str, str]:
+def render_files(ops: list[OpExport], name: str, projects: dict[str, tuple[str, str]] | None = None) -> dict[str, str]:
     """Every file of the exported project, keyed by its path relative to the project root;
-    `ascendc`: the AscendC project directories' files (ascendc.project_files), listed and written too."""
-    env = name.upper()
-    version = VERSION_SLOT  # filled in once everything is rendered (with_version)
-    ascendc = ascendc or {}
-    ctx = {"name": name, "env": env, "ops": ops, "version": version, "dist_name": name.replace("_", "-"),
-           "cuda": any(i.backend == "cuda" for op in ops for i in op.impls),
-           "npu": any(i.backend == "triton_ascend" for op in ops for i in op.impls),
-           "npu_ops": [op.name for op in ops if any(i.backend == "triton_ascend" for i in op.impls)],
-           "ascendc_ops": sorted({path.split("/")[1] for path in ascendc})}
-    ctx["kinds"] = {(False, False): "Triton", (True, False): "Triton and CUDA",
-                    (False, True): "Triton and Triton-Ascend", (True, True): "Triton, CUDA and Triton-Ascend"}[
-        ctx["cuda"], ctx["npu"]]
+    `projects`: the project directories' files with what each is (a project-form backend's
+    project_files), listed and written too."""
+    projects = projects or {}
+    ctx = _context(ops, name, projects)
     files: dict[str, tuple[str, str]] = {}
 
     def add(path: str, text: str, what: str) -> None:
@@ -206,33 +193,38 @@ def render_files(ops: list[OpExport], name: str, ascendc: dict[str, str] | None 
     add("pyproject.toml", tpl("pyproject.toml.j2"), "the package: torch + Triton, vLLM and SGLang plugin entry points")
     add(f"{name}/__init__.py", tpl("package_init.py.j2"), "public API: one function and one module class per op")
     add(f"{name}/_runtime.py", tpl("runtime.py.j2"), "dispatch: verified device/dtype/rank, else the reference, logged once")
-    add(f"{name}/_interpreter_dot.py", _interpreter_dot(), "tl.dot under TRITON_INTERPRET=1: bf16 as floats, fp32 through BLAS")
     add(f"{name}/check.py", tpl("check.py.j2"), "python -m <package>.check: every op against its reference")
     add(f"{name}/plugins.py", tpl("plugins.py.j2"), "register() for vllm.general_plugins and sglang.srt.plugins")
-    add(f"{name}/metadata.json", _json({"package": name, "version": version,
+    add(f"{name}/metadata.json", _json({"package": name, "version": ctx["version"],
                                         "ops": {op.name: op_metadata(op) for op in ops}}),
         "per op: versions, spec hash, hardware verified and timed on, speedups")
     add(f"{name}/ops/__init__.py", tpl("ops_init.py.j2"), "one module per op")
-    if ctx["cuda"]:
-        for path, text in cuda.runtime_files(name).items():
-            add(path, text, _CUDA_FILES[path.rsplit("/", 1)[1]])
+    for backend in _shipping({i.backend for op in ops for i in op.impls}):
+        for path, (text, what) in export_hooks(backend).files(name).items():
+            add(path, text, what)
     add(f"{name}/references/__init__.py", tpl("references_init.py.j2"), "the op specs, verbatim")
     for op in ops:
-        if all(impl.module != op.name for impl in op.impls):
-            add(f"{name}/ops/{op.name}.py", _op_module(op, None, name, True), f"{op.name}: entry points")
-        for impl in op.impls:
-            primary = impl.module == op.name
-            if f"{name}/ops/{impl.module}.py" not in files:
-                add(f"{name}/ops/{impl.module}.py", _op_module(op, impl, name, primary),
-                    f"{op.name} ({impl.arch}): verified kernel" + (" + entry points" if primary else "")
-                    + (", imported only under triton-ascend" if impl.backend == "triton_ascend" else ""))
-        add(f"{name}/configs/{op.name}.json", _json(op_config(op)), f"{op.name}: per-architecture kernels and configs")
-        add(f"{name}/references/{op.name}.py", op.spec_source, f"{op.name}: the spec (reference Model)")
-    for path, text in ascendc.items():
-        add(path, text, _ascendc_what(path))
+        _add_op(add, files, op, name)
+    for path, (text, what) in projects.items():
+        add(path, text, what)
     add("tests/conftest.py", tpl("conftest.py.j2"), "interpreter on CPU; fallbacks are errors")
     add("tests/test_ops.py", tpl("test_ops.py.j2"), "every op vs its reference, opcheck, dtype fallback")
     listing = sorted([("README.md", "this file")] + [(p, what) for p, (_, what) in files.items()])
     add("README.md", tpl("README.md.j2", rows=_readme_rows(ops), example=_example(ops), files=listing,
                                      width=max(len(p) for p, _ in listing)), "this file")
     return with_version({path: text for path, (text, _) in sorted(files.items())})
+
+
+def _add_op(add, files: dict, op: OpExport, name: str) -> None:
+    """An op's kernel modules (the first carries the entry points, or a module of its own does),
+    its config and its spec."""
+    if all(impl.module != op.name for impl in op.impls):
+        add(f"{name}/ops/{op.name}.py", _op_module(op, None, name, True), f"{op.name}: entry points")
+    for impl in op.impls:
+        primary = impl.module == op.name
+        if f"{name}/ops/{impl.module}.py" not in files:
+            add(f"{name}/ops/{impl.module}.py", _op_module(op, impl, name, primary),
+                f"{op.name} ({impl.arch}): verified kernel" + (" + entry points" if primary else "")
+                + export_hooks(impl.backend).module_note)
+    add(f"{name}/configs/{op.name}.json", _json(op_config(op)), f"{op.name}: per-architecture kernels and configs")
+    add(f"{name}/references/{op.name}.py", op.spec_source, f"{op.name}: the spec (reference Model)")

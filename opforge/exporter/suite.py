@@ -1,20 +1,22 @@
-"""The repository's kernels_generated/: the standard suite's known-good kernels (backends/triton/knowledge/),
-verified against ops/ with a fixed seed, promoted by the policy and exported. `make kernels` runs
-this through scripts/export_suite.py; tests/test_export_suite.py re-runs it and fails when the
-committed library is out of date."""
+"""The repository's kernels_generated/: the standard suite's known-good kernels (the default backend's
+knowledge/: backends/triton/knowledge/), verified against ops/ with a fixed seed, promoted by the
+policy and exported. `make kernels` runs this through scripts/export_suite.py;
+tests/test_export_suite.py re-runs it and fails when the committed library is out of date."""
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from opforge.backends import DEFAULT, known
 from opforge.exporter.library import ExportResult, export_library
 from opforge.harness.errors import OpforgeError
 from opforge.harness.verify import VerifyOptions, prepare, verify_source
 from opforge.registry.recording import record_verification
 
 ROOT = Path(__file__).resolve().parent.parent  # the opforge package (ops is a link to the checkout's ops/)
-OPS, KNOWN_GOOD = ROOT / "ops", ROOT / "backends" / "triton" / "knowledge"
+# The suite verifies with VerifyOptions' default backend, so its known-good kernels are that backend's.
+OPS, KNOWN_GOOD = ROOT / "ops", known(DEFAULT).folder / "knowledge"
 SEED = 20261129  # fixed: tolerances are scaled by the reference's outputs, so they follow the seed
 
 

@@ -24,8 +24,9 @@ from dataclasses import dataclass
 
 import jinja2
 
-from opforge.exporter.collect import ExportError, check_op_name, describe_spec
 from opforge.backends.ascendc.project import MKB_MODULE, ProjectError, read_project, snake
+from opforge.exporter.collect import ExportError, check_op_name, describe_spec
+from opforge.exporter.hooks import ExportHooks
 from opforge.registry.promoted import PromotedKernel
 
 ROOT = "ascendc"  # <out>/ascendc/<op>/
@@ -79,8 +80,8 @@ def _strings(source: str) -> dict[str, str]:
             and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)}
 
 
-def project_files(pk: PromotedKernel, package: str) -> dict[str, str]:
-    """`ascendc/<op>/...` -> text for one promoted AscendC version."""
+def project_files(pk: PromotedKernel, package: str) -> dict[str, tuple[str, str]]:
+    """`ascendc/<op>/...` -> (text, what it is) for one promoted AscendC version."""
     op = pk.version.op
     check_op_name(op)
     project = parse(op, pk.source)
@@ -96,7 +97,20 @@ def project_files(pk: PromotedKernel, package: str) -> dict[str, str]:
     else:
         files["CppExtension/setup.py"] = _env.get_template("ascendc_setup.py.j2").render(**ctx)
     files["README.md"] = _env.get_template("ascendc_README.md.j2").render(**ctx, files=sorted(files))
-    return {f"{ROOT}/{op}/{name}": text for name, text in sorted(files.items())}
+    return {f"{ROOT}/{op}/{name}": (text, _what(op, name)) for name, text in sorted(files.items())}
+
+
+def _what(op: str, rel: str) -> str:
+    """The README's file-list line for a project file."""
+    return {"README.md": f"{op}: how to build it with CANN and register it with torch_npu",
+            "CMakeLists.txt": f"{op}: the build (find_package(ASC)), rendered by opforge",
+            "candidate.py": f"{op}: the verified candidate; its ModelNew calls the built module",
+            "model.py": f"{op}: ModelNew, calling custom_ops_lib",
+            "CppExtension/setup.py": f"{op}: builds the torch_npu binding custom_ops_lib"}.get(
+        rel, f"{op}: AscendC source from the candidate, verbatim")
 
 
 _PY_TYPES = {"tensor": "torch.Tensor", "int": "int", "float": "float", "bool": "bool"}
+
+HOOKS = ExportHooks(form="project", project_files=project_files,
+                    project_note="source only, build them with CANN: see each README.md")

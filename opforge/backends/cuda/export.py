@@ -21,6 +21,7 @@ import shutil
 from pathlib import Path
 
 from opforge.exporter.collect import ExportError, OpExport
+from opforge.exporter.hooks import ExportHooks
 
 CUDA_DIR = Path(__file__).resolve().parent
 SHIPPED = ("runtime", "signature", "toolchain")  # stdlib + torch + ctypes only (the contract)
@@ -78,6 +79,20 @@ def runtime_files(package: str) -> dict[str, str]:
                               "`from opforge.backends.cuda import X`; it cannot be shipped")
         files[f"{package}/_cuda/{stem}.py"] = text
     return files
+
+
+# What the README's file list says of each shipped runtime file.
+_FILES = {
+    "__init__.py": "opforge's CUDA runtime, copied (CUDA ops only)",
+    "runtime.py": "load_cuda: builds CUDA_SRC for the GPU it meets, calls its launchers (from opforge)",
+    "signature.py": "parses the extern \"C\" launchers of CUDA_SRC (from opforge)",
+    "toolchain.py": "finds nvcc, builds and caches the shared libraries (from opforge)",
+}
+
+
+def package_files(package: str) -> dict[str, tuple[str, str]]:
+    """runtime_files with what each is, for a package that has CUDA kernels."""
+    return {path: (text, _FILES[path.rsplit("/", 1)[1]]) for path, text in runtime_files(package).items()}
 
 
 def _imported(node: ast.Import | ast.ImportFrom) -> list[str]:
@@ -165,3 +180,8 @@ def prebuild(project: Path, package: str, ops: list[OpExport], archs: list[int],
     (out / "index.json").write_text(json.dumps(index, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     done = sorted({arch for built in index.values() for arch in built})
     return ([f"CUDA kernels prebuilt for {', '.join(done)} ({origin})"] if done else []) + notes
+
+
+# A second kernel module of an op is `<op>__cuda`, then `<op>__cuda_<arch>`; CPU rows name the emulator.
+HOOKS = ExportHooks(cpu_runner="opforge's CUDA emulator", native=True, module_tag="cuda", problem=format_problem,
+                    rewrite=rewrite_candidate, files=package_files, wheel_archs=wheel_archs, prebuild=prebuild)
