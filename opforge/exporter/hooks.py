@@ -12,7 +12,7 @@ from typing import Any
 from opforge.backends import BACKENDS
 from opforge.harness.hardware import GPU_DEVICE
 
-# What configs/<op>.json keeps of each built GPU kernel (the build stage's metrics per launch).
+# What configs/<op>.json keeps of each built GPU kernel (the compile step's metrics per launch).
 GPU_LAUNCH_KEYS = ("kernel", "arch", "num_warps", "num_stages", "constexprs", "registers", "spill_stores", "shared_bytes")
 FORMS = ("module", "project")
 
@@ -43,7 +43,7 @@ def no_files(package: str) -> dict[str, tuple[str, str]]:
 class ExportHooks:
     """How one backend's promoted versions become part of an export. The defaults are a GPU
     language's: a kernel module of the package, shipped verbatim, keyed by the architecture it was
-    verified on ("cpu" for an interpreter), launch facts as the GPU build stage reports them."""
+    verified on ("cpu" for an interpreter), launch facts as the GPU compile step reports them."""
 
     # "module": a kernel module of the package (<package>/ops/<module>.py); "project": a source
     # project directory beside the package, out of the wheel, written by `project_files`.
