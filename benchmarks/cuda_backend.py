@@ -33,18 +33,18 @@ from rich.table import Table  # noqa: E402
 from opforge.harness.verify import VerifyOptions, verify  # noqa: E402
 
 TARGET_MEDIAN_S = 15.0
-KNOWLEDGE = ROOT / "opforge" / "knowledge"
+BACKENDS = ROOT / "opforge" / "backends"  # each backend's known-good kernels: BACKENDS/<name>/knowledge/
 console = Console(width=None if sys.stdout.isatty() else 160)
 
 
 def cuda_ops() -> list[str]:
-    return sorted(p.stem for p in (KNOWLEDGE / "cuda").glob("*.py")
+    return sorted(p.stem for p in (BACKENDS / "cuda" / "knowledge").glob("*.py")
                   if not p.stem.startswith("_") and (ROOT / "ops" / p.name).is_file())
 
 
 def timed_verify(op: str, backend: str, trials: int, device: str | None = None) -> tuple[dict, float]:
     began = time.perf_counter()
-    verdict = verify(ROOT / "ops" / f"{op}.py", KNOWLEDGE / backend / f"{op}.py",
+    verdict = verify(ROOT / "ops" / f"{op}.py", BACKENDS / backend / "knowledge" / f"{op}.py",
                      VerifyOptions(backend=backend, trials=trials, device=device))
     return verdict, time.perf_counter() - began
 
@@ -60,7 +60,7 @@ def measure(op: str, trials: int, baseline: bool, compare: bool) -> dict:
         emulated, _ = timed_verify(op, "cuda", trials, device="cpu")
         row["emulated"] = {"correct": emulated["correct"], "level": emulated["level"], "reasons": emulated["reasons"][:2]}
         row["disagrees"] = emulated["correct"] != verdict["correct"]
-    if baseline and (KNOWLEDGE / "triton" / f"{op}.py").is_file():
+    if baseline and (BACKENDS / "triton" / "knowledge" / f"{op}.py").is_file():
         triton_verdict, triton_s = timed_verify(op, "triton", trials)
         row["triton_s"] = round(triton_s, 2) if triton_verdict["correct"] else None
     return row

@@ -17,7 +17,7 @@ mkdir -p "$OUT"
 nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1 || echo "nvidia-smi not found" > "$OUT/nvidia-smi.txt"
 PY=${PYTHON:-python3}
 if $PY -c "import torch, triton; assert torch.cuda.is_available()" 2>/dev/null; then
-  $PY -m pip install -q --no-deps --no-build-isolation -e . >"$OUT/install.txt" 2>&1 || export PYTHONPATH=$PWD
+  $PY -m pip install -q --no-deps --no-build-isolation -e . >"$OUT/install.txt" 2>&1 || export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 else
   make setup TORCH_SPEC="${TORCH_SPEC:-torch==2.13.0}" && PY=.venv/bin/python
 fi

@@ -221,6 +221,9 @@ GUARANTEES: tuple[Guarantee, ...] = (
     _g("explicit-runtime-no-fallback", "a runtime asked for by name that is unavailable is an error",
        "tests/test_sandbox.py::test_explicit_docker_without_engine_fails_loudly_and_auto_falls_back",
        ("opforge/sandbox/select.py", "    if reason := _why_not(name):\n", "    if (reason := _why_not(name)) and False:\n")),
+    _g("jail-start-probed", "a jail the machine cannot set up is unavailable with the reason, not a crashed verdict",
+       "tests/test_sandbox.py::test_a_jail_that_cannot_set_up_here_is_unavailable_not_a_crash",
+       ("opforge/sandbox/jail.py", "    return cannot_start(tool(), JAIL_PATH)\n", "    return None\n")),
     # -- registry, promotion, export --
     _g("promote-never-incorrect", "only a correct (numerics-checked) kernel is promotable",
        "tests/test_registry.py::test_promote_needs_a_correct_evaluation",

@@ -35,6 +35,14 @@ def test_every_cuda_example_has_a_suite_spec():
     assert all((ROOT / "ops" / f"{op}.py").is_file() for op in OPS), OPS
 
 
+def test_the_device_benchmark_finds_every_cuda_example():
+    """benchmarks/cuda_backend.py (run by scripts/gpu_check.sh, never by make test) verifies and times
+    these kernels on the GPU: it must find them where the backend's folder keeps them (after the
+    tree moved, it looked in the old place and benchmarked nothing on the H200)."""
+    bench = load(ROOT / "benchmarks" / "cuda_backend.py", "cuda_backend_bench")
+    assert bench.cuda_ops() == OPS
+
+
 @pytest.mark.parametrize("op", OPS)
 def test_a_cuda_example_passes_the_static_checks(op):
     report = check_cuda_candidate((KNOWLEDGE / f"{op}.py").read_text(), float32_spec=True)

@@ -1,6 +1,7 @@
 """Choosing a runtime and what every runtime reports about a job."""
 from __future__ import annotations
 
+import os
 
 import pytest
 
@@ -48,6 +49,25 @@ def test_explicit_docker_without_engine_fails_loudly_and_auto_falls_back(monkeyp
     finally:
         monkeypatch.delenv("DOCKER_HOST")
         docker_runtime.client.cache_clear()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the jail needs root; without it it is unavailable for that reason first")
+def test_a_jail_that_cannot_set_up_here_is_unavailable_not_a_crash(monkeypatch, tmp_path):
+    """Where the tools are installed but the machine refuses their namespaces or mounts (a GPU VM
+    did: every mount failed, exit 32), the jail is unavailable with the reason, so auto falls back
+    and `--sandbox jail` is one line; the control: on this machine the real jail starts."""
+    require("jail")
+    assert jail.cannot_start(jail.tool(), jail.JAIL_PATH) is None
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    for name in ("bwrap", "unshare"):
+        (fake / name).write_text("#!/bin/sh\necho 'mount: failed mount system call' >&2\nexit 32\n")
+        (fake / name).chmod(0o755)
+    monkeypatch.setattr(jail, "JAIL_PATH", f"{fake}:{jail.JAIL_PATH}")
+    why = jail.unavailable()
+    assert why and "cannot set up" in why and "failed mount system call" in why, why
+    with pytest.raises(SandboxUnavailable, match="'jail' is unavailable: .*cannot set up"):
+        get_sandbox("jail")
 
 
 def test_an_unavailable_runtime_is_one_line_from_the_cli(monkeypatch, tmp_path, capsys):

@@ -12,9 +12,11 @@ a GPU machine there is no address-space cap, since the CUDA driver maps huge vir
 the kernel is shared, so a kernel exploit is out of scope."""
 from __future__ import annotations
 
+import functools
 import os
 import resource
 import shutil
+import subprocess
 from pathlib import Path
 
 from opforge.sandbox import mounts
@@ -23,6 +25,7 @@ from opforge.sandbox.exposure import exposure, symlinked_system_dirs
 from opforge.sandbox.jail_unshare import unshare_argv
 from opforge.sandbox.process import run_process, worker_argv
 
+JAIL_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"  # the only PATH the jail's own tools are looked up on
 SCRATCH = "/scratch"
 JOB_DIR = "/job"
 LIMITS = {  # per job; NPROC counts every process and thread of the sandbox user on the host
@@ -54,7 +57,34 @@ def unavailable() -> str | None:
         return "setpriv (util-linux) is not installed"
     if os.geteuid() != 0:
         return "the jail drops to an unprivileged uid and needs to start as root"
-    return None
+    return cannot_start(tool(), JAIL_PATH)
+
+
+# What the jail needs first, tried once per process: its namespaces, and a tmpfs mount inside them.
+# A container or VM can ship the tools and refuse the system calls (seen on a GPU machine: every
+# `mount` in a new namespace failed with exit 32): without this try, every candidate would be judged
+# "crashed" there, the sandbox's failure blamed on the kernel.
+PROBE = {
+    "bwrap": ["bwrap", "--die-with-parent", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--ro-bind", "/", "/",
+              "--tmpfs", "/tmp", "--proc", "/proc", "true"],
+    "unshare": ["unshare", "--mount", "--net", "--pid", "--ipc", "--uts", "--fork", "sh", "-c",
+                'd=$(mktemp -d) && mount -t tmpfs -o size=1m tmpfs "$d" && mount -t proc proc "$d"'],
+}
+
+
+@functools.lru_cache(maxsize=None)
+def cannot_start(which: str | None, path: str) -> str | None:
+    """Why a jail built with `which` cannot be set up on this machine, or None when the try worked."""
+    if which not in PROBE:
+        return None
+    try:
+        done = subprocess.run(PROBE[which], env={"PATH": path}, capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"{which} could not be started ({exc})"
+    if done.returncode == 0:
+        return None
+    last = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+    return f"{which} cannot set up the jail's namespaces and mounts on this machine ({last.strip()})"
 
 
 def _parents(path: str) -> list[str]:
@@ -123,7 +153,7 @@ class JailSandbox:
                 root.mkdir()
                 argv = unshare_argv(str(root), str(staged.host), self.scratch_bytes, self.tmp_bytes, job_env(SCRATCH),
                                     uid, job.mounts, worker_argv(exposure().python, job, staged.job_file))
-            return run_process(argv, staged, job, {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}, self.name, preexec=limits)
+            return run_process(argv, staged, job, {"PATH": JAIL_PATH}, self.name, preexec=limits)
         finally:
             staged.cleanup()
             if root.exists():
