@@ -16,7 +16,6 @@ import functools
 import os
 import resource
 import shutil
-import subprocess
 from pathlib import Path
 
 from opforge.sandbox import mounts
@@ -60,31 +59,26 @@ def unavailable() -> str | None:
     return cannot_start(tool(), JAIL_PATH)
 
 
-# What the jail needs first, tried once per process: its namespaces, and a tmpfs mount inside them.
-# A container or VM can ship the tools and refuse the system calls (seen on a GPU machine: every
-# `mount` in a new namespace failed with exit 32): without this try, every candidate would be judged
-# "crashed" there, the sandbox's failure blamed on the kernel.
-PROBE = {
-    "bwrap": ["bwrap", "--die-with-parent", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--ro-bind", "/", "/",
-              "--tmpfs", "/tmp", "--proc", "/proc", "true"],
-    "unshare": ["unshare", "--mount", "--net", "--pid", "--ipc", "--uts", "--fork", "sh", "-c",
-                'd=$(mktemp -d) && mount -t tmpfs -o size=1m tmpfs "$d" && mount -t proc proc "$d"'],
-}
+# A container or VM can ship the jail's tools and refuse what they do (seen on a GPU machine: the
+# namespaces worked, a mount inside the jail failed with exit 32). Without a try, every candidate
+# would be judged "crashed" there, the sandbox's failure blamed on the kernel. The try is the jail
+# itself, once per process: the same argv, binds, devices and rlimits as a candidate's job, running
+# the jail's Python on nothing (`-c pass`), so no mount of the caller's is needed.
 
 
 @functools.lru_cache(maxsize=None)
 def cannot_start(which: str | None, path: str) -> str | None:
-    """Why a jail built with `which` cannot be set up on this machine, or None when the try worked."""
-    if which not in PROBE:
-        return None
+    """Why a jail built with `which` (tools looked up on `path`) cannot run a job on this machine, or
+    None when the try worked."""
     try:
-        done = subprocess.run(PROBE[which], env={"PATH": path}, capture_output=True, text=True, timeout=20)
-    except (OSError, subprocess.SubprocessError) as exc:
+        result = JailSandbox().run(Job(payload={}, timeout_s=60, worker="probe"),
+                                   command=[exposure().python, "-I", "-c", "pass"])
+    except OSError as exc:
         return f"{which} could not be started ({exc})"
-    if done.returncode == 0:
+    if result.exit_code == 0:
         return None
-    last = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
-    return f"{which} cannot set up the jail's namespaces and mounts on this machine ({last.strip()})"
+    last = (result.stderr.strip().splitlines() or [f"exit {result.exit_code}"])[-1]
+    return f"{which} cannot set up the jail on this machine ({last.strip()[:200]})"
 
 
 def _parents(path: str) -> list[str]:
@@ -93,7 +87,7 @@ def _parents(path: str) -> list[str]:
 
 
 def bwrap_argv(staged: StagedJob, job: Job, scratch_bytes: int, tmp_bytes: int, env: dict[str, str],
-               uid: int) -> list[str]:
+               uid: int, command: list[str] | None = None) -> list[str]:
     exp = exposure(job.mounts)
     argv = ["bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
             "--die-with-parent", "--new-session", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
@@ -118,7 +112,7 @@ def bwrap_argv(staged: StagedJob, job: Job, scratch_bytes: int, tmp_bytes: int, 
     # Inside the namespaces, drop to the job's own uid for good: no capabilities, no way back.
     argv += ["--", "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
              "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs"]
-    return argv + worker_argv(exp.python, job, staged.job_file)
+    return argv + (command or worker_argv(exp.python, job, staged.job_file))
 
 
 class JailSandbox:
@@ -131,7 +125,8 @@ class JailSandbox:
         self.scratch_bytes, self.tmp_bytes = scratch_bytes, tmp_bytes
         self.memory_bytes = memory_bytes or memory_limit_bytes()
 
-    def run(self, job: Job) -> JobResult:
+    def run(self, job: Job, command: list[str] | None = None) -> JobResult:
+        """`command` replaces the worker's command line (cannot_start's try runs the bare Python)."""
         uid = sandbox_uid()
         mounts.reap_stale()
         staged = StagedJob(job, inside=JOB_DIR, owner=uid, capped=True)
@@ -148,11 +143,11 @@ class JailSandbox:
         root = staged.host.parent / f"{staged.host.name}-root"  # mount point of the fallback's root
         try:
             if tool() == "bwrap":
-                argv = bwrap_argv(staged, job, self.scratch_bytes, self.tmp_bytes, job_env(SCRATCH), uid)
+                argv = bwrap_argv(staged, job, self.scratch_bytes, self.tmp_bytes, job_env(SCRATCH), uid, command)
             else:
                 root.mkdir()
                 argv = unshare_argv(str(root), str(staged.host), self.scratch_bytes, self.tmp_bytes, job_env(SCRATCH),
-                                    uid, job.mounts, worker_argv(exposure().python, job, staged.job_file))
+                                    uid, job.mounts, command or worker_argv(exposure().python, job, staged.job_file))
             return run_process(argv, staged, job, {"PATH": JAIL_PATH}, self.name, preexec=limits)
         finally:
             staged.cleanup()
