@@ -224,6 +224,10 @@ GUARANTEES: tuple[Guarantee, ...] = (
     _g("jail-start-probed", "a jail the machine cannot set up is unavailable with the reason, not a crashed verdict",
        "tests/test_sandbox.py::test_a_jail_that_cannot_set_up_here_is_unavailable_not_a_crash",
        ("opforge/sandbox/jail.py", "    return cannot_start(tool(), JAIL_PATH)\n", "    return None\n")),
+    _g("interpreter-helpers-patch-once", "the CPU worker's jitted helpers skip only repeats of the launch's language patch: same values",
+       "tests/test_fastdot.py::test_jitted_helpers_patch_the_language_once_per_launch_with_the_same_values",
+       ("opforge/backends/triton/fastlang.py", "        if seen and all(patched(module) for module in seen):\n",
+        "        if True:\n")),
     # -- registry, promotion, export --
     _g("promote-never-incorrect", "only a correct (numerics-checked) kernel is promotable",
        "tests/test_registry.py::test_promote_needs_a_correct_evaluation",

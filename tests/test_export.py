@@ -75,9 +75,11 @@ def test_export_renders_a_library_that_runs_its_kernel_and_is_byte_reproducible(
     # Kernels were verified under the harness's fix of the interpreter's bf16 tl.dot; the package ships
     # it and installs it under the interpreter, or a bf16 matmul computes garbage where it runs on a CPU.
     assert (pkg / "_interpreter_dot.py").read_text().endswith(FASTDOT.read_text())
+    assert (pkg / "_interpreter_lang.py").read_text().endswith(FASTDOT.with_name("fastlang.py").read_text())
     probe = ("import tiny_lib; from triton.runtime import interpreter as i; "
-             "print(getattr(i.InterpreterBuilder.create_dot, 'opforge_blas', False))")
-    assert run_python(probe, cwd=tmp_path / "a", env={"TRITON_INTERPRET": "1"}).stdout.strip() == "True"
+             "print(getattr(i.InterpreterBuilder.create_dot, 'opforge_blas', False), "
+             "getattr(i._patch_lang, 'opforge_once', False))")
+    assert run_python(probe, cwd=tmp_path / "a", env={"TRITON_INTERPRET": "1"}).stdout.strip() == "True True"
 
 
 def test_re_export_removes_what_is_no_longer_exported_and_refuses_foreign_directories(reg, tmp_path):

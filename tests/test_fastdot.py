@@ -87,3 +87,60 @@ def test_a_bf16_dot_is_right_only_with_the_fix(mode, tmp_path):
     assert ran.returncode == 0, ran.stderr[-2000:]
     err = float(ran.stdout.strip().splitlines()[-1])
     assert (err < 1e-5) if mode == "installed" else (err > 1.0)
+
+
+HELPER_KERNEL = '''
+import os, sys, json
+os.environ["TRITON_INTERPRET"] = "1"
+import torch, triton, triton.language as tl
+from triton.runtime import interpreter
+from opforge.backends.triton import fastlang
+repeats = []
+original = interpreter._patch_lang
+interpreter._patch_lang = lambda fn: repeats.append(fn.__name__) or original(fn)
+if sys.argv[1] == "installed":
+    assert fastlang.install() and fastlang.install()
+
+@triton.jit
+def scale(x, s):
+    return x * s + tl.sum(x, axis=0) * 0.0
+
+@triton.jit
+def rows(x_ptr, y_ptr, N: tl.constexpr):
+    pid = tl.program_id(0)
+    r = tl.arange(0, N)
+    x = tl.load(x_ptr + pid * N + r)
+    y = tl.softmax(scale(x, 2.0))  # a helper of triton.language.standard (it sees tl.core), then a user's
+    tl.store(y_ptr + pid * N + r, scale(y, 0.5) + tl.max(x, axis=0) * 0.0)
+
+torch.manual_seed(0)
+x = torch.randn(8, 32)
+y = torch.empty_like(x)
+rows[(8,)](x, y, 32)
+rows[(8,)](x, y, 32)
+err = float((y - torch.softmax(2 * x, -1) * 0.5).abs().max())
+after = [tl.core.is_builtin(m.load) for m in (tl, tl.core)] + [tl.core.is_builtin(tl.tensor.__add__)]
+print(json.dumps({"err": err, "patches": len(repeats), "after": after}))
+'''
+
+
+def test_jitted_helpers_patch_the_language_once_per_launch_with_the_same_values(tmp_path):
+    """fastlang.py: Triton re-patches triton.language at every helper call in every program; with
+    the wrapper only the launch patches it (and a helper seeing a module the launch did not patch,
+    tl.softmax's tl.core), the values are the same, and the language is left after the launches as
+    Triton leaves it (tl restored; tl.core as Triton's own helper patch leaves it)."""
+    import json
+    import subprocess
+    import sys
+
+    script = tmp_path / "helpers.py"
+    script.write_text(HELPER_KERNEL)
+    got = {}
+    for mode in ("installed", "plain"):
+        ran = subprocess.run([sys.executable, str(script), mode], capture_output=True, text=True, timeout=120)
+        assert ran.returncode == 0, ran.stderr[-2000:]
+        got[mode] = json.loads(ran.stdout.strip().splitlines()[-1])
+    assert got["installed"]["err"] < 1e-6 and got["plain"]["err"] < 1e-6, got
+    assert got["installed"]["after"] == got["plain"]["after"] and got["plain"]["after"][0], got
+    # plain: one per launch, and per program each helper call (scale, softmax and its own, scale, max)
+    assert got["installed"]["patches"] <= 4 and got["plain"]["patches"] > 8 * 2 * 4, got

@@ -29,10 +29,6 @@ FORBIDDEN = {
     # A backend is a plugin the harness and the expert call: it never reaches up to who chose it.
     "backends": UPPER,
 }
-# Waiting on other work of issue 31, each named: a private name taken in a module another change is
-# rewriting, a module over the line limit that is its owner's to split. An entry that is no longer a
-# violation fails the tests below until it is removed here.
-PENDING_PRIVATE = {"opforge.exporter.collect takes opforge.harness.spec._check_model"}  # exporter rework
 # Names that meant two things (the agents' RunContext and the checker's; the worker's run_job and the
 # checker's; the guards' Launch and the UI's): each is defined at most once in the tree now.
 ONE_MEANING = ("RunContext", "run_job", "Launch")
@@ -158,8 +154,6 @@ def test_opforge_has_no_import_cycles_and_takes_no_private_names():
                      for src, names in edges for name in names if name.startswith("_"))
     private += sorted(f"{module_name(path)} takes {name}" for path in sources("")
                       for name in private_attributes(path, graph.keys()))
-    assert PENDING_PRIVATE <= set(private), f"fixed, drop from PENDING_PRIVATE: {PENDING_PRIVATE - set(private)}"
-    private = [line for line in private if line not in PENDING_PRIVATE]
     assert not private, private
     deps = {m: {f"{src}.{n}" if f"{src}.{n}" in graph else src for src, names in edges for n in names or [""]}
             & graph.keys() for m, edges in graph.items()}  # `from package import module` depends on that module

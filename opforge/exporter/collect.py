@@ -152,7 +152,7 @@ def describe_spec(pk: PromotedKernel) -> dict[str, Any]:
         path.write_text(pk.spec_source, encoding="utf-8")
         sizes = pk.evaluation.verdict.get("sizes", {}).get("used") or {}
         module = spec_loader.load_module(path, sizes)
-        spec_loader._check_model(module, path)
+        spec_loader.check_model(module, path)
         torch.manual_seed(0)
         lists = spec_loader.input_lists(module, path)
         init = list(module.get_init_inputs())

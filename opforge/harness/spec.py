@@ -63,7 +63,7 @@ class OpSpec:
         """A fresh run of the spec's source at the sizes used, or at `sizes` over them: the one way
         the judge, the stress cases and the exporter get the spec at a size."""
         module = load_module(self.path, {**self.sizes_used, **(sizes or {})}, source=self.source)
-        _check_model(module, self.path)
+        check_model(module, self.path)
         return module
 
 
@@ -234,7 +234,9 @@ def shrink_sizes(load: Callable[[dict[str, int]], ModuleType], sizes: dict[str, 
     return sizes
 
 
-def _check_model(module: ModuleType, path: Path) -> None:
+def check_model(module: ModuleType, path: Path) -> None:
+    """SpecError unless the loaded spec module has a `class Model(torch.nn.Module)`; a missing
+    get_init_inputs means no init arguments (the exporter checks the specs it ships with this too)."""
     model_cls = getattr(module, "Model", None)
     if not (isinstance(model_cls, type) and issubclass(model_cls, torch.nn.Module)):
         raise SpecError(f"{path}: no `class Model(torch.nn.Module)` found")
@@ -270,7 +272,7 @@ def load_spec(path: Path | str, *, max_elements: int | None, max_bytes: int) -> 
 
 def _loaded(path: Path, source: str, sizes: dict[str, int] | None) -> ModuleType:
     module = load_module(path, sizes, source=source)
-    _check_model(module, path)
+    check_model(module, path)
     return module
 
 

@@ -99,22 +99,25 @@ def _speedup(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
-def _same_language(kernel: str, backend: str) -> bool:
+def _language_test(backend: str):
     """The registry's history spans backends, and a kernel in the wrong language is no example: a
     backend with a source marker (CUDA's `load_cuda(`) reads only kernels that have it, every other
-    backend only kernels that have no backend's marker."""
+    backend only kernels that have no backend's marker. The markers are read once per retrieval."""
     markers = {name: row.plugin().source_marker for name, row in BACKENDS.items() if row.module}
-    if markers.get(backend) is not None:
-        return bool(markers[backend].search(kernel))
-    return not any(m.search(kernel) for m in markers.values() if m is not None)
+    own = markers.get(backend)
+    if own is not None:
+        return lambda kernel: bool(own.search(kernel))
+    others = [m for m in markers.values() if m is not None]
+    return lambda kernel: not any(m.search(kernel) for m in others)
 
 
 def _history_docs(history: Iterable[History], corpus: _Corpus, backend: str) -> list[_Doc]:
     """One doc per op, its fastest kernel in the backend's language (unmeasured last); copies of
     suite kernels dropped."""
     suite = {d.text.strip() for d in corpus.examples}
+    same_language = _language_test(backend)
     entries = [(op.strip().lower(), spec, kernel, _speedup(s)) for op, spec, kernel, s in history
-               if _same_language(kernel or "", backend)]
+               if same_language(kernel or "")]
     entries.sort(key=lambda e: (e[0], -e[3] if e[3] is not None else math.inf, e[2]))
     docs, seen = [], set()
     for op, spec, kernel, speedup in entries:

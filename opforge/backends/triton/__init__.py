@@ -40,9 +40,10 @@ class TritonPlugin(BackendPlugin):
         # too, so a CPU run needs a process of its own, set up before the import.
         if mode == "run" and device == "cpu":
             os.environ["TRITON_INTERPRET"] = "1"
-            from opforge.backends.triton import fastdot
+            from opforge.backends.triton import fastdot, fastlang
 
             fastdot.install()
+            fastlang.install()
         else:
             os.environ.pop("TRITON_INTERPRET", None)
         # Triton 3.9 warns in every process that this is unset; keep its current default explicitly.

@@ -103,7 +103,7 @@ class Plan:
         """Mapped mode: inputs and the views of them the launcher replays are the leaves; every other
         node an output needs is in the Region; one section per output."""
         self.leaves, self.names, self.ops = {}, {}, []
-        needed = _needed(lowered)
+        needed = lowered.needed()
         nodes = []
         for node in lowered.graph.nodes:
             if node.op == "placeholder":
@@ -197,15 +197,6 @@ def _reshape(node: Node) -> str:
     return code + "".join(f".unsqueeze({i})" for i, s in enumerate(out) if s == 1)
 
 
-def _needed(lowered: Lowered) -> set[Node]:
-    """The nodes the outputs read, directly or not."""
-    seen, todo = set(), [o for o in lowered.outputs if isinstance(o, Node)]
-    while todo:
-        node = todo.pop()
-        if node not in seen:
-            seen.add(node)
-            todo += node.all_input_nodes
-    return seen
 
 
 def _is_used(lowered: Lowered, name: str, mapped: set) -> bool:
