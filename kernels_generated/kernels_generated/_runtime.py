@@ -20,10 +20,12 @@ ANY_ARCH = "KERNELS_GENERATED_ALLOW_UNVERIFIED_ARCH"
 
 if os.environ.get("TRITON_INTERPRET") == "1":
     # The kernels were verified under this fix of the interpreter's tl.dot (bf16 operands multiplied
-    # as their integer bits, off by 1e10); without it a bf16 matmul computes garbage on a CPU.
-    from kernels_generated import _interpreter_dot
+    # as their integer bits, off by 1e10); without it a bf16 matmul computes garbage on a CPU. And
+    # the interpreter's jitted helpers (tl.sum, tl.max) called without re-patching triton.language.
+    from kernels_generated import _interpreter_dot, _interpreter_lang
 
     _interpreter_dot.install()
+    _interpreter_lang.install()
 
 log = logging.getLogger(PACKAGE)
 fallbacks: dict[str, int] = {}  # op -> calls that used the reference (monitoring and tests read it)
