@@ -228,6 +228,9 @@ GUARANTEES: tuple[Guarantee, ...] = (
        "tests/test_fastdot.py::test_jitted_helpers_patch_the_language_once_per_launch_with_the_same_values",
        ("opforge/backends/triton/fastlang.py", "        if seen and all(patched(module) for module in seen):\n",
         "        if True:\n")),
+    _g("interpreter-overflow-checks-live-only", "the interpreter's overflow checks are skipped only where their assert is off",
+       "tests/test_fastdot.py::test_the_overflow_checks_are_skipped_only_where_their_assert_is_off",
+       ("opforge/backends/triton/fastlang.py", "        if not self.builder.options.debug:  #", "        if True:  #")),
     # -- registry, promotion, export --
     _g("promote-never-incorrect", "only a correct (numerics-checked) kernel is promotable",
        "tests/test_registry.py::test_promote_needs_a_correct_evaluation",

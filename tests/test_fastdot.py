@@ -144,3 +144,49 @@ def test_jitted_helpers_patch_the_language_once_per_launch_with_the_same_values(
     assert got["installed"]["after"] == got["plain"]["after"] and got["plain"]["after"][0], got
     # plain: one per launch, and per program each helper call (scale, softmax and its own, scale, max)
     assert got["installed"]["patches"] <= 4 and got["plain"]["patches"] > 8 * 2 * 4, got
+
+
+OVERFLOW_KERNEL = '''
+import os, sys, dataclasses
+os.environ["TRITON_INTERPRET"] = "1"
+import torch, triton, triton.language as tl
+from triton.runtime import interpreter
+from opforge.backends.triton import fastlang
+if sys.argv[1] == "installed":
+    fastlang.install()
+builder = interpreter.interpreter_builder
+builder.options = dataclasses.replace(builder.options, debug=sys.argv[2] == "debug")
+
+@triton.jit
+def big(x_ptr, y_ptr, N: tl.constexpr):
+    r = tl.arange(0, N)
+    tl.store(y_ptr + r, tl.load(x_ptr + r) * 1000000)
+
+x = torch.full((8,), 5000, dtype=torch.int32)
+y = torch.empty_like(x)
+try:
+    big[(1,)](x, y, 8)
+    print("ran", int(y[0]))
+except Exception as exc:
+    print("raised", "overflow detected" in str(exc))
+'''
+
+
+def test_the_overflow_checks_are_skipped_only_where_their_assert_is_off(tmp_path):
+    """fastlang.py: the interpreter computes int32 overflow checks and hands them to a device_assert
+    that ignores them unless debug is on; skipping them changes nothing (the product wraps, as in
+    plain Triton), and with debug on the check still runs and fails the launch."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "overflow.py"
+    script.write_text(OVERFLOW_KERNEL)
+    got = {}
+    for mode in ("installed", "plain"):
+        for debug in ("debug", "nodebug"):
+            ran = subprocess.run([sys.executable, str(script), mode, debug], capture_output=True, text=True, timeout=120)
+            assert ran.returncode == 0, ran.stderr[-2000:]
+            got[mode, debug] = ran.stdout.strip().splitlines()[-1]
+    wrapped = f"ran {(5000 * 1000000 + 2**31) % 2**32 - 2**31}"
+    assert got == {("installed", "debug"): "raised True", ("plain", "debug"): "raised True",
+                   ("installed", "nodebug"): wrapped, ("plain", "nodebug"): wrapped}, got
