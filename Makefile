@@ -1,5 +1,7 @@
 # The README's two commands: `make demo` and `make test`. Both set up .venv/ first when needed.
-PYTHON ?= python3
+# The venv's interpreter: of the builds of python3's version here, the fastest at pure Python
+# (scripts/fastest_python.py; pyenv's 3.11 ran verification 1.3-1.6x slower than Debian's here).
+PYTHON ?= $(shell python3 scripts/fastest_python.py || echo python3)
 VENV := .venv
 BIN := $(VENV)/bin
 # A CPU build of PyTorch on CPU machines; on a GPU server: make setup TORCH_SPEC=torch (or your CUDA pin).
