@@ -1,7 +1,8 @@
 # The README's two commands: `make demo` and `make test`. Both set up .venv/ first when needed.
-# The venv's interpreter: of the builds of python3's version here, the fastest at pure Python
-# (scripts/fastest_python.py; pyenv's 3.11 ran verification 1.3-1.6x slower than Debian's here).
-PYTHON ?= $(shell python3 scripts/fastest_python.py || echo python3)
+# The venv's interpreter (make setup PYTHON=... to choose one). Unset: of the builds of python3's
+# version here, the fastest at pure Python, found only when the venv is made (scripts/fastest_python.py;
+# pyenv's 3.11 ran verification 1.3-1.6x slower than Debian's here).
+PYTHON ?=
 VENV := .venv
 BIN := $(VENV)/bin
 # A CPU build of PyTorch on CPU machines; on a GPU server: make setup TORCH_SPEC=torch (or your CUDA pin).
@@ -23,7 +24,7 @@ ASCEND_PREFIX := $(VENV)/ascend
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml Makefile $(NVCC_WHEELS) $(ASCEND_WHEELS)
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	test -x $(BIN)/python || $(or $(PYTHON),$$(python3 scripts/fastest_python.py || echo python3)) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q "$(TORCH_SPEC)"
 	$(BIN)/pip install -q -e ".[dev]"

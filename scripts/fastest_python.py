@@ -79,11 +79,10 @@ def measure(exe: str) -> float | None:
         return None
     try:
         major, minor, able, seconds = out.stdout.split()
-    except ValueError:
+        version, seconds = (int(major), int(minor)), float(seconds)
+    except ValueError:  # not a Python that ran the probe
         return None
-    if (int(major), int(minor)) != sys.version_info[:2] or able != "1":
-        return None
-    return float(seconds)
+    return seconds if version == sys.version_info[:2] and able == "1" else None
 
 
 def main() -> int:

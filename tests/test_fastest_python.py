@@ -32,10 +32,11 @@ def test_the_fastest_usable_build_of_this_version_is_picked(tmp_path):
     major, minor = sys.version_info[:2]
     other = fake(tmp_path / "other", f"echo {major} {minor - 1} 1 0.00001")  # fastest, another version
     no_venv = fake(tmp_path / "novenv", f"echo {major} {minor} 0 0.00001")  # no ensurepip
+    garbage = fake(tmp_path / "garbage", "echo not a python")
     fast = fake(tmp_path / "fast", f"echo {major} {minor} 1 0.0001")
-    chosen, report = pick(tmp_path, other.parent, no_venv.parent, fast.parent)
+    chosen, report = pick(tmp_path, other.parent, no_venv.parent, garbage.parent, fast.parent)
     assert chosen == str(fast), report
-    assert "not usable" in report
+    assert report.count("not usable") == 3
 
 
 def test_a_slowed_interpreter_loses_to_the_same_one_at_full_speed(tmp_path):
