@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from conftest import KERNELS, TINY, require_runtime
+from conftest import KERNELS, TINY, require_runtime, write
 from opforge.harness import judge, worker
 from opforge.harness.verify import VerifyOptions, prepare, verify
 from opforge.sandbox import Job, docker_runtime, get_sandbox, jail, mounts, process
@@ -242,3 +242,60 @@ def test_the_docker_wipe_steps_around_read_only_binds_under_a_writable_place():
         assert "/usr/lib" not in line
     plain = docker_runtime.reset_script(["/usr/lib/x", "/opt/venv"])
     assert "-path" not in plain and "find /scratch /tmp /dev/shm /dev/mqueue -mindepth 1  -print" in plain
+
+
+# A CPU verification is one sandbox job whose build and interpreted run are two forks of one worker
+# (worker.run_phases). The build's forward runs candidate code with the inputs in reach: what it
+# leaves (files in scratch, /tmp or /dev/shm, a process in a session of its own) must be gone when the
+# run starts, as between two jobs, or the build could compute on the host and the run hand it back.
+PHASE_LEAK = '''
+import os
+import time
+
+_RUN = os.environ.get("TRITON_INTERPRET") == "1"
+_PLACES = ("/tmp/opforge-stash", "/dev/shm/opforge-stash", os.path.join(os.getcwd(), "stash"),
+           os.path.join(os.environ["HOME"], "stash2"))
+if not _RUN:
+    for _where in _PLACES:
+        try:
+            with open(_where, "w") as _fh:
+                _fh.write("answers")
+        except OSError:
+            pass
+    import ctypes  # a sleeper in a session of its own, outliving the build (libc's fork: no audit event)
+
+    _libc = ctypes.CDLL(None)
+    if _libc.fork() == 0:
+        _libc.setsid()
+        _libc.execv(b"/bin/sleep", (ctypes.c_char_p * 3)(b"sleep", b"55", None))
+        _libc._exit(0)
+else:
+    _left = [p for p in _PLACES if os.path.exists(p)]
+    _alive = []
+    for _pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{_pid}/cmdline", "rb") as _fh:
+                if _fh.read().startswith(b"sleep\\x0055"):
+                    _alive.append(_pid)
+        except OSError:
+            pass
+    if _left or _alive:
+        raise RuntimeError(f"the build left {_left} and processes {_alive}")
+'''
+
+
+@pytest.mark.parametrize("runtime", ["jail", "none"])
+def test_the_run_starts_without_what_the_build_left(runtime, tmp_path):
+    if runtime != "none":
+        require(runtime)
+    source = PHASE_LEAK + (KERNELS / "good.py").read_text()
+    options = VerifyOptions(seed=3, trials=1, device="cpu", sandbox=runtime, skip_static=True)
+    v = verify(TINY, write(tmp_path / "leak.py", source), options)
+    if runtime == "none":  # not isolated: only the phase's own scratch directory (cwd, HOME) is its own
+        left = v["reasons"][0].split("the build left ")[1].split(" and processes")[0] if v["reasons"] else ""
+        assert left == "['/tmp/opforge-stash', '/dev/shm/opforge-stash']", v["reasons"]
+        for path in ("/tmp/opforge-stash", "/dev/shm/opforge-stash"):
+            os.unlink(path)
+    else:
+        assert v["correct"], v["reasons"]
+    assert set(v["jobs"]) == {"build", "run"} and v["jobs"]["build"]["runtime"] == runtime

@@ -138,25 +138,20 @@ def _verify_in(spec: OpSpec, hardware: Hardware, source: str, options: VerifyOpt
         steps[_numerics(hardware)] = step("failed", reason=str(exc), check="load")
         return _finish(verdict, [str(exc)], started)
     payload = {"device": hardware.device, "arch": options.arch or hardware.arch, "float32": spec.is_float32,
-               "backend": options.backend, **static.job}
+               "backend": options.backend, "phase_timeout_s": options.timeout_s,
+               "own_tmp": sandbox.name != "none", **static.job}
     modes = _modes(hardware, static.skip)
     files = {"candidate.py": _write_temp(source.encode(), ".py"), "inputs.pt": _write_temp(material.payload(), ".pt")}
     results: dict = {"build": None, "run": None}
     try:
-        for mode in modes:
-            result = sandbox.run(Job({**payload, "mode": mode}, files, options.timeout_s,
-                                     outputs={"outputs.pt": material.output_cap()} if mode != "build" else {},
-                                     worker=worker.MODULE, mounts=(*worker.mounts(), *backend.mounts())))
-            if problem := _record_job(verdict, mode, result):
-                # the build job runs forward once to record launches: a hang there is the forward's
-                built = mode == "build" and result.cause != "timeout"
-                steps["compile" if built else _numerics(hardware)] = step(
-                    "failed", reason=problem, check="build" if built else "run")
-                return _finish(verdict, [problem], started)
-            results.update({k: v for k, v in result.payload.items() if k in results and isinstance(v, dict)})
-            results["outputs"] = _outputs(result) if mode != "build" else None
-            if results["build"] and "compile" not in static.skip:  # kept if a later job dies
-                steps.update(_build_steps(backend, results["build"]))
+        for job_mode in modes:
+            phased = job_mode == "verify" and hardware.device == "cpu"
+            whole = sandbox.run(Job({**payload, "mode": job_mode}, files, worker.job_timeout(options.timeout_s, phased),
+                                    outputs={"outputs.pt": material.output_cap()} if job_mode != "build" else {},
+                                    worker=worker.MODULE, mounts=(*worker.mounts(), *backend.mounts())))
+            for mode, result in worker.phase_results(whole) if phased else [(job_mode, whole)]:
+                if problem := _take_job(verdict, results, mode, result, hardware, backend, static.skip):
+                    return _finish(verdict, [problem], started)
             if results["build"] and results["build"].get("reasons"):
                 break
     finally:
@@ -166,11 +161,30 @@ def _verify_in(spec: OpSpec, hardware: Hardware, source: str, options: VerifyOpt
 
 
 def _modes(hardware: Hardware, skip: dict) -> list[str]:
-    """The sandbox jobs to run: on a GPU one process builds and runs; on the CPU the interpreted run
-    needs its own process. A step the backend cannot run here for this candidate has no job."""
-    if hardware.device != "cpu":
-        return [] if "compile" in skip and "cpu_run" in skip else ["verify"]
-    return [mode for mode, name in (("build", "compile"), ("run", "cpu_run")) if name not in skip]
+    """The sandbox jobs to run: one that builds and runs ("verify": on the CPU, the worker forks a
+    process for each, since the interpreted run needs its own), or only the one this backend can run
+    here for this candidate."""
+    numerics = _numerics(hardware)
+    wanted = [mode for mode, name in (("build", "compile"), ("run", numerics)) if name not in skip]
+    return ["verify"] if len(wanted) == 2 or hardware.device != "cpu" and wanted else wanted
+
+
+def _take_job(verdict: dict, results: dict, mode: str, result: JobResult, hardware: Hardware, backend,
+              skip: dict) -> str | None:
+    """One job's (or phase's) usage, report and outputs into the verdict; its failure as one line,
+    recorded on the step it stops."""
+    steps = verdict["steps"]
+    if problem := _record_job(verdict, mode, result):
+        # the build job runs forward once to record launches: a hang there is the forward's
+        built = mode == "build" and result.cause != "timeout"
+        steps["compile" if built else _numerics(hardware)] = step(
+            "failed", reason=problem, check="build" if built else "run")
+        return problem
+    results.update({k: v for k, v in result.payload.items() if k in results and isinstance(v, dict)})
+    results["outputs"] = _outputs(result) if mode != "build" else None
+    if results["build"] and "compile" not in skip:  # kept if a later job dies
+        steps.update(_build_steps(backend, results["build"]))
+    return None
 
 
 def _judge_jobs(verdict: dict, spec: OpSpec, material: judge.Material, results: dict, hardware: Hardware,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 import traceback
 from functools import lru_cache
 from pathlib import Path
@@ -41,9 +42,10 @@ def mounts() -> tuple[str, ...]:
 
 
 def run_job(job: dict) -> dict:
-    """mode "build": AOT-compile the launches; "run": the trials; "verify": both in one process,
-    only where no interpreter is involved (Triton reads TRITON_INTERPRET when it is first imported,
-    for its own library functions too, so a CPU run needs a process of its own)."""
+    """mode "build": AOT-compile the launches; "run": the trials; "verify": both, in one process on a
+    device, in two forks of this one on the CPU (run_phases)."""
+    if job["mode"] == "verify" and job.get("device", "cpu") == "cpu":
+        return run_phases(job)
     from opforge.backends import DEFAULT, plugin
 
     plugin(job.get("backend", DEFAULT)).prepare_worker(job["mode"], job.get("device", "cpu"), job)
@@ -61,6 +63,206 @@ def run_job(job: dict) -> dict:
             return result
     result["run"] = checker.run_plan(job, snapshot)
     return result
+
+
+# A CPU verification: the build's forward (kernels recorded, then compiled for the target; Triton not
+# interpreted), then the interpreted run. Triton reads TRITON_INTERPRET when it is first imported, for
+# its own library functions too, so the two cannot share a process; they share this one's import of
+# torch instead (most of a short job's time), each phase a fork of it made before any backend library
+# or candidate code was loaded.
+PHASES = ("build", "run")
+
+
+def run_phases(job: dict) -> dict:
+    """The phases in turn, each a fork with its own session and scratch directory, stopped at
+    `phase_timeout_s`; the run only after a build without reasons. `phases` records each one's
+    usage and how it ended; a phase that died or ran out of time leaves its part None and stops the
+    job. With `own_tmp` (the sandbox gave this job private /tmp and processes), what the build left
+    (processes, files) is removed before the run starts, as between two jobs."""
+    import torch  # noqa: F401  (the shared import; nothing of a backend, see above)
+
+    result: dict = {"build": None, "run": None, "phases": {}}
+    for phase in PHASES:
+        part, record = _fork_phase({**job, "mode": phase}, float(job.get("phase_timeout_s") or 0) or None)
+        result["phases"][phase] = record
+        if part is None:
+            break
+        result[phase] = part.get(phase)
+        if "error" in part:  # the phase's own process failed on its way: its words, as a worker's
+            result.update(error=part["error"], traceback=part.get("traceback"))
+            break
+        _write_result(job, result)  # so far: a job killed from outside still leaves the build's report
+        if phase == "build" and (not isinstance(part.get("build"), dict) or part["build"].get("reasons")):
+            break
+        if problem := _clear_after(record["scratch"], bool(job.get("own_tmp"))):
+            result["error"] = f"sandbox: {problem}"
+            break
+    return result
+
+
+def _fork_phase(job: dict, timeout_s: float | None) -> tuple[dict | None, dict]:
+    """(the phase's result or None, its record: wall_s, cpu_s, max_rss_mb, exit, timed_out, scratch)."""
+    import signal
+
+    base = os.getcwd()
+    scratch = os.path.join(base, f"phase-{job['mode']}")
+    os.mkdir(scratch, 0o700)
+    path = f"{job['result_path']}.{job['mode']}"
+    began = time.perf_counter()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the phase: nothing returns from here
+        try:
+            os.setsid()
+            os.chdir(scratch)
+            for key, value in list(os.environ.items()):  # HOME, TMPDIR, caches: into this phase's scratch
+                if value == base or value.startswith(base + "/"):
+                    os.environ[key] = scratch + value[len(base):]
+            owner = os.getpid()
+            try:
+                part = run_job(job)
+            except BaseException as exc:
+                part = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-4000:]}
+            if os.getpid() == owner:  # not a process the candidate forked that returned here
+                with open(path + ".tmp", "w", encoding="utf-8") as fh:
+                    json.dump(part, fh, default=str)
+                os.replace(path + ".tmp", path)
+                sys.stdout.flush()
+                sys.stderr.flush()
+        finally:
+            os._exit(0)
+    timed_out = False
+    while True:
+        done, status, usage = os.wait4(pid, os.WNOHANG)
+        if done:
+            break
+        if timeout_s is not None and time.perf_counter() - began > timeout_s:
+            timed_out = True
+            _kill_session(pid, signal.SIGKILL)
+            _done, status, usage = os.wait4(pid, 0)
+            break
+        time.sleep(0.02)
+    _kill_session(pid, signal.SIGKILL)  # whatever the phase left running in its session
+    record = {"wall_s": time.perf_counter() - began, "cpu_s": usage.ru_utime + usage.ru_stime,
+              "max_rss_mb": usage.ru_maxrss / 1024, "exit": os.waitstatus_to_exitcode(status),
+              "timed_out": timed_out, "scratch": scratch}
+    part = None if timed_out else _read_part(path)
+    return part, record
+
+
+def _kill_session(pid: int, sig: int) -> None:
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+PART_CAP = 8 << 20  # a phase's report, as the sandbox caps result.json
+
+
+def _read_part(path: str) -> dict | None:
+    """The phase's report: None when it left none, or not a JSON object within the cap."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(PART_CAP + 1)
+        os.unlink(path)
+        part = json.loads(data.decode("utf-8", "replace")) if len(data) <= PART_CAP else None
+    except (OSError, ValueError):
+        return None
+    return part if isinstance(part, dict) else None
+
+
+def _reap() -> None:
+    """Collect exited children (as a namespace's PID 1, the orphans the phase left are ours)."""
+    while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                return
+        except ChildProcessError:
+            return
+
+
+def _clear_after(scratch: str, own_tmp: bool) -> str | None:
+    """What one phase left is not the next one's: its scratch directory; with a private /tmp and
+    process namespace (own_tmp, never as root: kill(-1) would reach the host), every other process
+    of this uid and everything in /tmp and /dev/shm."""
+    import shutil
+    import signal
+
+    shutil.rmtree(scratch, ignore_errors=True)
+    if not own_tmp or os.geteuid() == 0:
+        return None
+    for tries in range(101):  # kill(-1) spares this process and the namespace's init
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):  # nothing of this uid left to signal
+            break
+        if tries == 100:
+            return "processes the build left survive kill"
+        _reap()
+        time.sleep(0.02)
+    for where in ("/tmp", "/dev/shm"):
+        try:
+            names = os.listdir(where)
+        except OSError:
+            continue
+        for name in names:
+            target = os.path.join(where, name)
+            if os.path.isdir(target) and not os.path.islink(target):
+                shutil.rmtree(target, ignore_errors=True)
+            else:
+                try:
+                    os.unlink(target)
+                except OSError:
+                    pass
+    return None
+
+
+def _write_result(job: dict, result: dict) -> None:
+    with open(job["result_path"] + ".tmp", "w", encoding="utf-8") as fh:
+        json.dump(result, fh, default=str)
+    os.replace(job["result_path"] + ".tmp", job["result_path"])
+
+
+def job_timeout(timeout_s: float, phased: bool) -> float:
+    """A phased job stops each phase at timeout_s itself; its sandbox deadline is the backstop."""
+    return timeout_s * len(PHASES) + 10 if phased else timeout_s
+
+
+def phase_results(whole):  # (JobResult) -> [(phase, JobResult)]: the host side of run_phases
+    """A CPU "verify" job as the build and run jobs it stands for (worker.run_phases): each phase's
+    usage, report and failure, as if it had been a job of its own. A failure of the job itself (its
+    deadline, the sandbox, a death outside the phases) is the first phase that has no record."""
+    from dataclasses import replace
+
+    from opforge.sandbox.base import cause_of
+
+    payload = whole.payload if isinstance(whole.payload, dict) else {}
+    records = payload.get("phases") if isinstance(payload.get("phases"), dict) else {}
+    done = [phase for phase in PHASES if isinstance(records.get(phase), dict)]
+    out = []
+    for phase in done:
+        record, last = records[phase], phase == done[-1]
+        part = {phase: payload.get(phase)} if isinstance(payload.get(phase), dict) else None
+        if last and "error" in payload:
+            part = {**(part or {}), "error": payload["error"]}
+        exit_code = record.get("exit") if isinstance(record.get("exit"), int) else None
+        oom = str((part or {}).get("error", "")).startswith("MemoryError")
+        cause = cause_of(exit_code, part, False, bool(record.get("timed_out")), oom)
+        out.append((phase, replace(
+            whole, payload=part, exit_code=exit_code, cause=cause, wall_s=_number_or(record.get("wall_s")),
+            cpu_s=_number_or(record.get("cpu_s")), peak_rss_mb=_number_or(record.get("max_rss_mb")),
+            outputs=whole.outputs if phase == "run" else {}, output_errors=whole.output_errors if phase == "run" else {})))
+        if cause is not None or part is None or "error" in part:
+            return out
+    if whole.cause is not None or not done:
+        out.append((PHASES[len(done)] if len(done) < len(PHASES) else done[-1], whole))
+    return out
+
+
+def _number_or(value, default: float = 0.0) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
 
 
 def _usage() -> dict:
@@ -85,9 +287,7 @@ def main(argv: list[str]) -> int:
         # itself writes the verdict, or racing children would overwrite or break it.
         os._exit(1)
     result["usage"] = _usage()
-    with open(job["result_path"] + ".tmp", "w", encoding="utf-8") as fh:
-        json.dump(result, fh, default=str)
-    os.replace(job["result_path"] + ".tmp", job["result_path"])
+    _write_result(job, result)
     sys.stdout.flush()
     # Skip interpreter teardown: candidate objects' finalizers have no business running after the verdict.
     os._exit(0)
