@@ -126,6 +126,11 @@ class BackendPlugin:
         """Process setup before torch or the backend's libraries are imported (environment, sys.path)."""
         raise NotImplementedError
 
+    def prepare_phases(self, job: dict) -> None:
+        """Setup shared by a CPU verification's build and run (worker.run_phases), before torch is
+        imported in the process both fork from: sys.path only, nothing that imports the backend's
+        libraries (each phase's prepare_worker still runs in it)."""
+
     def numerics_unavailable(self) -> str | None:
         """Why no candidate of this backend can reach a numerics step on this machine (AscendC
         without CANN), else None: the agent loop stops after one round instead of spending its budget."""

@@ -79,12 +79,17 @@ def run_phases(job: dict) -> dict:
     usage and how it ended; a phase that died or ran out of time leaves its part None and stops the
     job. With `own_tmp` (the sandbox gave this job private /tmp and processes), what the build left
     (processes, files) is removed before the run starts, as between two jobs."""
+    from opforge.backends import DEFAULT, plugin
+
+    plugin(job.get("backend", DEFAULT)).prepare_phases(job)
     import torch  # noqa: F401  (the shared import; nothing of a backend, see above)
 
     result: dict = {"build": None, "run": None, "phases": {}}
     for phase in PHASES:
         part, record = _fork_phase({**job, "mode": phase}, float(job.get("phase_timeout_s") or 0) or None)
         result["phases"][phase] = record
+        if part is None and not record["timed_out"]:
+            raise PhaseDied(record["status"])
         if part is None:
             break
         result[phase] = part.get(phase)
@@ -104,7 +109,7 @@ def _fork_phase(job: dict, timeout_s: float | None) -> tuple[dict | None, dict]:
     """(the phase's result or None, its record: wall_s, cpu_s, max_rss_mb, exit, timed_out, scratch)."""
     import signal
 
-    base = os.getcwd()
+    base = os.environ.get("TMPDIR") or os.getcwd()  # the job's scratch (a jail may leave the cwd at /)
     scratch = os.path.join(base, f"phase-{job['mode']}")
     os.mkdir(scratch, 0o700)
     path = f"{job['result_path']}.{job['mode']}"
@@ -115,7 +120,9 @@ def _fork_phase(job: dict, timeout_s: float | None) -> tuple[dict | None, dict]:
     if pid == 0:  # the phase: nothing returns from here
         try:
             os.setsid()
-            os.chdir(scratch)
+            _apart_from_the_worker()
+            if os.getcwd() == base:
+                os.chdir(scratch)
             for key, value in list(os.environ.items()):  # HOME, TMPDIR, caches: into this phase's scratch
                 if value == base or value.startswith(base + "/"):
                     os.environ[key] = scratch + value[len(base):]
@@ -145,10 +152,69 @@ def _fork_phase(job: dict, timeout_s: float | None) -> tuple[dict | None, dict]:
         time.sleep(0.02)
     _kill_session(pid, signal.SIGKILL)  # whatever the phase left running in its session
     record = {"wall_s": time.perf_counter() - began, "cpu_s": usage.ru_utime + usage.ru_stime,
-              "max_rss_mb": usage.ru_maxrss / 1024, "exit": os.waitstatus_to_exitcode(status),
+              "max_rss_mb": usage.ru_maxrss / 1024, "exit": os.waitstatus_to_exitcode(status), "status": status,
               "timed_out": timed_out, "scratch": scratch}
     part = None if timed_out else _read_part(path)
     return part, record
+
+
+CLONE_NEWUSER, CLONE_NEWPID = 0x10000000, 0x20000000
+
+
+def _apart_from_the_worker() -> None:
+    """In a phase's process, before any candidate code: where the sandbox lets an unprivileged
+    process make a user and PID namespace (a bubblewrap jail does; a container's seccomp and a chroot
+    do not), the phase goes on in a new one, in a session of its own under the namespace's init. The
+    worker is then out of its reach (its parent is that init, which its signals cannot kill), and
+    whatever the phase leaves dies with the namespace. The processes in between only wait and end as
+    the phase ended (its exit code, or the same signal)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    uid, gid = os.getuid(), os.getgid()
+    if libc.unshare(CLONE_NEWUSER | CLONE_NEWPID) != 0:
+        return  # not allowed here: the sandbox's own PID namespace and kill(-1) (_clear_after) stand
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+        with open(f"/proc/self/{name}", "w", encoding="ascii") as fh:  # the same ids inside: files stay ours
+            fh.write(text)
+    read_end, write_end = os.pipe()
+    init = os.fork()
+    if init != 0:  # outside: wait for the namespace's init, end as its phase did
+        os.close(write_end)
+        os.waitpid(init, 0)
+        with os.fdopen(read_end, "rb") as fh:
+            told = fh.read(16)
+        _end_as(int(told) if told.strip().lstrip(b"-").isdigit() else 1 << 8)
+    os.close(read_end)
+    phase = os.fork()
+    if phase == 0:  # the phase
+        os.close(write_end)
+        os.setsid()
+        return
+    while True:  # the namespace's init: reap what the phase orphans until the phase itself ends
+        pid, status = os.wait()
+        if pid == phase:
+            os.write(write_end, str(status).encode())
+            os._exit(0)
+
+
+def _end_as(status: int) -> None:
+    """Leave as a process with this wait status did: the same signal, or the same exit code."""
+    import signal
+
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        signal.signal(sig, signal.SIG_DFL)
+        os.kill(os.getpid(), sig)
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+
+
+class PhaseDied(Exception):
+    """A phase ended without a report: the job ends as it did, its result file left as it is."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
 
 
 def _kill_session(pid: int, sig: int) -> None:
@@ -258,6 +324,10 @@ def phase_results(whole):  # (JobResult) -> [(phase, JobResult)]: the host side 
             return out
     if whole.cause is not None or not done:
         out.append((PHASES[len(done)] if len(done) < len(PHASES) else done[-1], whole))
+    elif len(done) < len(PHASES) and not (payload.get(done[-1]) or {}).get("reasons"):
+        # the next phase ended without a report and the job with it (PhaseDied): its exit is the job's
+        out.append((PHASES[len(done)], replace(whole, payload=None,
+                                               cause=cause_of(whole.exit_code, None, False, False, False))))
     return out
 
 
@@ -280,6 +350,9 @@ def main(argv: list[str]) -> int:
     owner = os.getpid()
     try:
         result = run_job(job)
+    except PhaseDied as died:
+        sys.stdout.flush()
+        _end_as(died.status)
     except BaseException as exc:  # a worker must always leave a result for the parent to read
         result = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-4000:]}
     if os.getpid() != owner:

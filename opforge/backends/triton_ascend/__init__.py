@@ -67,12 +67,21 @@ class TritonAscendPlugin(BackendPlugin):
         chain, _ = toolchain.cached()
         return (str(chain.root),) if chain else ()
 
-    def prepare_worker(self, mode: str, device: str, job: dict | None = None) -> None:
-        # triton-ascend's `triton` must win over the environment's NVIDIA Triton: first on sys.path,
-        # before anything imports triton; its compilers on PATH for the front end's subprocesses.
+    def prepare_phases(self, job: dict) -> None:
+        # the prefix's numpy too is the one torch must import
+        self._on_path(job)
+
+    @staticmethod
+    def _on_path(job: dict | None) -> str:
         root = (job or {}).get("ascend_prefix") or str(toolchain.prefix())
         if root not in sys.path:
             sys.path.insert(0, root)
+        return root
+
+    def prepare_worker(self, mode: str, device: str, job: dict | None = None) -> None:
+        # triton-ascend's `triton` must win over the environment's NVIDIA Triton: first on sys.path,
+        # before anything imports triton; its compilers on PATH for the front end's subprocesses.
+        root = self._on_path(job)
         bins = [os.path.join(root, "ascendnpuir", "bin")]
         if home := toolchain.cann_home():
             bins += [str(home / "bin"), str(home / "compiler" / "bin")]
