@@ -86,7 +86,10 @@ def run_phases(job: dict) -> dict:
 
     result: dict = {"build": None, "run": None, "phases": {}}
     for phase in PHASES:
-        part, record = _fork_phase({**job, "mode": phase}, float(job.get("phase_timeout_s") or 0) or None)
+        # the run knows what the build compiled (a backend that interprets only compiled launches)
+        built = {k: (result["build"] or {}).get(k) for k in ("launch_keys", "reasons")} if phase == "run" else None
+        part, record = _fork_phase({**job, "mode": phase, **({"built": built} if built else {})},
+                                   float(job.get("phase_timeout_s") or 0) or None)
         result["phases"][phase] = record
         if part is None and not record["timed_out"]:
             raise PhaseDied(record["status"])

@@ -160,10 +160,16 @@ def require_built() -> None:
 
 
 def build_first(job: dict) -> None:
-    """Run the build job in a child process (the same jail) and keep the keys it compiled; its
-    reasons, if any, are the run's (BUILD_REASONS)."""
+    """Keep the keys the build compiled and its reasons, if any, as the run's (BUILD_REASONS): those
+    of the CPU verification's build phase when the job carries them (`built`), else of a build job
+    run here in a child process (the same jail)."""
     global BUILT, BUILD_REASONS
-    BUILT, BUILD_REASONS = _child_build(job)
+    built = job.get("built")
+    if isinstance(built, dict):  # a CPU verification's build phase, done just before this run (worker.run_phases)
+        BUILT = frozenset(str(k) for k in built.get("launch_keys") or [])
+        BUILD_REASONS = tuple(str(r) for r in built.get("reasons") or [])
+    else:
+        BUILT, BUILD_REASONS = _child_build(job)
 
 
 def _child_build(job: dict) -> tuple[frozenset[str], tuple[str, ...]]:
