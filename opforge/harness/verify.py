@@ -30,6 +30,9 @@ CPU_MAX_BYTES = 2 << 30
 GPU_MAX_BYTES = 32 << 30
 
 
+# A CPU verification as one job, its build and run forked from one worker (worker.run_phases); False:
+# the two jobs of old, one process each (benchmarks/cpu_phases.py measures one against the other).
+PHASED = True
 DEVICES = ("auto", "cpu")  # "auto" (stored as None): the GPU when there is one; "cpu": Triton's interpreter
 
 
@@ -166,6 +169,8 @@ def _modes(hardware: Hardware, skip: dict) -> list[str]:
     here for this candidate."""
     numerics = _numerics(hardware)
     wanted = [mode for mode, name in (("build", "compile"), ("run", numerics)) if name not in skip]
+    if hardware.device == "cpu" and not PHASED:
+        return wanted
     return ["verify"] if len(wanted) == 2 or hardware.device != "cpu" and wanted else wanted
 
 
