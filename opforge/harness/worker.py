@@ -99,7 +99,7 @@ def run_phases(job: dict) -> dict:
         if "error" in part:  # the phase's own process failed on its way: its words, as a worker's
             result.update(error=part["error"], traceback=part.get("traceback"))
             break
-        _write_result(job, result)  # so far: a job killed from outside still leaves the build's report
+        _write_json(job["result_path"], result)  # so far: a job killed from outside still leaves the build's report
         if phase == "build" and (not isinstance(part.get("build"), dict) or part["build"].get("reasons")):
             break
         if problem := _clear_after(record["scratch"], bool(job.get("own_tmp"))):
@@ -110,7 +110,7 @@ def run_phases(job: dict) -> dict:
 
 def _fork_phase(job: dict, timeout_s: float | None) -> tuple[dict | None, dict]:
     """(the phase's result or None, its record: wall_s, cpu_s, max_rss_mb, exit, timed_out, scratch)."""
-    import signal
+    from opforge.sandbox.process import kill_group, wait_until
 
     base = os.environ.get("TMPDIR") or os.getcwd()  # the job's scratch (a jail may leave the cwd at /)
     scratch = os.path.join(base, f"phase-{job['mode']}")
@@ -135,25 +135,13 @@ def _fork_phase(job: dict, timeout_s: float | None) -> tuple[dict | None, dict]:
             except BaseException as exc:
                 part = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-4000:]}
             if os.getpid() == owner:  # not a process the candidate forked that returned here
-                with open(path + ".tmp", "w", encoding="utf-8") as fh:
-                    json.dump(part, fh, default=str)
-                os.replace(path + ".tmp", path)
+                _write_json(path, part)
                 sys.stdout.flush()
                 sys.stderr.flush()
         finally:
             os._exit(0)
-    timed_out = False
-    while True:
-        done, status, usage = os.wait4(pid, os.WNOHANG)
-        if done:
-            break
-        if timeout_s is not None and time.perf_counter() - began > timeout_s:
-            timed_out = True
-            _kill_session(pid, signal.SIGKILL)
-            _done, status, usage = os.wait4(pid, 0)
-            break
-        time.sleep(0.02)
-    _kill_session(pid, signal.SIGKILL)  # whatever the phase left running in its session
+    timed_out, status, usage = wait_until(pid, began + timeout_s if timeout_s is not None else float("inf"))
+    kill_group(pid)  # whatever the phase left running in its session
     record = {"wall_s": time.perf_counter() - began, "cpu_s": usage.ru_utime + usage.ru_stime,
               "max_rss_mb": usage.ru_maxrss / 1024, "exit": os.waitstatus_to_exitcode(status), "status": status,
               "timed_out": timed_out, "scratch": scratch}
@@ -220,23 +208,15 @@ class PhaseDied(Exception):
         self.status = status
 
 
-def _kill_session(pid: int, sig: int) -> None:
-    try:
-        os.killpg(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-PART_CAP = 8 << 20  # a phase's report, as the sandbox caps result.json
-
-
 def _read_part(path: str) -> dict | None:
-    """The phase's report: None when it left none, or not a JSON object within the cap."""
+    """The phase's report: None when it left none, or not a JSON object within the cap (read as
+    the sandbox reads result.json: no link followed, the size checked first)."""
+    from opforge.sandbox.base import RESULT_CAP, read_capped
+
+    data, _problem = read_capped(Path(path), RESULT_CAP)
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(PART_CAP + 1)
         os.unlink(path)
-        part = json.loads(data.decode("utf-8", "replace")) if len(data) <= PART_CAP else None
+        part = json.loads(data.decode("utf-8", "replace")) if data is not None else None
     except (OSError, ValueError):
         return None
     return part if isinstance(part, dict) else None
@@ -288,10 +268,11 @@ def _clear_after(scratch: str, own_tmp: bool) -> str | None:
     return None
 
 
-def _write_result(job: dict, result: dict) -> None:
-    with open(job["result_path"] + ".tmp", "w", encoding="utf-8") as fh:
-        json.dump(result, fh, default=str)
-    os.replace(job["result_path"] + ".tmp", job["result_path"])
+def _write_json(path: str, data: dict) -> None:
+    """Whole or not at all: written beside, then renamed over `path`."""
+    with open(path + ".tmp", "w", encoding="utf-8") as fh:
+        json.dump(data, fh, default=str)
+    os.replace(path + ".tmp", path)
 
 
 def job_timeout(timeout_s: float, phased: bool) -> float:
@@ -363,7 +344,7 @@ def main(argv: list[str]) -> int:
         # itself writes the verdict, or racing children would overwrite or break it.
         os._exit(1)
     result["usage"] = _usage()
-    _write_result(job, result)
+    _write_json(job["result_path"], result)
     sys.stdout.flush()
     # Skip interpreter teardown: candidate objects' finalizers have no business running after the verdict.
     os._exit(0)

@@ -29,21 +29,22 @@ def worker_argv(python: str, job: Job, job_file: str) -> list[str]:
     return [python, *WORKER, job.worker, job_file]
 
 
-def _kill_group(pgid: int) -> None:
+def kill_group(pgid: int) -> None:
     try:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
 
 
-def _wait(pid: int, deadline: float) -> tuple[bool, int, resource.struct_rusage]:
-    """wait4 with a deadline, so the job's CPU time and peak memory come back too."""
+def wait_until(pid: int, deadline: float) -> tuple[bool, int, resource.struct_rusage]:
+    """wait4 with a deadline (past it, the process group `pid` is killed): (timed out, status,
+    rusage), so the CPU time and peak memory come back too. The worker waits for its phases so."""
     while True:
         done, status, usage = os.wait4(pid, os.WNOHANG)
         if done:
             return False, status, usage
         if time.perf_counter() > deadline:
-            _kill_group(pid)
+            kill_group(pid)
             _done, status, usage = os.wait4(pid, 0)
             return True, status, usage
         time.sleep(0.02)
@@ -59,8 +60,8 @@ def run_process(argv: list[str], staged: StagedJob, job: Job, env: dict[str, str
     readers = [CappedReader(proc.stdout), CappedReader(proc.stderr)]
     for reader in readers:
         reader.start()
-    timed_out, status, usage = _wait(proc.pid, started + job.timeout_s)
-    _kill_group(proc.pid)  # whatever the job left running in its session goes too
+    timed_out, status, usage = wait_until(proc.pid, started + job.timeout_s)
+    kill_group(proc.pid)  # whatever the job left running in its session goes too
     proc.returncode = code = os.waitstatus_to_exitcode(status)
     wall = time.perf_counter() - started
     stdout, stderr = (r.text() for r in readers)
