@@ -248,6 +248,13 @@ class ForwardGuard(TorchDispatchMode):
     def __post_init__(self) -> None:
         super().__init__()
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        """Leave __torch_dispatch__ as it is: torch would wrap it to keep Dynamo out, and the wrapper
+        imports torch._dynamo on the first call (1.5 s of a short job). Dynamo never traces here:
+        candidates may not compile (a static rule), and the snapshot allows Dynamo's own import."""
+        return False
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)

@@ -48,14 +48,30 @@ LAZY_ATTRS = {"__slotnames__", "__warningregistry__"}
 REBOUND_EACH_LAUNCH: set[str] = set()
 
 
+# The code of the wrapper torch._disable_dynamo puts around a function (every such wrapper shares it).
+_NO_DYNAMO_CODE = torch._disable_dynamo(lambda: None).__code__
+
+
+def _kept_behind_dynamo(new: Any, old_id: int) -> bool:
+    """`new` is torch's own Dynamo-disabling wrapper around the very object that was there (id
+    `old_id`), so calling it does what that object did. Importing torch._dynamo rebinds
+    torch.manual_seed so, and a candidate's process may import it without asking (torch's custom
+    ops and Python decompositions do on their first call); not importing it up front saves 1.5 s."""
+    if getattr(new, "__code__", None) is not _NO_DYNAMO_CODE:
+        return False
+    cells = dict(zip(new.__code__.co_freevars, new.__closure__ or ()))
+    try:
+        return "fn" in cells and id(cells["fn"].cell_contents) == old_id
+    except ValueError:  # an empty cell
+        return False
+
+
 class ModuleSnapshot:
     """Identity of every attribute of the modules and classes a cheat would patch; attributes
     added (but not lazily imported submodules) and removed count as much as replaced ones."""
 
     def __init__(self) -> None:
         import time  # noqa: F401  (make sure it is watched)
-
-        import torch._dynamo  # noqa: F401  (entering a dispatch mode imports it, and it rebinds torch.manual_seed)
 
         from opforge.backends import watched_paths
 
@@ -76,9 +92,11 @@ class ModuleSnapshot:
     def changes(self) -> list[str]:
         changed = []
         for path, before in self.saved.items():
-            after = self._ids(_resolve(path))
+            obj = _resolve(path)
+            now = vars(obj) if isinstance(obj, (ModuleType, type)) else {}
+            after = self._ids(obj)
             changed += [f"{path}.{k}" for k, v in before.items() if after.get(k, (None,))[0] != v[0]
-                        and f"{path}.{k}" not in REBOUND_EACH_LAUNCH]
+                        and f"{path}.{k}" not in REBOUND_EACH_LAUNCH and not _kept_behind_dynamo(now.get(k), v[0])]
             changed += [f"{path}.{k} (added)" for k, v in after.items()
                         if k not in before and not v[1] and k not in LAZY_ATTRS]
         return changed
