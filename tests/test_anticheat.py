@@ -3,6 +3,8 @@ Triton interpreter). Each test would fail if its check were removed: the cheats 
 that a plain value comparison alone would accept, or that only the named check explains."""
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from conftest import KERNELS, TINY
@@ -11,8 +13,12 @@ from opforge.harness import ladder
 from opforge.harness.verify import VerifyOptions, verify
 
 OPTIONS = VerifyOptions(seed=1234, trials=2, device="cpu")
+# One worker runs the module, so a kernel two tests ask about is verified once (the verdict is the same
+# pipeline's either way; the tests check different parts of it).
+pytestmark = pytest.mark.xdist_group("anticheat")
 
 
+@functools.cache
 def run(kernel: str) -> dict:
     return verify(TINY, KERNELS / f"{kernel}.py", OPTIONS)
 

@@ -3,6 +3,8 @@ policy's effect, refusals (bad name, foreign directory, nothing promoted), and t
 kernels_generated/ still matching the suite's sources."""
 from __future__ import annotations
 
+import copy
+import functools
 import hashlib
 import json
 import os
@@ -31,12 +33,21 @@ def reg(tmp_path):
         yield registry
 
 
+# One worker runs the module, so the same kernel verified for several tests' registries is verified once.
+pytestmark = pytest.mark.xdist_group("export_small")
+OPTIONS = VerifyOptions(device="cpu", trials=2, seed=5)
+
+
+@functools.cache
+def _verdict(spec: Path, kernel_source: str) -> tuple:
+    op_spec, hardware = prepare(spec, OPTIONS)
+    return op_spec, hardware, verify_source(op_spec, hardware, kernel_source, OPTIONS)
+
+
 def verified(reg: Registry, spec: Path, kernel_source: str) -> int:
-    options = VerifyOptions(device="cpu", trials=2, seed=5)
-    op_spec, hardware = prepare(spec, options)
-    verdict = verify_source(op_spec, hardware, kernel_source, options)
+    op_spec, hardware, verdict = _verdict(spec, kernel_source)
     assert verdict["correct"], verdict["reasons"]
-    return record_verification(reg, op_spec, kernel_source, verdict, hardware, drafter="user")[0]
+    return record_verification(reg, op_spec, kernel_source, copy.deepcopy(verdict), hardware, drafter="user")[0]
 
 
 def run_python(code: str, *, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
