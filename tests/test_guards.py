@@ -114,6 +114,33 @@ def test_module_snapshot_allows_dynamos_own_rebinding_and_nothing_like_it():
     assert done.stdout.splitlines() == ["[]", "['torch.manual_seed']"]
 
 
+def test_module_snapshot_notices_a_replacement_that_took_the_originals_id():
+    """Deleting a watched function frees it; a new function then often gets its address, and so
+    its id. The snapshot holds the originals, so a replacement can never share an id with one."""
+    def victim(x):
+        return x
+    torch.opforge_victim = victim
+    del victim
+    snapshot = guards.ModuleSnapshot()
+    old_id = id(torch.opforge_victim)
+    try:
+        del torch.opforge_victim
+        replacement, tried = None, []
+        for _ in range(200_000):  # without the hold, the freed address is handed out again (kept misses fill the pools)
+            def candidate(x):
+                return x + 1
+            if id(candidate) == old_id:
+                replacement = candidate
+                break
+            tried.append(candidate)
+        del tried
+        assert replacement is None, "a new function took a watched object's id"
+        torch.opforge_victim = lambda x: x + 1
+        assert snapshot.changes() == ["torch.opforge_victim"]
+    finally:
+        vars(torch).pop("opforge_victim", None)
+
+
 def test_module_snapshot_notices_patched_timers():
     snapshot = guards.ModuleSnapshot()
     original = time.perf_counter

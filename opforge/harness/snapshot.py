@@ -81,6 +81,8 @@ class ModuleSnapshot:
         for path in extra:
             _import_module_of(path)
         self.saved = {path: self._ids(_resolve(path)) for path in (*WATCHED, *extra)}
+        # The objects themselves are held, so none can be freed and its id taken by a replacement.
+        self.held = [dict(vars(obj)) for obj in map(_resolve, self.saved) if isinstance(obj, (ModuleType, type))]
 
     @staticmethod
     def _ids(obj: Any) -> dict[str, tuple[int, bool]]:
