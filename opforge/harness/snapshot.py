@@ -46,22 +46,23 @@ LAZY_ATTRS = {"__slotnames__", "__warningregistry__"}
 # interpreter), measured by the backend's worker setup: a candidate's change to one would be undone
 # by the next launch, so it is not evidence either way.
 REBOUND_EACH_LAUNCH: set[str] = set()
+_GONE = object()  # what a removed attribute is compared as
 
 
 # The code of the wrapper torch._disable_dynamo puts around a function (every such wrapper shares it).
 _NO_DYNAMO_CODE = torch._disable_dynamo(lambda: None).__code__
 
 
-def _kept_behind_dynamo(new: Any, old_id: int) -> bool:
-    """`new` is torch's own Dynamo-disabling wrapper around the very object that was there (id
-    `old_id`), so calling it does what that object did. Importing torch._dynamo rebinds
+def _kept_behind_dynamo(new: Any, old: Any) -> bool:
+    """`new` is torch's own Dynamo-disabling wrapper around the very object that was there (`old`),
+    so calling it does what that object did. Importing torch._dynamo rebinds
     torch.manual_seed so, and a candidate's process may import it without asking (torch's custom
     ops and Python decompositions do on their first call); not importing it up front saves 1.5 s."""
     if getattr(new, "__code__", None) is not _NO_DYNAMO_CODE:
         return False
     cells = dict(zip(new.__code__.co_freevars, new.__closure__ or ()))
     try:
-        return "fn" in cells and id(cells["fn"].cell_contents) == old_id
+        return "fn" in cells and cells["fn"].cell_contents is old
     except ValueError:  # an empty cell
         return False
 
@@ -80,25 +81,21 @@ class ModuleSnapshot:
         extra = [path for path in watched_paths() if path not in WATCHED]
         for path in extra:
             _import_module_of(path)
-        self.saved = {path: self._ids(_resolve(path)) for path in (*WATCHED, *extra)}
-        # The objects themselves are held, so none can be freed and its id taken by a replacement.
-        self.held = [dict(vars(obj)) for obj in map(_resolve, self.saved) if isinstance(obj, (ModuleType, type))]
+        self.saved = {path: self._attributes(_resolve(path)) for path in (*WATCHED, *extra)}
 
     @staticmethod
-    def _ids(obj: Any) -> dict[str, tuple[int, bool]]:
-        if obj is None:
-            return {}
+    def _attributes(obj: Any) -> dict[str, tuple[Any, bool]]:
+        """name -> (the object itself, is it a module). The objects are held, not their ids: one
+        freed by the candidate could have its id taken by a replacement."""
         items = vars(obj) if isinstance(obj, (ModuleType, type)) else {}
-        return {k: (id(v), isinstance(v, ModuleType)) for k, v in list(items.items())}
+        return {k: (v, isinstance(v, ModuleType)) for k, v in list(items.items())}
 
     def changes(self) -> list[str]:
         changed = []
         for path, before in self.saved.items():
-            obj = _resolve(path)
-            now = vars(obj) if isinstance(obj, (ModuleType, type)) else {}
-            after = self._ids(obj)
-            changed += [f"{path}.{k}" for k, v in before.items() if after.get(k, (None,))[0] != v[0]
-                        and f"{path}.{k}" not in REBOUND_EACH_LAUNCH and not _kept_behind_dynamo(now.get(k), v[0])]
+            after = self._attributes(_resolve(path))
+            changed += [f"{path}.{k}" for k, v in before.items() if after.get(k, (_GONE,))[0] is not v[0]
+                        and f"{path}.{k}" not in REBOUND_EACH_LAUNCH and not _kept_behind_dynamo(after.get(k, (_GONE,))[0], v[0])]
             changed += [f"{path}.{k} (added)" for k, v in after.items()
                         if k not in before and not v[1] and k not in LAZY_ATTRS]
         return changed
