@@ -185,16 +185,19 @@ def test_a_job_sees_the_mounts_its_caller_names_and_no_package_of_its_own(name, 
     named.mkdir()
     harness_dir = worker.mounts()[0]
     probe = (f"import json, os, sys\nseen = {{p: os.path.isdir(p) for p in ({str(named)!r}, {harness_dir!r})}}\n"
+             "seen['imported'] = 'opforge' in sys.modules\n"
              "json.dump(seen, open(json.load(open(sys.argv[-1]))['result_path'], 'w'))")
     monkeypatch.setattr(process, "WORKER", ["-I", "-B", "-c", probe])
     sandbox = get_sandbox(name)
     try:
-        only_named = sandbox.run(Job({"mode": "probe"}, {}, 60, worker=worker.MODULE, mounts=(str(named),)))
+        # warm in the bubblewrap jail (preload): what the zygote holds is not a package of the job's either
+        only_named = sandbox.run(Job({"mode": "probe"}, {}, 60, worker=worker.MODULE, mounts=(str(named),),
+                                     preload=("torch",)))
         harness_too = sandbox.run(Job({"mode": "probe"}, {}, 60, worker=worker.MODULE, mounts=worker.mounts()))
     finally:
         sandbox.close()
-    assert only_named.payload == {str(named): True, harness_dir: False}, only_named
-    assert harness_too.payload == {str(named): False, harness_dir: True}, harness_too
+    assert only_named.payload == {str(named): True, harness_dir: False, "imported": False}, only_named
+    assert harness_too.payload == {str(named): False, harness_dir: True, "imported": False}, harness_too
 
 
 @pytest.mark.parametrize("name", ["jail", "docker"])

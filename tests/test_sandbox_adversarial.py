@@ -30,7 +30,7 @@ from conftest import KERNELS, TINY, require_runtime, write
 from opforge.harness.verify import VerifyOptions, prepare, verify, verify_source
 from opforge.harness import worker
 from opforge.harness import ladder
-from opforge.sandbox import Job, JobResult, docker_runtime, get_sandbox, jail, mounts, process
+from opforge.sandbox import Job, JobResult, docker_runtime, get_sandbox, jail, mounts, process, warm
 
 GOOD = (KERNELS / "good.py").read_text()
 RUNTIMES = {"docker": docker_runtime.unavailable, "jail": jail.unavailable, "jail-unshare": jail.unavailable}
@@ -86,8 +86,10 @@ def hostile_job(monkeypatch, sb, code: str, timeout: float = 60) -> JobResult:
               "    open(json.load(open(sys.argv[1]))['result_path'], 'w').write(json.dumps(data))\n")
     with monkeypatch.context() as patch:
         patch.setattr(process, "WORKER", ["-I", "-B", "-c", report + code])
-        # what the real worker's job sees: its module's name (unused: WORKER runs the code) and mounts
-        return sb.run(Job({"mode": "hostile"}, {}, timeout, worker=worker.MODULE, mounts=worker.mounts()))
+        # what the real worker's job sees: its module's name (unused: WORKER runs the code), mounts and
+        # preload (the bubblewrap jail forks it from its warm zygote, as it does a verification's worker)
+        return sb.run(Job({"mode": "hostile"}, {}, timeout, worker=worker.MODULE, mounts=worker.mounts(),
+                          preload=("torch",)))
 
 
 def test_network_is_unreachable_even_on_loopback(tmp_path, runtime):
@@ -244,18 +246,19 @@ def traced_peak(run):
 
 
 def test_the_jail_runs_the_tool_it_was_asked_for(sandbox, monkeypatch, request):
-    """Seen from inside the job: bubblewrap stays PID 1 of the job's PID namespace (the worker is
-    its child), while the unshare fallback (OPFORGE_JAIL=unshare) execs down to the worker, which
-    is PID 1 itself; Docker's PID 1 is the container's reaper. So a jail that ignored OPFORGE_JAIL
-    and ran bubblewrap for the [jail-unshare] cases fails here."""
+    """Seen from inside the job: under bubblewrap the job's PID 1 is the warm start's placeholder
+    (sandbox/warm.py; the job was forked into the jail), while the unshare fallback
+    (OPFORGE_JAIL=unshare) execs down to the worker, which is PID 1 itself; Docker's PID 1 is the
+    container's reaper. So a jail that ignored OPFORGE_JAIL and ran bubblewrap for the
+    [jail-unshare] cases fails here."""
     result = hostile_job(monkeypatch, sandbox, """
-init = open('/proc/1/cmdline', 'rb').read().split(b'\\0')[0].decode()
-report({'pid': os.getpid(), 'init': os.path.basename(init)})
+argv = open('/proc/1/cmdline', 'rb').read().split(b'\\0')
+report({'pid': os.getpid(), 'init': os.path.basename(argv[0].decode()), 'held': argv[-2].decode()})
 """)
     seen = reported(result)
     which = request.node.callspec.params["runtime"]
     if which == "jail":
-        assert seen["init"] == "bwrap" and seen["pid"] != 1, seen
+        assert seen["held"] == warm.HOLD and seen["pid"] != 1, seen
     elif which == "jail-unshare":
         assert seen["pid"] == 1 and seen["init"].startswith("python"), seen
     else:

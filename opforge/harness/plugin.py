@@ -74,6 +74,10 @@ class BackendPlugin:
     libraries: tuple[str, ...] = ()
     # Objects in those libraries a candidate reaches and could patch (dotted paths), watched too.
     watched: tuple[str, ...] = ()
+    # What every worker of this backend imports before anything of the job: a sandbox may start the
+    # job from a process that imported it already (Job.preload). () for a backend whose worker must
+    # set up its process first (prepare_phases: its own numpy before torch's import).
+    warm_imports: tuple[str, ...] = ("torch",)
 
     # -- what the agents and the knowledge ask (class attributes: no tool is needed to read them) ------
     # Whether a CPU run is paired with a compile for the GPU (sm_90): the drafting prompt then explains

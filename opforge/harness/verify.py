@@ -151,7 +151,8 @@ def _verify_in(spec: OpSpec, hardware: Hardware, source: str, options: VerifyOpt
             phased = job_mode == "verify" and hardware.device == "cpu"
             whole = sandbox.run(Job({**payload, "mode": job_mode}, files, worker.job_timeout(options.timeout_s, phased),
                                     outputs={"outputs.pt": material.output_cap()} if job_mode != "build" else {},
-                                    worker=worker.MODULE, mounts=(*worker.mounts(), *backend.mounts())))
+                                    worker=worker.MODULE, mounts=(*worker.mounts(), *backend.mounts()),
+                                    preload=backend.warm_imports))
             for mode, result in worker.phase_results(whole) if phased else [(job_mode, whole)]:
                 if problem := _take_job(verdict, results, mode, result, hardware, backend, static.skip):
                     return _finish(verdict, [problem], started)

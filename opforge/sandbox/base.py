@@ -55,6 +55,10 @@ class Job:
     # Host paths the worker imports from (its package, its libraries), bound read-only where the
     # runtime builds a root of its own; the system and the running Python are always exposed.
     mounts: tuple[str, ...] = field(default=(), kw_only=True)
+    # Modules the worker imports first whatever the job (torch), which a runtime may have imported
+    # ahead in a warm interpreter the job's process is forked from (the jail: sandbox/warm.py); ()
+    # for a worker that must set up its process before them (a backend's own numpy first on sys.path).
+    preload: tuple[str, ...] = field(default=(), kw_only=True)
 
     def __post_init__(self) -> None:
         if not MODULE_NAME.fullmatch(self.worker):

@@ -13,17 +13,19 @@ the kernel is shared, so a kernel exploit is out of scope."""
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import resource
 import shutil
 from pathlib import Path
 
-from opforge.sandbox import mounts
+from opforge.sandbox import mounts, warm
 from opforge.sandbox.base import Job, JobResult, StagedJob, job_env, sandbox_uid
 from opforge.sandbox.exposure import exposure, symlinked_system_dirs
 from opforge.sandbox.jail_unshare import unshare_argv
 from opforge.sandbox.process import run_process, worker_argv
 
+log = logging.getLogger("opforge.sandbox")
 JAIL_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"  # the only PATH the jail's own tools are looked up on
 SCRATCH = "/scratch"
 JOB_DIR = "/job"
@@ -87,10 +89,15 @@ def _parents(path: str) -> list[str]:
 
 
 def bwrap_argv(staged: StagedJob, job: Job, scratch_bytes: int, tmp_bytes: int, env: dict[str, str],
-               uid: int, command: list[str] | None = None) -> list[str]:
+               uid: int, command: list[str] | None = None, info_fd: int | None = None) -> list[str]:
+    """The jail's bwrap command line. With `info_fd` (a warm job, sandbox/warm.py) bwrap reports its
+    child's pid there and `command` runs as the jail's PID 1 and as root, not dropped to `uid`: the
+    placeholder that holds the jail open for the job the zygote forks into it, out of its reach."""
     exp = exposure(job.mounts)
     argv = ["bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
             "--die-with-parent", "--new-session", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    if info_fd is not None:
+        argv += ["--info-fd", str(info_fd), "--as-pid-1"]
     # tmpfs /tmp first: an exposed path may live under the host's /tmp (a checkout there), and a
     # later mount would hide it
     argv += ["--size", str(tmp_bytes), "--perms", "1777", "--tmpfs", "/tmp"]
@@ -109,6 +116,8 @@ def bwrap_argv(staged: StagedJob, job: Job, scratch_bytes: int, tmp_bytes: int, 
              "--tmpfs", SCRATCH, "--proc", "/proc", "--dev", "/dev", "--chdir", SCRATCH, "--clearenv"]
     for key, value in env.items():
         argv += ["--setenv", key, value]
+    if info_fd is not None:
+        return argv + ["--", *(command or [])]
     # Inside the namespaces, drop to the job's own uid for good: no capabilities, no way back.
     argv += ["--", "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
              "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs"]
@@ -142,6 +151,8 @@ class JailSandbox:
 
         root = staged.host.parent / f"{staged.host.name}-root"  # mount point of the fallback's root
         try:
+            if command is None and (result := self._run_warm(staged, job, uid, limits_now, limits)) is not None:
+                return result
             if tool() == "bwrap":
                 argv = bwrap_argv(staged, job, self.scratch_bytes, self.tmp_bytes, job_env(SCRATCH), uid, command)
             else:
@@ -154,5 +165,32 @@ class JailSandbox:
             if root.exists():
                 root.rmdir()
 
+    def _run_warm(self, staged: StagedJob, job: Job, uid: int, limits_now: dict[int, int],
+                  preexec) -> JobResult | None:
+        """The job forked from a warm zygote into its bwrap jail (sandbox/warm.py), or None when it
+        runs cold: warm starts off or broken here, not bubblewrap, a command line a zygote cannot
+        run, nothing to preload, or accelerator devices (forking a CUDA- or CANN-aware process is
+        untried there)."""
+        global _warm_broken
+        python = exposure().python
+        tail = worker_argv(python, job, staged.job_file)[1:]
+        if (_warm_broken or not warm.enabled() or tool() != "bwrap" or exposure().devices
+                or not warm.startable(tail, job.preload)):
+            return None
+        env = {**job_env(SCRATCH), "PWD": SCRATCH}  # as bubblewrap's --chdir leaves it for a cold job
+        try:
+            return warm.run(lambda fd: bwrap_argv(staged, job, self.scratch_bytes, self.tmp_bytes, env, uid,
+                                                  warm.placeholder(python), info_fd=fd),
+                            {"PATH": JAIL_PATH}, staged, job, tail, env, SCRATCH, uid, limits_now, preexec, self.name,
+                            lambda: warm.zygote(python, job.preload, env))
+        except (warm.ZygoteGone, OSError) as exc:
+            _warm_broken = str(exc)
+            warm.forget(python, job.preload, env)
+            log.warning("sandbox: jobs start cold from now on in this process (%s)", exc)
+            return None
+
     def close(self) -> None:
         pass
+
+
+_warm_broken: str | None = None  # why warm starts failed in this process: they are not tried again
