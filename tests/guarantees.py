@@ -52,6 +52,8 @@ def _g(id: str, promise: str, tests: str | tuple[str, ...], *edits: tuple[str, s
 AC = "tests/test_anticheat.py::test_cheat_is_rejected_with_its_reason"
 VF = "tests/test_verdict_forgery.py::test_cheat_is_rejected_by_its_mechanism"
 ADV = "tests/test_sandbox_adversarial.py::"
+WARM = "tests/test_sandbox_warm.py::"
+ZYGOTE = "opforge/sandbox/zygote.py"
 STATIC_R = "opforge/backends/triton/static_resolve.py"
 STATIC_C = "opforge/backends/triton/static.py"
 GUARDS = "opforge/harness/guards.py"
@@ -250,6 +252,27 @@ GUARANTEES: tuple[Guarantee, ...] = (
     _g("jail-start-probed", "a jail the machine cannot set up is unavailable with the reason, not a crashed verdict",
        "tests/test_sandbox.py::test_a_jail_that_cannot_set_up_here_is_unavailable_not_a_crash",
        ("opforge/sandbox/jail.py", "    return cannot_start(tool(), JAIL_PATH)\n", "    return None\n")),
+    _g("jail-warm-drops-privileges", "a warm jail job runs as its fresh uid with no capability and no new privileges, as a cold one",
+       f"{WARM}test_a_warm_job_sees_what_a_cold_job_sees",
+       (ZYGOTE, '        drop_to(int(request["uid"]))\n', "        pass\n")),
+    _g("jail-warm-closes-descriptors", "a warm jail job holds no descriptor of the zygote's or the host's",
+       f"{WARM}test_a_warm_job_sees_what_a_cold_job_sees",
+       (ZYGOTE, "        os.closerange(3, resource.getrlimit(resource.RLIMIT_NOFILE)[0])", "        (3, 4)")),
+    _g("jail-warm-scrubbed-environment", "a warm jail job's process never held the host's environment",
+       f"{WARM}test_a_warm_job_sees_what_a_cold_job_sees",
+       ("opforge/sandbox/warm.py", "                                         env=env, cwd=\"/\",", "                                         env=None, cwd=\"/\",")),
+    _g("jail-warm-only-pid-1", "a warm jail's only other process is its PID 1, root's, out of the job's reach",
+       (f"{WARM}test_a_warm_job_sees_what_a_cold_job_sees", "tests/test_sandbox.py::test_the_run_starts_without_what_the_build_left[jail]"),
+       ("opforge/sandbox/jail.py", '["--info-fd", str(info_fd), "--as-pid-1"]', '["--info-fd", str(info_fd)]')),
+    _g("jail-warm-fresh-seeds", "each warm jail job's torch and NumPy generators are seeded afresh, as a cold job's",
+       f"{WARM}test_a_job_cannot_change_what_the_next_job_starts_from",
+       (ZYGOTE, "        _fresh_seeds()\n", "")),
+    _g("jail-warm-falls-back-cold", "a zygote that cannot serve makes jail jobs run cold, never fail",
+       f"{WARM}test_a_zygote_that_cannot_start_makes_jobs_run_cold",
+       ("opforge/sandbox/jail.py", "        except (warm.ZygoteGone, OSError) as exc:", "        except ImportError as exc:")),
+    _g("jail-warm-deadline", "a warm jail job past its deadline is stopped with its jail at once",
+       f"{WARM}test_a_warm_job_past_its_deadline_is_stopped_with_its_jail",
+       ("opforge/sandbox/warm.py", "                kill_group(jail.pid)  # the jail's init dies", "                pass  # the jail's init dies")),
     _g("interpreter-helpers-patch-once", "the CPU worker's jitted helpers skip only repeats of the launch's language patch: same values",
        "tests/test_fastdot.py::test_jitted_helpers_patch_the_language_once_per_launch_with_the_same_values",
        ("opforge/backends/triton/fastlang.py", "        if seen and all(patched(module) for module in seen):\n",

@@ -119,7 +119,7 @@ def test_a_warm_job_past_its_deadline_is_stopped_with_its_jail(bwrap_jail, monke
         patch.setattr(process, "WORKER", ["-I", "-B", "-c", "import os, sys\nos.fork()\nwhile True: pass"])
         result = bwrap_jail.run(Job({"mode": "spin"}, {}, 3, worker=worker.MODULE, mounts=worker.mounts(),
                                     preload=("torch",)))
-    assert result.cause == "timeout" and result.wall_s < 3 + warm.SETTLE_S
+    assert result.cause == "timeout" and result.wall_s < 3 + 5  # the jail killed at the deadline, not left to settle
 
 
 def test_the_command_lines_a_zygote_runs():
