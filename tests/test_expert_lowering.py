@@ -213,3 +213,28 @@ def test_zero_d_tensor_constants_become_numbers_and_larger_ones_are_named(tmp_pa
                   "def get_inputs():\n    return [torch.randn(4, 3)]\n\ndef get_init_inputs():\n    return []\n")
     with pytest.raises(Unsupported, match=r"tensor constants created in forward \(\[3\] torch.float32\)"):
         lower(table)
+
+
+def test_the_lowerings_caches_follow_new_composite_registrations():
+    """The decomposition table and torch.export's CompositeImplicitAutograd materialization are
+    kept between lowerings (lower._table, _cia_materialized_once) only while the dispatcher's CIA
+    registrations stay the same: an op registered later is seen as if nothing were cached."""
+    import importlib
+
+    import torch
+    from torch._export import utils
+
+    lowering = importlib.import_module("opforge.codegen.lower")  # the module: codegen exports a function of its name
+
+    first = lowering._table()
+    assert lowering._table() is first
+    utils._collect_all_valid_cia_ops()  # materialized for today's registrations
+    lib = torch.library.Library("opforge_cia_probe", "DEF")
+    try:
+        lib.define("twice(Tensor x) -> Tensor")
+        lib.impl("twice", lambda x: x * 2, "CompositeImplicitAutograd")
+        found = {op.name() for op in utils._collect_all_valid_cia_ops()}  # before anything here touches torch.ops
+        assert "opforge_cia_probe::twice" in found
+        assert lowering._table() is not first
+    finally:
+        lib._destroy()

@@ -173,6 +173,49 @@ def _decompositions() -> dict:
     return table
 
 
+_TABLE: dict[tuple, dict] = {}
+
+
+def _cia_registrations() -> tuple[str, ...]:
+    return tuple(torch._C._dispatch_get_registrations_for_dispatch_key("CompositeImplicitAutograd"))
+
+
+def _table() -> dict:
+    """_decompositions() materialized as a plain dict, built again only when the dispatcher's
+    CompositeImplicitAutograd registrations changed (torch's table materializes itself lazily, over
+    every such op, on each copy, and run_decompositions copies what it is given)."""
+    key = _cia_registrations()
+    if key not in _TABLE:
+        _TABLE.clear()
+        _TABLE[key] = dict(_decompositions())
+    return _TABLE[key]
+
+
+def _cia_materialized_once() -> None:
+    """torch.export makes every CompositeImplicitAutograd op of the C++ dispatcher a torch.ops
+    attribute once per op namespace on every run_decompositions (`_materialize_cpp_cia_ops`, not
+    cached upstream because custom ops can register more): a third of a lowering's time. Making
+    the same attributes again changes nothing, so it runs again only when the dispatcher's list of
+    CIA registrations differs from the last one it made them for."""
+    from torch._export import utils
+
+    original = getattr(utils, "_materialize_cpp_cia_ops", None)
+    if original is None or getattr(original, "materialized_for", None) is not None:
+        return
+
+    def materialize() -> None:
+        names = _cia_registrations()
+        if names != materialize.materialized_for:
+            original()
+            materialize.materialized_for = names
+
+    materialize.materialized_for = ()
+    utils._materialize_cpp_cia_ops = materialize
+
+
+_cia_materialized_once()
+
+
 def lower(spec_path: str | Path, sizes: dict[str, int] | None = None) -> Lowered:
     """The spec's graph, exported with its size constants shrunk; `sizes` (the harness's, by default
     the declared ones) are what the numbers computed from sizes are read at (sized_numbers)."""
@@ -194,7 +237,7 @@ def lower(spec_path: str | Path, sizes: dict[str, int] | None = None) -> Lowered
             program = torch.export.export(model, args)
             if any(target.get(k, v) != v for k, v in shrunk.items()):
                 sized_numbers(program, spec_path, target)
-            program = program.run_decompositions(_decompositions())
+            program = program.run_decompositions(_table())
     except Exception as exc:  # export's own limits (data-dependent control flow...) end the expert's part
         raise Unsupported(f"torch.export could not trace the reference: {type(exc).__name__}: "
                           f"{str(exc).splitlines()[0][:200]}") from None
