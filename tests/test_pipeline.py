@@ -44,7 +44,7 @@ def test_runtime_error_is_a_verdict_with_the_candidate_line():
 
 
 def test_hanging_candidate_is_killed_at_the_time_limit():
-    options = VerifyOptions(seed=7, trials=2, device="cpu", timeout_s=20)
+    options = VerifyOptions(seed=7, trials=2, device="cpu", timeout_s=10)  # per phase: the build needs 1-3 s
     v = verify(TINY, KERNELS / "hang.py", options)
     assert (v["failed_step"], ladder.failed_check(v)) == ("cpu_run", "run") and v["reasons"][0].startswith("timeout:")
     # stopped by its own limit, not sooner (how soon after is the machine's speed: no bound here)
