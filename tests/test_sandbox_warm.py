@@ -28,6 +28,7 @@ seen = {
     "uid_zero": os.getuid() == 0 or os.geteuid() == 0, "gid_zero": os.getgid() == 0,
     "caps": {k: me[k] for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")},
     "no_new_privs": me["NoNewPrivs"], "groups": me["Groups"],
+    "signals": {k: me[k] for k in ("SigIgn", "SigBlk")},
     "environ": dict(os.environ), "initial_environ": sorted(open("/proc/self/environ", "rb").read().decode().split("\0")),
     "cwd": os.getcwd(), "root": sorted(os.listdir("/")),
     "mounts": sorted(l.split()[4] for l in open("/proc/self/mountinfo")),

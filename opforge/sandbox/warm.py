@@ -207,6 +207,7 @@ def run(jail_argv: Callable[[int], list[str]], jail_env: dict[str, str], staged:
                 kill_group(jail.pid)  # the jail's init dies, its PID namespace with it: the job too
                 answer, _ = _answer(conn, time.perf_counter() + SETTLE_S)
         wall = time.perf_counter() - started
+        kill_group(jail.pid)  # what the job left running goes with its jail, before its output is read
         stdout, stderr = (r.text() for r in readers)
         if answer is not None and "error" in answer:  # the manager failed before it forked the job
             raise ZygoteGone(f"the zygote could not start the job: {answer['error']}")

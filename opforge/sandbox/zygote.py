@@ -159,6 +159,7 @@ def _manage(request: dict, conn: socket.socket, out_fd: int, err_fd: int) -> Non
         pid = os.fork()
         if pid == 0:
             conn.close()
+            signal.signal(signal.SIGINT, signal.default_int_handler)  # as a fresh interpreter has it
             _start_job(request, out_fd, err_fd)
         os.close(out_fd)
         os.close(err_fd)
