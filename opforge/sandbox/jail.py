@@ -172,9 +172,10 @@ class JailSandbox:
         run, nothing to preload, or accelerator devices (forking a CUDA- or CANN-aware process is
         untried there)."""
         global _warm_broken
-        python = exposure().python
+        exp = exposure()
+        python = exp.python
         tail = worker_argv(python, job, staged.job_file)[1:]
-        if (_warm_broken or not warm.enabled() or tool() != "bwrap" or exposure().devices
+        if (_warm_broken or not warm.enabled() or tool() != "bwrap" or exp.devices
                 or not warm.startable(tail, job.preload)):
             return None
         env = {**job_env(SCRATCH), "PWD": SCRATCH}  # as bubblewrap's --chdir leaves it for a cold job

@@ -14,7 +14,6 @@ when the host closes its end (or dies). A zygote that cannot start or answer mak
 from __future__ import annotations
 
 import json
-import logging
 import os
 import select
 import socket
@@ -29,7 +28,6 @@ from opforge.sandbox.process import kill_group
 from opforge.sandbox import zygote as zygote_module
 from opforge.sandbox.zygote import FLAGS
 
-log = logging.getLogger("opforge.sandbox")
 # The jail's command, its PID 1 (bwrap --as-pid-1), root's: it says it is ready, then holds the jail
 # open until the host closes its stdin. It ignores SIGCHLD, so what a job orphans is reaped at once:
 # a job's kill(-1) then finds nothing left, as in a cold jail whose only other process is bwrap's init.
@@ -37,10 +35,12 @@ HOLD = ("import os, signal, sys; signal.signal(signal.SIGCHLD, signal.SIG_IGN); 
         "sys.stdout.write('ready\\n'); sys.stdout.flush(); os.read(0, 1)")
 
 
-def placeholder(python: str) -> list[str]:
-    return [python, "-I", "-S", "-c", HOLD]
 START_TIMEOUT_S = 120.0  # a zygote's imports (torch: seconds)
 SETTLE_S = 15.0  # after the jail was killed, how long the zygote may take to report the job's end
+
+
+def placeholder(python: str) -> list[str]:
+    return [python, "-I", "-S", "-c", HOLD]
 
 
 def enabled() -> bool:
@@ -113,9 +113,13 @@ _zygotes: dict[tuple, Zygote] = {}
 _zygotes_lock = threading.Lock()
 
 
+def _key(python: str, preload: tuple[str, ...], env: dict[str, str]) -> tuple:
+    return os.getpid(), python, preload, tuple(sorted(env.items()))
+
+
 def zygote(python: str, preload: tuple[str, ...], env: dict[str, str]) -> Zygote:
     """This process's zygote for these imports and this environment (a forked host process makes its own)."""
-    key = (os.getpid(), python, preload, tuple(sorted(env.items())))
+    key = _key(python, preload, env)
     with _zygotes_lock:
         found = _zygotes.get(key)
         if found is not None and found.alive():
@@ -126,7 +130,7 @@ def zygote(python: str, preload: tuple[str, ...], env: dict[str, str]) -> Zygote
 
 def forget(python: str, preload: tuple[str, ...], env: dict[str, str]) -> None:
     with _zygotes_lock:
-        found = _zygotes.pop((os.getpid(), python, preload, tuple(sorted(env.items()))), None)
+        found = _zygotes.pop(_key(python, preload, env), None)
     if found is not None:
         found.close()
 
