@@ -307,6 +307,12 @@ GUARANTEES: tuple[Guarantee, ...] = (
        "tests/test_guarantees.py::test_no_fallback_turns_a_fallback_into_fallback_forbidden",
        ("opforge/exporter/templates/runtime.py.j2", "    if os.environ.get(NO_FALLBACK) == \"1\":\n",
         "    if False:\n")),
+    _g("registry-own-backend-examples", "a run is shown only its own backend's past successes (no Triton kernel for "
+       "CUDA or Triton-Ascend, and the reverse)",
+       ("tests/test_registry_runs.py::test_verified_examples_of_a_backend_are_that_backends_only",
+        "tests/test_knowledge_triton_ascend.py::test_a_run_plans_with_its_own_backends_past_successes_only"),
+       ("opforge/registry/history.py", "    if backend is not None:\n        stmt = stmt.where(Candidate.backend == backend)\n",
+        "    if False:\n        stmt = stmt.where(Candidate.backend == backend)\n")),
     # -- the agent loop, batch, LLM --
     _g("resume-no-re-evaluation", "checkpointed after every node: a resume after SIGKILL evaluates nothing twice",
        "tests/test_agent.py::test_killed_run_resumes_without_re_evaluating",

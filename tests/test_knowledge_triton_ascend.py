@@ -61,3 +61,27 @@ def test_representative_examples_verify_with_the_real_front_end_and_interpreter(
         assert verdict["level"] == "emulated" and verdict["steps"]["frontend_compile"]["status"] == "passed", op
         assert all(k["pipeline"] == "hivmc-missing" for k in verdict["build"]["kernels"]), op
         assert not [w for w in verdict.get("warnings", []) if w.startswith("ascend-")], (op, verdict["warnings"])
+
+
+def test_a_run_plans_with_its_own_backends_past_successes_only(tmp_path):
+    """NVIDIA Triton and Triton-Ascend kernels are the same language, so retrieval cannot tell them
+    apart by their text: the plan node reads the registry's successes of the run's backend only.
+    A registry holding a verified softmax of each: each backend's run is shown its own."""
+    from types import SimpleNamespace
+
+    from opforge.agents.nodes.plan import plan
+    from opforge.registry import Registry
+
+    spec = (ROOT / "ops" / "softmax.py").read_text()
+    kernels = {name: (ROOT / "opforge" / "backends" / name / "knowledge" / "softmax.py").read_text()
+               + f"\n# recorded by a {name} run\n" for name in ("triton", "triton_ascend")}
+    with Registry(tmp_path / "opforge.db") as reg:
+        spec_id = reg.record_spec("softmax", "ops/softmax.py", spec)
+        for name, source in kernels.items():
+            cand = reg.record_candidate(spec_id, source, name, "llm")
+            reg.record_evaluation(cand, "cpu", {}, {"correct": True, "failed_step": None, "steps": {},
+                                                    "reasons": [], "timings": None})
+        for name, source in kernels.items():
+            ctx = SimpleNamespace(registry=reg, backend=name, spec=SimpleNamespace(source=spec), emit=lambda e: None)
+            history = [k for k in plan({}, SimpleNamespace(context=ctx))["knowledge"] if k["kind"] == "history"]
+            assert [k["text"] for k in history] == [source], (name, [k["title"] for k in history])

@@ -319,6 +319,19 @@ def test_verified_examples_exclude_a_spec(reg: Registry, add_spec: int) -> None:
         reg.verified_examples(limit=0)
 
 
+def test_verified_examples_of_a_backend_are_that_backends_only(reg: Registry, add_spec: int) -> None:
+    """A run asks for its own backend's past successes: a Triton kernel is no example for CUDA,
+    nor a CUDA one for Triton, and Triton-Ascend's (the same language as NVIDIA Triton, which
+    retrieval cannot tell apart by its text) is no example for either."""
+    for source, backend, speedup in (("add triton", "triton", 3.0), ("add cuda", "cuda", 2.0),
+                                     ("add ascend", "triton_ascend", 4.0)):
+        cand = reg.record_candidate(add_spec, source, backend, "llm")
+        reg.record_evaluation(cand, CPU, {}, verdict(speedup=speedup))
+    for backend, source in (("cuda", "add cuda"), ("triton", "add triton"), ("triton_ascend", "add ascend")):
+        assert [k for _, _, k, _ in reg.verified_examples(backend=backend)] == [source], backend
+    assert [k for _, _, k, _ in reg.verified_examples()] == ["add ascend", "add triton", "add cuda"]
+
+
 def test_a_conditional_status_change_leaves_a_finished_run_alone(reg: Registry, add_spec: int) -> None:
     from opforge.agents.run import cancel_run
     from opforge.harness.errors import OpforgeError
