@@ -24,6 +24,7 @@ from triton.compiler import ASTSource
 from triton.runtime.autotuner import Autotuner, Heuristics
 from triton.runtime.jit import JITFunction
 
+from opforge.backends.triton import resources
 from opforge.harness.guards import RecordedLaunch
 
 TYPE_NAMES = {
@@ -64,19 +65,44 @@ def type_of(value: Any) -> str:
     return "constexpr"
 
 
-def unwrap(kernel: Any, kwargs: dict) -> tuple[JITFunction, dict]:
-    """Peel autotune/heuristics wrappers; their first config and computed values become kwargs."""
-    kwargs = dict(kwargs)
-    while not isinstance(kernel, JITFunction):
-        if isinstance(kernel, Autotuner):
-            config = kernel.configs[0]
-            kwargs.update(config.all_kwargs() if hasattr(config, "all_kwargs") else config.kwargs)
+def expansions(kernel: Any, kwargs: dict, args: tuple = ()) -> list[tuple[JITFunction, dict]]:
+    """Peel autotune/heuristics wrappers: one (jit function, kwargs) per autotune config (a GPU run
+    benchmarks, so compiles, every one), heuristics' values computed as Triton does (from the
+    positional and keyword arguments)."""
+    done, todo = [], [(kernel, dict(kwargs))]
+    while todo:
+        kernel, kwargs = todo.pop(0)
+        if isinstance(kernel, JITFunction):
+            done.append((kernel, kwargs))
+        elif isinstance(kernel, Autotuner):
+            todo += [(kernel.fn, {**kwargs, **(c.all_kwargs() if hasattr(c, "all_kwargs") else c.kwargs)})
+                     for c in kernel.configs]
         elif isinstance(kernel, Heuristics):
-            kwargs.update({k: fn({**kwargs}) for k, fn in kernel.values.items()})
+            named = dict(zip(getattr(kernel, "arg_names", ()), args))
+            for name, fn in kernel.values.items():
+                kwargs[name] = fn({**named, **kwargs})
+            todo.append((kernel.fn, kwargs))
         else:
             raise TypeError(f"cannot compile a {type(kernel).__name__}")
-        kernel = kernel.fn
-    return kernel, kwargs
+    return done
+
+
+def unwrap(kernel: Any, kwargs: dict, args: tuple = ()) -> tuple[JITFunction, dict]:
+    """The first of `expansions`: an autotuner's first config."""
+    return expansions(kernel, kwargs, args)[0]
+
+
+def expanded(launches: list[RecordedLaunch]) -> list[RecordedLaunch]:
+    """Each launch as the jit-function launches it stands for (`expansions`); one that cannot be
+    peeled is kept as it is, for signature_of to report."""
+    out = []
+    for launch in launches:
+        try:
+            out += [RecordedLaunch(fn, launch.name, launch.args, kwargs, launch.grid)
+                    for fn, kwargs in expansions(launch.kernel, launch.kwargs, launch.args)]
+        except Exception:
+            out.append(launch)
+    return out
 
 
 class BadLaunch(Exception):
@@ -85,7 +111,7 @@ class BadLaunch(Exception):
 
 def signature_of(launch: RecordedLaunch) -> tuple[JITFunction, dict, dict, dict]:
     """(jit function, signature, constexprs, compile options) for one recorded launch."""
-    fn, kwargs = unwrap(launch.kernel, launch.kwargs)
+    fn, kwargs = unwrap(launch.kernel, launch.kwargs, launch.args)
     params = inspect.signature(fn.fn).parameters
     bound = dict(zip(params, launch.args))
     bound.update({k: v for k, v in kwargs.items() if k in params})
@@ -156,11 +182,11 @@ def _low_precision(entry: dict, instructions: list[str]) -> str | None:
 
 def compile_launches(launches: list[RecordedLaunch], arch: int = 90,
                      float32: bool = False) -> tuple[list[dict], list[str], list[str]]:
-    """Compile each distinct launch signature; return (per-kernel metrics, build-error and, for a
+    """Compile each distinct launch signature (every autotune config); return (per-kernel metrics, build-error and, for a
     float32 op (`float32`), low-precision reasons, notes)."""
     results, reasons, notes, seen = [], [], [], set()
     target = GPUTarget("cuda", arch, 32)
-    for launch in launches:
+    for launch in expanded(launches):
         try:
             fn, signature, constexprs, options = signature_of(launch)
         except BadLaunch as exc:
@@ -186,6 +212,9 @@ def compile_launches(launches: list[RecordedLaunch], arch: int = 90,
             compiled.asm.get("ptx", ""), compiled.asm.get("ttir", ""))
         entry["mma"] = bool(instructions)
         entry.update(_resource_usage(compiled, arch))
+        if tmem := getattr(compiled.metadata, "tmem_size", None):
+            entry["tmem_columns"] = tmem
+        reasons += resources.check(entry, arch)  # over the target's limits: fails at every launch
         results.append(entry)
         if float32 and (reason := _low_precision(entry, instructions)):
             reasons.append(reason)
