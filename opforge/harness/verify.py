@@ -325,6 +325,8 @@ def _job_problem(result: JobResult) -> str | None:
         return f"{result.cause}: the job died (exit {result.exit_code}) {tail}".rstrip()
     if "error" in result.payload:  # the candidate's process died on its way: its words are data
         return f"runtime-error: the candidate's process failed: {str(result.payload['error'])[:300]}"
+    if why := result.output_errors.get("outputs.pt"):  # over Material.output_cap, a link...: left unread
+        return f"runtime-error: the candidate's process left an outputs file the judge refuses: outputs.pt {why}"
     return None
 
 
