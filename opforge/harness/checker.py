@@ -197,6 +197,10 @@ class Session:
         self.params = [guards.storages(list(m.parameters()) + list(m.buffers())) for m in self.models]
         self.kept: list[list] = []  # outputs of earlier calls, to catch a buffer handed out twice
         self.state = state  # taken before the candidate was imported
+        from opforge.backends import DEFAULT, plugin
+
+        self.backend = plugin(job.get("backend", DEFAULT))
+        self.backend.start_run(data)  # the seed of the CPU run's program orders (backends/triton/memory.py)
 
     def call(self, index: int, step: dict) -> tuple[dict, list | None]:
         """One call of the plan: (report, outputs as CPU copies), never raises for the candidate."""
@@ -204,6 +208,7 @@ class Session:
         inputs, pristine = _clone(case), _clone(case)
         guard = guards.ForwardGuard()
         report: dict = {"call": index, "case": step["case"]}
+        self.backend.call_findings()  # whatever an earlier call or timing left is not this call's
         began = time.perf_counter()
         try:
             with torch.no_grad(), guards.LaunchLog(noop=step.get("noop", False)) as log, guard, Trial():
@@ -211,7 +216,9 @@ class Session:
         except BaseException as exc:  # SystemExit and KeyboardInterrupt from the candidate are data too
             report["error"] = f"{failure_code(exc, 'runtime-error')}: forward raised {describe(exc)}"
             report["events"] = guards.ACCUSED.take_events()
+            report.update(self.backend.call_findings())
             return report, None
+        report.update(self.backend.call_findings())  # even where forward caught what a launch raised
         report["seconds"] = round(time.perf_counter() - began, 4)
         report["launches"] = log.counts()
         report["compute"] = dict(guard.compute.most_common(5))

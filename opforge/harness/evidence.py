@@ -157,13 +157,15 @@ def judge_calls(material: Material, payload: dict, outputs: list | None, atol, r
     if len(calls) < len(material.plan) and not any("error" in c for c in calls if isinstance(c, dict)):
         f.fail(f"runtime-error: the candidate's process answered {len(calls)} of the {len(material.plan)} "
                "calls it was asked (no usable outputs for the rest)")
-    history, noop_outs = History(atol, rtol), []
+    history, noop_outs, repeats = History(atol, rtol), [], {}
     for report, outs in zip(calls, outputs):
         step = material.plan[report["call"]] if 0 <= report.get("call", -1) < len(material.plan) else None
         if step is None or step["case"] != report.get("case"):
             f.fail("runtime-error: the candidate's process answered a call it was not asked")
             return f
         case = material.cases[step["case"]]
+        if _memory(f, report, case.label) and "error" in report:
+            continue  # what the launch did is why forward raised
         if "error" in report:
             _events(f, report)  # a refused thread or process start is why forward raised
             code, _, rest = str(report["error"]).partition(":")
@@ -178,10 +180,48 @@ def judge_calls(material: Material, payload: dict, outputs: list | None, atol, r
             continue
         f.compared_trials += case.kind == "trial"
         _values(f, case, outs, atol, rtol, len(material.mutates), repeat=bool(step.get("repeat")))
+        if step.get("repeat"):
+            _same_in_any_order(f, repeats.setdefault(step["case"], (report, outs)), report, outs, case, atol, rtol)
         history.check(f, outs, case)
     _noop(f, noop_outs, atol, rtol, len(material.mutates))
     _drift(f, payload)
     return f
+
+
+def _memory(f: Findings, report: dict, label: str) -> bool:
+    """The CPU run's memory model (backends/triton/memory.py): out-of-bounds accesses and races
+    between programs, reported even where forward caught what the launch raised."""
+    found = [str(r) for r in report.get("memory") or [] if str(r).split(":", 1)[0] in ("out-of-bounds", "race")]
+    for reason in found:
+        code, _, rest = reason.partition(":")
+        f.fail(f"{code}: {label}:{rest[:500]}")
+    return bool(found)
+
+
+def _same_in_any_order(f: Findings, first: tuple, report: dict, outs: list, case: Case, atol, rtol) -> None:
+    """Repeated calls on the same inputs ran their programs in other orders (grid, reverse, a
+    seeded shuffle): a correct kernel gives the same bits, or, where it adds floats atomically, the
+    same values within tolerance."""
+    first_report, first_outs = first
+    if first_outs is outs or len(first_outs) != len(outs):
+        return
+    atomics = report.get("float_atomics") or first_report.get("float_atomics")
+    for i, (a, b) in enumerate(zip(first_outs, outs)):
+        if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)) or a.shape != b.shape:
+            continue
+        if atomics:
+            rep = compare_outputs(a, b, atol, rtol)[0]
+            differs = rep.problem
+        else:
+            same = (a == b) | (torch.isnan(a) & torch.isnan(b)) if a.is_floating_point() or a.is_complex() else a == b
+            differs = None if bool(same.all()) else \
+                f"output {i}: {int((~same).sum())} of {a.numel()} elements differ bitwise"
+        if differs:
+            orders = sorted({*(first_report.get("orders") or []), *(report.get("orders") or [])})
+            f.fail(f"order-dependent: {case.label}: two calls on the same inputs differ ({differs}) with the "
+                   f"programs run in {', '.join(orders) or 'other'} order; on hardware "
+                   "programs run concurrently, so the result must not depend on their order")
+            return
 
 
 def _noop(f: Findings, noop_outs: list, atol, rtol, n_mutates: int) -> None:

@@ -31,7 +31,9 @@ ANTICHEAT = ("constant-output", "torch-compute", "aliasing", "input-mutation", "
              "kernel-independent", "below-dispatcher", "global-state", "output-type", "host-compute")
 # The check inside the numerics step that each finding's code fails (harness/ladder.py CHECKS).
 CHECK_OF = {"load-error": "load", "reference-error": "load", "init-error": "run", "runtime-error": "run",
-            "oom": "run", "mismatch": "compare", "no-variants": "compare", **{c: "anticheat" for c in ANTICHEAT}}
+            "oom": "run", "mismatch": "compare", "no-variants": "compare", **{c: "anticheat" for c in ANTICHEAT},
+            # the CPU run's memory model (backends/triton/memory.py): what hardware would do differently
+            "out-of-bounds": "run", "race": "run", "order-dependent": "compare"}
 MAX_REASONS = 12
 REPEAT_CALLS = 24  # CPU: repeated calls after the trials, so "correct for the first N calls" needs N > ~45
 LARGER_BUDGET = 1.25  # the hidden larger shape: at most this many times the main problem's elements

@@ -140,6 +140,14 @@ class BackendPlugin:
         without CANN), else None: the agent loop stops after one round instead of spending its budget."""
         return None
 
+    def start_run(self, data: dict) -> None:
+        """Worker side, once the run job's data is loaded (its seed: the CPU run's program orders)."""
+
+    def call_findings(self) -> dict:
+        """Worker side, after each forward call of the run job: what the backend's own model of the
+        hardware saw (the Triton CPU run's memory model: `memory` reasons, `float_atomics`, `orders`)."""
+        return {}
+
     def before_import(self, job: dict) -> list[str]:
         """Worker side, before the candidate is imported: what must exist for the import to work (an
         AscendC project's extension module, built by bisheng). Returns reasons when that failed."""

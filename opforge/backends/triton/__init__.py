@@ -13,7 +13,8 @@ class TritonPlugin(BackendPlugin):
     name, language, label = "triton", "python", "Triton"
     libraries = ("triton",)
     watched = ("triton.language", "triton.testing", "triton.runtime.jit.JITFunction",
-               "triton.runtime.jit.KernelInterface", "triton.runtime.autotuner.Autotuner")
+               "triton.runtime.jit.KernelInterface", "triton.runtime.autotuner.Autotuner",
+               "opforge.backends.triton.memory.Launch")
     gpu_compile = True
     # Kernels are often checked on the CPU interpreter, which hides GPU compile errors.
     pinned_note = "interpreter_vs_gpu.md"
@@ -40,14 +41,30 @@ class TritonPlugin(BackendPlugin):
         # too, so a CPU run needs a process of its own, set up before the import.
         if mode == "run" and device == "cpu":
             os.environ["TRITON_INTERPRET"] = "1"
-            from opforge.backends.triton import fastdot, fastlang
+            from opforge.backends.triton import fastdot, fastlang, memory
 
             fastdot.install()
             fastlang.install()
+            memory.install()  # bounds, races and program orders of every interpreted launch
         else:
             os.environ.pop("TRITON_INTERPRET", None)
         # Triton 3.9 warns in every process that this is unset; keep its current default explicitly.
         os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+
+    def reason_hints(self, reasons: list[str]) -> list[str]:
+        from opforge.backends.triton import memory
+
+        return memory.reason_hints(reasons)
+
+    def start_run(self, data: dict) -> None:
+        from opforge.backends.triton import memory
+
+        memory.start_run(data)
+
+    def call_findings(self) -> dict:
+        from opforge.backends.triton import memory
+
+        return memory.findings()
 
     def build(self, launches: list, job: dict):
         from opforge.backends.triton import aot

@@ -7,7 +7,8 @@ recorded launches through triton-ascend's TTIR → adapter → bishengir-compile
 plans the unified buffer; level `frontend-compiled`); compile (`hivmc`, CANN's device code
 generator: skipped without CANN); CPU run (triton-ascend's interpreter, level `emulated`, with the
 shared trials, variants, comparison and guards, refusing what the NPU would: launches past 65535
-programs, memory outside the launch's tensors, and any launch the run job's own build did not
+programs, memory outside the launch's tensors and races between programs (backends/triton/memory.py,
+shared with NVIDIA Triton), and any launch the run job's own build did not
 frontend-compile: launches.py); device run and profile with CANN + torch_npu + an NPU (npu.py)."""
 from __future__ import annotations
 
@@ -88,13 +89,14 @@ class TritonAscendPlugin(BackendPlugin):
             bins += [str(home / "bin"), str(home / "compiler" / "bin")]
         os.environ["PATH"] = os.pathsep.join([*bins, os.environ.get("PATH", "/usr/bin:/bin")])
         if mode == "run" and device == "cpu":
+            from opforge.backends.triton import memory
             from opforge.backends.triton_ascend import launches
 
             os.environ["TRITON_INTERPRET"] = "1"
             _patch_interpreter_first()
             _fast_reductions()
             launches.guard_grid()
-            launches.guard_memory()
+            memory.install()  # bounds, races and program orders, as on NVIDIA Triton's CPU run
             launches.require_built()
             if job and job.get("candidate_path"):
                 launches.build_first(job)
@@ -107,6 +109,16 @@ class TritonAscendPlugin(BackendPlugin):
     # records every input layout the run will call forward with, not just the main one.
     build_every_case = True
     watch_build = True  # the front end's verdict is computed in the candidate's build process
+
+    def start_run(self, data: dict) -> None:
+        from opforge.backends.triton import memory
+
+        memory.start_run(data)
+
+    def call_findings(self) -> dict:
+        from opforge.backends.triton import memory
+
+        return memory.findings()
 
     def before_import(self, job: dict) -> list[str]:
         if job.get("device") == "npu":
@@ -136,7 +148,7 @@ class TritonAscendPlugin(BackendPlugin):
 INTERPRETER = ("triton.runtime.interpreter", "triton.runtime.interpreter.GridExecutor",
                "triton.runtime.interpreter.InterpreterBuilder", "triton.runtime.interpreter.InterpretedFunction",
                "triton.runtime.interpreter.ReduceOps", "triton.runtime.interpreter.ScanOps",
-               "triton.runtime.interpreter.TensorHandle")
+               "triton.runtime.interpreter.TensorHandle", "opforge.backends.triton.memory.Launch")
 
 
 # This backend's own worker-side code judges the build (the front end's verdict, the launch keys):

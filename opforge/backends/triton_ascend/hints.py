@@ -28,4 +28,6 @@ _PHRASE = re.compile("(" + "|".join(map(re.escape, REASON_HINTS)) + ")")
 
 
 def reason_hints(reasons: list[str]) -> list[str]:
-    return matched_hints(_PHRASE, REASON_HINTS, reasons)
+    from opforge.backends.triton import memory  # the CPU run's bounds and races, shared with NVIDIA Triton
+
+    return matched_hints(_PHRASE, REASON_HINTS, reasons) + memory.reason_hints(reasons)

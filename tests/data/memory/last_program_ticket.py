@@ -1,0 +1,28 @@
+"""Correct control of last_program: the program that draws the last ticket of an atomic counter
+(acq_rel, Triton's default) adds the partials up, then resets the counter for the next launch."""
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _sum(x_ptr, part_ptr, count_ptr, out_ptr, n, BLOCK: tl.constexpr, MAX_PARTS: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    tl.store(part_ptr + pid, tl.sum(tl.load(x_ptr + offs, mask=offs < n, other=0.0)))
+    parts = tl.num_programs(0)
+    ticket = tl.atomic_add(count_ptr, 1)
+    if ticket == parts - 1:
+        r = tl.arange(0, MAX_PARTS)
+        tl.store(out_ptr, tl.sum(tl.load(part_ptr + r, mask=r < parts, other=0.0)))
+        tl.store(count_ptr, 0)
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        grid = triton.cdiv(x.numel(), 32)
+        part = torch.empty(grid, dtype=x.dtype, device=x.device)
+        count = torch.zeros(1, dtype=torch.int32, device=x.device)
+        out = torch.empty(1, dtype=x.dtype, device=x.device)
+        _sum[(grid,)](x, part, count, out, x.numel(), BLOCK=32, MAX_PARTS=1024)
+        return out

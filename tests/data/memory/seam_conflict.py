@@ -1,0 +1,22 @@
+"""Wrong: each program also writes the first element of the next block (the seam), with a value
+of its own (the input, not its SiLU): which of the two stores lands last depends on the order."""
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _silu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    local = tl.arange(0, 2 * BLOCK)
+    offs = tl.program_id(0) * BLOCK + local
+    mask = (local <= BLOCK) & (offs < n)
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    y = tl.where(local < BLOCK, x / (1.0 + tl.exp(-x)), x)
+    tl.store(y_ptr + offs, y, mask=mask)
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        y = torch.empty_like(x)
+        _silu[(triton.cdiv(x.numel(), 32),)](x, y, x.numel(), BLOCK=32)
+        return y
