@@ -181,6 +181,11 @@ GUARANTEES: tuple[Guarantee, ...] = (
        f"{VF}[hostile_ignores_strides]",
        (STRESS, '    """(label, inputs) per non-contiguous layout that applies to at least one input."""\n',
         '    """(label, inputs) per non-contiguous layout that applies to at least one input."""\n    return []\n')),
+    _g("stress-channels-last", "4-D inputs are also run channels_last (a kernel whose planes follow one another fails)",
+       (f"{VF}[hostile_channels_last]",
+        "tests/test_verdict_forgery.py::test_a_4d_kernel_that_follows_every_stride_passes_every_layout"),
+       (STRESS, '_sliced),\n             ("channels_last", lambda x: x.dim() == 4 and x.shape[1] > 1,\n'
+                "              lambda x: x.contiguous(memory_format=torch.channels_last)))", "_sliced))")),
     _g("stress-larger", "one hidden larger shape (a kernel for the first rows only fails)",
        f"{VF}[hostile_first_rows]",
        (STRESS, "    from opforge.harness.spec import MIN_SHRINKABLE\n",
@@ -401,6 +406,31 @@ GUARANTEES: tuple[Guarantee, ...] = (
     _g("verify-help-example", "verify --help explains SPEC and KERNEL with an example that works",
        "tests/test_cli_frictions.py::test_verify_help_explains_spec_and_kernel_with_a_working_example",
        ("opforge/cli.py", "epilog=intake.verify_epilog(),", "epilog=None,")),
+    # -- poison for every dtype (issue #32, item 5) --
+    _g("poison-unsigned", "unsigned allocations hold 0xA5.., so an unzeroed uint32 workspace fails",
+       ("tests/test_poison.py::test_unsigned_allocations_hold_a_large_pattern",
+        "tests/test_poison.py::test_unzeroed_uint32_workspace_is_wrong_and_a_zeroed_one_right"),
+       (GUARDS, "                 torch.uint8: (torch.uint8, 0xA5), torch.uint16: (torch.int16, -0x5A5B),\n"
+                "                 torch.uint32: (torch.int32, -0x5A5A5A5B), torch.uint64: (torch.int64, -0x5A5A5A5A5A5A5A5B),\n",
+        "")),
+    _g("poison-bool", "bool allocations hold a byte neither False nor True, compared byte by byte",
+       ("tests/test_poison.py::test_bool_allocations_hold_a_byte_neither_false_nor_true",
+        "tests/test_poison.py::test_unwritten_bool_output_is_wrong_and_a_zeroed_one_right"),
+       (GUARDS, "                 torch.bool: (torch.uint8, 0x5A)}\n", "                 }\n")),
+    _g("poison-bool-bytes-kept", "a bool output's bytes reach the judge as they are (a copy would make them True)",
+       "tests/test_poison.py::test_unwritten_bool_output_is_wrong_and_a_zeroed_one_right",
+       (CHECKER, "        return _copy(value.detach().view(torch.uint8)).view(torch.bool)", "        return _copy(value.detach().view(torch.uint8)).bool()")),
+    _g("poison-float8", "float8 allocations (e4m3fn, e5m2, fnuz, e8m0) hold a NaN sentinel",
+       "tests/test_poison.py::test_float8_allocations_hold_a_nan_sentinel",
+       (GUARDS, "                 torch.float8_e4m3fn: (torch.uint8, 0x7F), torch.float8_e5m2: (torch.uint8, 0x7E),\n"
+                "                 torch.float8_e4m3fnuz: (torch.uint8, 0x80), torch.float8_e5m2fnuz: (torch.uint8, 0x80),\n"
+                "                 torch.float8_e8m0fnu: (torch.uint8, 0xFF),\n", "")),
+    _g("poison-complex", "complex allocations hold the NaN sentinel in both parts, and both parts are compared",
+       ("tests/test_poison.py::test_complex_allocations_hold_nan_in_both_parts",
+        "tests/test_poison.py::test_complex_outputs_compare_both_parts"),
+       (GUARDS, "        fill_sentinel(torch.view_as_real(tensor))\n", "        pass\n"),
+       ("opforge/harness/compare.py", "        ref_c, out_c = torch.view_as_real(ref_c), torch.view_as_real(out_c)\n",
+        "        ref_c, out_c = ref_c.real, out_c.real\n")),
     # -- CUDA emulator and knowledge --
     _g("emulator-atomic-rounding-not-a-race", "a float atomicAdd sum differs between schedules by rounding, never a race",
        "tests/test_cuda_emulator.py::test_a_float_atomic_sum_that_cancels_keeps_its_terms_rounding",

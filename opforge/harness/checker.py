@@ -281,6 +281,8 @@ class Session:
 
 def _copy(value: Any) -> Any:
     """A plain CPU tensor with its own storage (no subclass, no view into the candidate's memory)."""
+    if isinstance(value, torch.Tensor) and value.dtype == torch.bool:  # bytes as they are: a copy turns
+        return _copy(value.detach().view(torch.uint8)).view(torch.bool)  # any byte but 0 into True (1)
     if isinstance(value, torch.Tensor):
         return value.detach().to("cpu", copy=True).contiguous()
     return value

@@ -143,12 +143,28 @@ def compare_tensor(index: int, ref: torch.Tensor, out: object, atol: float | Non
     report.atol, report.rtol = tolerance(ref.dtype, atol, rtol)
     report.floor, report.rtol_small = small_element_tolerance(ref.dtype, atol, rtol)
     ref_c, out_c = ref.detach().cpu(), out.detach().cpu()
-    if ref.is_floating_point() or ref.is_complex():
+    if ref.dtype == torch.bool:
+        report.problem = _bool_bytes(out_c)
+    elif ref.is_floating_point() or ref.is_complex():
         report.problem = _parity(ref_c, out_c)
-        if report.problem:
-            report.problem = f"output {index}: {report.problem}"
-            return report
+    if report.problem:
+        report.problem = f"output {index}: {report.problem}"
+        return report
+    if ref.is_complex():  # both parts compared: a float64 copy of a complex tensor keeps only the real one
+        ref_c, out_c = torch.view_as_real(ref_c), torch.view_as_real(out_c)
     return _compare_values(report, ref_c, out_c)
+
+
+def _bool_bytes(out: torch.Tensor) -> str | None:
+    """A bool element's byte must be 0 or 1: torch reads any other byte (the allocation sentinel, an
+    unwritten element) as True, so comparing values would let it pass where True is expected."""
+    raw = out.view(torch.uint8)  # before any copy: a copy of a bool turns every nonzero byte into 1
+    odd = raw > 1
+    if not bool(odd.any()):
+        return None
+    where = _index(int(torch.argmax(odd.to(torch.uint8)).item()), out.shape)
+    return (f"{int(odd.sum())} of {out.numel()} bool elements hold a byte that is neither False nor True "
+            f"(0x{int(raw.reshape(-1)[odd.reshape(-1)][0]):02X} at {where}: never written)")
 
 
 def _compare_values(report: OutputReport, ref: torch.Tensor, out: torch.Tensor) -> OutputReport:

@@ -123,6 +123,7 @@ def _explain(f: Findings, outs: list, expected: list) -> None:
 
 
 def _constant(t: torch.Tensor) -> bool:
+    t = t.view(torch.uint8) if t.dtype == torch.bool else t  # an unwritten element's byte is not True's
     first = t[:1].expand_as(t)
     return bool(((t == first) | (torch.isnan(t) & torch.isnan(first))).all()) if t.is_floating_point() else bool(
         (t == first).all())

@@ -9,9 +9,9 @@ Triton's interpreter and JIT compiler copying arguments or starting ptxas are no
 - `LaunchLog` records every Triton launch (`kernel[grid](...)`) and can turn launches into no-ops.
   It hooks `KernelInterface.__getitem__` for the duration of a `with` block only: Triton exposes no
   launch hook that fires before compilation, and this is our own throw-away process.
-- `ForwardGuard` (a TorchDispatchMode) sees every ATen op: allocations (filled with a sentinel NaN
-  so unwritten elements show), views and copies are allowed; any compute is reported, and so is a
-  cast to a narrower float type.
+- `ForwardGuard` (a TorchDispatchMode) sees every ATen op: allocations (filled with a sentinel of
+  their dtype, a NaN for floats, so unwritten elements show), views and copies are allowed; any
+  compute is reported, and so is a cast to a narrower float type.
 - `Accused` also catches what runs below the dispatcher (`Tensor.numpy`, `tolist`, `apply_`,
   `map_`, `__array__`), threads and processes (refused, and recorded, when the candidate starts
   them), with an audit hook for `os.system`, `fork`, `exec` and `subprocess`.
@@ -46,12 +46,24 @@ LAYOUT = {
     "resolve_neg", "_has_compatible_shallow_copy_type", "view_as_real", "view_as_complex",
 }
 FLOAT_BITS = {torch.float64: 64, torch.float32: 32, torch.float16: 16, torch.bfloat16: 16}
-# Quiet NaNs with a payload no arithmetic produces: an element still holding one was never written.
+# What every allocation the candidate makes holds until written, as raw bits of a same-sized view:
+# a value no correct result is. Floats: quiet NaNs with a payload no arithmetic produces.
 SENTINEL_BITS = {torch.float32: (torch.int32, 0x7FE5A5A5), torch.float16: (torch.int16, 0x7E5A),
                  torch.bfloat16: (torch.int16, 0x7FDA), torch.float64: (torch.int64, 0x7FFDEADBEEF5A5A5),
-                 # float8 has few NaN encodings: e4m3fn's only +NaN, one of e5m2's (quantised outputs)
-                 torch.float8_e4m3fn: (torch.uint8, 0x7F), torch.float8_e5m2: (torch.uint8, 0x7E)}
-INT_SENTINEL = -0x5A5A5A5A
+                 # float8 has few NaN encodings: e4m3fn's only +NaN, one of e5m2's, the fnuz types' only one
+                 # (the bits of -0), e8m0's only one
+                 torch.float8_e4m3fn: (torch.uint8, 0x7F), torch.float8_e5m2: (torch.uint8, 0x7E),
+                 torch.float8_e4m3fnuz: (torch.uint8, 0x80), torch.float8_e5m2fnuz: (torch.uint8, 0x80),
+                 torch.float8_e8m0fnu: (torch.uint8, 0xFF),
+                 # unsigned: 0xA5.. (uint32: 2.8e9), never the 0 a caching allocator's fresh page would hold
+                 torch.uint8: (torch.uint8, 0xA5), torch.uint16: (torch.int16, -0x5A5B),
+                 torch.uint32: (torch.int32, -0x5A5A5A5B), torch.uint64: (torch.int64, -0x5A5A5A5A5A5A5A5B),
+                 # bool: the byte 0x5A, neither False (0) nor True (1). Torch's ops read any nonzero byte as True
+                 # (== True, .to(float) gives 1), torch.save/load keep the byte: compare checks bool bytes
+                 torch.bool: (torch.uint8, 0x5A)}
+# complex: the sentinel of its part type in both parts
+COMPLEX_PARTS = {torch.complex32: torch.float16, torch.complex64: torch.float32, torch.complex128: torch.float64}
+INT_SENTINEL = -0x5A5A5A5A  # signed ints (int8, int16: their minimum)
 # Tensor methods that compute on the data without going through the dispatcher.
 BELOW_DISPATCHER = ("numpy", "tolist", "__array__", "apply_", "map_", "map2_")
 PROCESS_EVENTS = ("os.system", "os.fork", "os.forkpty", "os.posix_spawn", "os.exec", "os.spawn",
@@ -197,13 +209,17 @@ def _as_candidate(fn: Any) -> Any:
 
 
 def _wrap_hooks(kernel: Any) -> None:
-    """Autotune/heuristics wrappers and a jit function's launch_metadata carry the candidate's
-    callables: wrap each once."""
+    """Autotune/heuristics wrappers, a jit function's launch_metadata and the pre-run hooks
+    registered on a kernel (add_pre_run_hook: Triton calls each with the launch's arguments, in the
+    compiled and the interpreted run alike) carry the candidate's callables: wrap each once."""
     from triton.runtime.autotuner import Autotuner, Heuristics
 
     seen = 0
     while kernel is not None and seen < 8:
         seen += 1
+        hooks = getattr(kernel, "pre_run_hooks", None)
+        if isinstance(hooks, list):
+            hooks[:] = [_as_candidate(hook) for hook in hooks]
         if isinstance(kernel, Autotuner):
             for attr in ("pre_hook", "post_hook", "early_config_prune", "perf_model"):
                 if callable(getattr(kernel, attr, None)):
@@ -219,22 +235,31 @@ def _wrap_hooks(kernel: Any) -> None:
 
 
 def fill_sentinel(tensor: torch.Tensor) -> None:
+    """Poison an allocation: every dtype torch has gets a value that cannot pass as a result."""
     if tensor.dtype in SENTINEL_BITS:
         int_dtype, bits = SENTINEL_BITS[tensor.dtype]
         tensor.view(int_dtype).fill_(bits)
-    elif tensor.dtype != torch.bool and not tensor.is_complex():
+    elif tensor.dtype in COMPLEX_PARTS:
+        fill_sentinel(torch.view_as_real(tensor))
+    elif tensor.dtype.is_signed and not tensor.is_floating_point():  # signed ints
         tensor.fill_(max(INT_SENTINEL, torch.iinfo(tensor.dtype).min))
 
 
+def _holds_sentinel(t: torch.Tensor) -> torch.Tensor:
+    """Per element of `t`, does it still hold the sentinel (a complex one: in either part)?"""
+    if t.dtype in COMPLEX_PARTS:
+        return _holds_sentinel(torch.view_as_real(t)).any(-1)
+    probe = torch.empty(1, dtype=t.dtype, device=t.device)
+    fill_sentinel(probe)
+    int_dtype = SENTINEL_BITS[t.dtype][0] if t.dtype in SENTINEL_BITS else t.dtype
+    return t.view(int_dtype) == probe.view(int_dtype)
+
+
 def count_sentinel(tensor: torch.Tensor) -> int:
-    """Elements of `tensor` that still hold the allocation sentinel."""
+    """Elements of `tensor` that still hold the allocation sentinel (any dtype; a one- or two-byte
+    signed int's sentinel is its minimum, a value results do take)."""
     t = tensor.detach()
-    if t.dtype in SENTINEL_BITS:
-        int_dtype, bits = SENTINEL_BITS[t.dtype]
-        probe = torch.empty(1, dtype=t.dtype, device=t.device)
-        fill_sentinel(probe)
-        return int((t.contiguous().view(int_dtype) == probe.view(int_dtype)).sum())
-    return 0
+    return int(_holds_sentinel(t).sum()) if t.numel() else 0
 
 
 @dataclass

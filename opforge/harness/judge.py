@@ -341,4 +341,7 @@ def fingerprint(values: list) -> str:
 
 
 def unwritten(outs: list) -> int:
-    return sum(count_sentinel(o) for o in outs if isinstance(o, torch.Tensor) and o.is_floating_point())
+    """Output elements still holding the allocation sentinel: floats, complex, bool, and integers of
+    four bytes or more (a narrower one's sentinel, its minimum, is a value results take)."""
+    return sum(count_sentinel(o) for o in outs if isinstance(o, torch.Tensor) and (
+        o.is_floating_point() or o.is_complex() or o.dtype == torch.bool or o.element_size() >= 4))
