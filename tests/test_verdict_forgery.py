@@ -37,6 +37,7 @@ CASES = [
     # 4. numerics the given inputs hide
     ("hostile_softmax_no_max", TINY, "mismatch", "scaled x1000", False),
     ("hostile_ignores_strides", TINY, "mismatch", "transposed", False),
+    ("hostile_channels_last", STRESS / "tiny_plane_center.py", "mismatch", "stress case channels_last", False),
     ("hostile_first_rows", TINY, "mismatch", "larger", False),
     ("hostile_rms_no_eps", STRESS / "tiny_rms_norm.py", "mismatch", "stress case", False),
     ("hostile_gelu_tanh", STRESS / "tiny_gelu.py", "mismatch", "variant", False),
@@ -82,6 +83,15 @@ def test_the_good_kernel_passes_every_stress_case():
     ran = {s["case"].split(" ")[0] for s in v["stress"] if s["status"] == "passed"}
     assert {"scaled", "zeros", "transposed", "sliced", "larger"} <= ran, v["stress"]
     assert v["calls"] > 40  # trials, stress, repeated calls and the no-op probe
+
+
+def test_a_4d_kernel_that_follows_every_stride_passes_every_layout():
+    """The control beside hostile_channels_last: the same plane centering through the input's own
+    batch and channel strides passes all three layout cases, channels_last included."""
+    v = verify(STRESS / "tiny_plane_center.py", KERNELS / "good_plane_center.py", VerifyOptions(seed=4321, device="cpu"))
+    assert v["correct"], v["reasons"]
+    ran = {s["case"].split(" ")[0] for s in v["stress"] if s["status"] == "passed"}
+    assert {"transposed", "sliced", "channels_last"} <= ran, v["stress"]
 
 
 def test_no_compared_variant_is_never_correct():
