@@ -436,6 +436,11 @@ GUARANTEES: tuple[Guarantee, ...] = (
        "tests/test_cuda_emulator.py::test_a_float_atomic_sum_that_cancels_keeps_its_terms_rounding",
        ("opforge/backends/cuda/emulator/library.py",
         "<= max(bits * scale, ATOMIC_SPREAD * _EPSILON[ctype] * spread)", "<= bits * scale")),
+    _g("emulator-atomic-rounding-bounded", "float atomics earn rounding room (1e-5 of the buffer's largest value), "
+       "not a race's: a sum read while other blocks add is a race",
+       "tests/test_cuda_emulator.py::test_a_float_atomic_kernel_gets_room_for_rounding_not_for_a_race",
+       ("opforge/backends/cuda/emulator/library.py", "ATOMIC_ROUNDING = 1e-5\nATOMIC_SPREAD = 4.0\n",
+        "ATOMIC_ROUNDING = 1e-3\nATOMIC_SPREAD = 400.0\n")),
     _g("knowledge-examples-share-a-tag", "an example kernel goes to the prompt only when it shares a tag with the spec",
        "tests/test_knowledge.py::test_unrelated_examples_do_not_take_the_place_of_notes",
        ("opforge/knowledge/retrieve.py", "(score >= SAME_OP_BONUS or doc.tags & tags)", "True")),

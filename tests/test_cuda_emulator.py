@@ -375,6 +375,29 @@ def test_a_float_atomic_sum_that_cancels_keeps_its_terms_rounding(cache):
     assert 0 < abs(out.item()) < 1.0 and x.double().sum().item() == 0.0
 
 
+PEEKED_ATOMIC_SUM = r"""
+#include <cuda_runtime.h>
+__global__ void peek_kernel(const float* x, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) atomicAdd(&out[0], x[i]);
+    // the first thread keeps 1e-4 of the sum as it sees it: the other blocks' adds may not be in yet
+    if (i == 0) out[1] = 1e-4f * out[0];
+}
+extern "C" void peek_launch(const float* x, float* out, int n, cudaStream_t stream) {
+    peek_kernel<<<(n + 127) / 128, 128, 0, stream>>>(x, out, n);
+}
+"""
+
+
+def test_a_float_atomic_kernel_gets_room_for_rounding_not_for_a_race(cache):
+    """Float atomics earn a buffer room for rounding (1e-5 of its largest value), not for a race: a
+    value read from the sum while other blocks still add to it is 1e-4 of the sum apart between the
+    schedules here (0.41 of 4096), ten times that room and a tenth of a room 100x looser."""
+    lib = EmulatedLibrary.build(PEEKED_ATOMIC_SUM, cache_dir=cache)
+    with pytest.raises(RaceError, match=r"argument out at element 1: .*floating-point atomics"):
+        lib.call("peek_launch", [torch.ones(4096), torch.zeros(2), 4096])
+
+
 TWO_BLOCK_SUMS = r"""
 #include <cuda_runtime.h>
 __device__ float warp_sum(float v) { for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffff, v, o); return v; }

@@ -5,10 +5,10 @@ the CPU run, or the run would vouch for kernels the NPU refuses:
 
 - a launch has at most 65535 programs (`guard_grid`: checked where the interpreter resolves the
   grid, so a callable grid, a variant's shape and a run-only launch are all counted);
-- a load or store touches only the memory of the launch's tensor arguments (`guard_memory`): the
-  interpreter reads whatever host memory an unmasked pointer lands on and writes it too (heap
-  corruption, or a tail read that happens to be harmless here), where the NPU reads other tensors'
-  global memory or faults;
+- a load or store touches only the memory of the launch's tensor arguments, and no two programs
+  race (backends/triton/memory.py, shared with NVIDIA Triton): the interpreter reads whatever host
+  memory an unmasked pointer lands on and writes it too, where the NPU reads other tensors' global
+  memory or faults;
 - every launch was frontend-compiled (`require_built`). The build job records the launches of
   no-op'd forwards and the run job interprets real ones, and a candidate can tell the two apart
   (a probe kernel's output is written only in the run), so it could compile a kernel that fits
@@ -36,9 +36,6 @@ BUILD_TIMEOUT_S = 600
 # setup, before the guards' snapshot (watched, so the candidate cannot rebind them).
 BUILT: frozenset[str] = frozenset()
 BUILD_REASONS: tuple[str, ...] = ()
-
-
-SPANS: list[tuple[int, int]] = []  # the storages of the tensors the launch in progress was given
 
 
 class AscendLaunchError(RuntimeError):
@@ -189,58 +186,3 @@ def _child_build(job: dict) -> tuple[frozenset[str], tuple[str, ...]]:
             return frozenset(), (f"runtime-error: the run job's own build did not finish: {type(exc).__name__}: "
                                  f"{exc}"[:300],)
     return frozenset(build.get("launch_keys") or []), tuple(str(r) for r in build.get("reasons") or [])
-
-
-def _check_access(ptrs: Any, mask: Any, what: str) -> None:
-    import numpy as np
-
-    addr = np.asarray(ptrs.data).astype(np.uint64)
-    if mask is not None:
-        addr = addr[np.broadcast_to(np.asarray(mask.data, dtype=bool), addr.shape)]
-    if not addr.size:
-        return
-    size = max(1, ptrs.get_element_ty().primitive_bitwidth // 8)
-    inside = np.zeros(addr.shape, dtype=bool)
-    for lo, hi in SPANS:
-        inside |= (addr >= lo) & (addr + size <= hi)
-    if not inside.all():
-        raise AscendLaunchError(f"out-of-bounds: a {what} touched {int((~inside).sum())} elements outside every tensor "
-                                "argument of the launch (mask the tail: tl.load/tl.store(..., mask=offs < n))")
-
-
-def guard_memory() -> None:
-    """Bounds-check every load, store and atomic of an interpreted launch against its tensors."""
-    from triton.runtime import interpreter
-
-    executor = interpreter.GridExecutor
-    init_args = executor._init_args_hst
-
-    def _init_args_hst(self, args_dev, kwargs):
-        args_hst, kwargs_hst = init_args(self, args_dev, kwargs)
-        SPANS[:] = [(t.untyped_storage().data_ptr(), t.untyped_storage().data_ptr() + t.untyped_storage().nbytes())
-                    for t in [*args_hst, *kwargs_hst.values()] if hasattr(t, "untyped_storage")]
-        return args_hst, kwargs_hst
-
-    executor._init_args_hst = _init_args_hst
-    builder = type(interpreter.interpreter_builder)
-    load, store = builder.create_masked_load, builder.create_masked_store
-    rmw, cas = builder.create_atomic_rmw, builder.create_atomic_cas
-
-    def create_masked_load(self, ptrs, mask, *rest):
-        _check_access(ptrs, mask, "load")
-        return load(self, ptrs, mask, *rest)
-
-    def create_masked_store(self, ptrs, value, mask, *rest):
-        _check_access(ptrs, mask, "store")
-        return store(self, ptrs, value, mask, *rest)
-
-    def create_atomic_rmw(self, op, ptr, val, mask, *rest):
-        _check_access(ptr, mask, "atomic")
-        return rmw(self, op, ptr, val, mask, *rest)
-
-    def create_atomic_cas(self, ptr, *rest):
-        _check_access(ptr, None, "atomic")
-        return cas(self, ptr, *rest)
-
-    builder.create_masked_load, builder.create_masked_store = create_masked_load, create_masked_store
-    builder.create_atomic_rmw, builder.create_atomic_cas = create_atomic_rmw, create_atomic_cas
