@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from opforge.backends.triton_ascend import toolchain
+from opforge.backends.triton_ascend import dtypes, toolchain
 from opforge.harness.ladder import NOT_REACHED, step
 
 # bishengir-compile's own lines about the missing device code generator: the expected end here.
@@ -195,13 +195,16 @@ def compile_launches(launches: list, job: dict, env: dict) -> tuple[list[dict], 
         entry = {"kernel": launch.name, "target": target, "constexprs": {k: repr(v) for k, v in constexprs.items()}}
         t0 = time.perf_counter()
         try:
-            _ttir, linalg, options, entry["mix_mode"] = lower(fn, signature, constexprs, target)
+            ttir, linalg, options, entry["mix_mode"] = lower(fn, signature, constexprs, target)
         except subprocess.CalledProcessError as exc:
             reasons.append(f"build-error: {launch.name} fails triton-adapter-opt (Triton-Ascend's lowering): "
                            f"{_adapter_error(exc)}")
             continue
         except Exception as exc:  # the front end's message is what the drafter needs
             reasons.append(f"build-error: {launch.name} does not lower for {target}: {_first_line(exc)}")
+            continue
+        if refused := dtypes.ttir_findings(launch.name, ttir):  # types the NPU lacks: the front end lets them by
+            reasons += refused
             continue
         result, _seconds = run_bishengir(linalg, target, options, env)
         entry.update(frontend_s=round(time.perf_counter() - t0, 3), pipeline=result.status,

@@ -6,6 +6,8 @@ what Ascend's compiler cannot take or silently ignores.
   `triton.language.extra.libdevice` dispatch per backend and stay allowed).
 - A grid literal of more than 65535 programs is refused here; computed grids are checked on the
   recorded launches (frontend.grid_findings), where more programs than vector cores is a warning.
+- `tl.float64` handed to a call (a cast, a constant, `dtype=`): A2/A3 have no fp64 (dtypes.py;
+  the build refuses every fp64 op and int64 atomic_add/max/min from the TTIR).
 - `num_warps` / `num_stages` are GPU scheduling knobs triton-ascend ignores: a warning, so the
   drafter learns to tune BLOCK sizes and sub-block loops instead.
 """
@@ -14,7 +16,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from opforge.backends.triton_ascend import toolchain
+from opforge.backends.triton_ascend import dtypes, toolchain
 
 CUDA_ONLY_MODULES = ("triton.language.extra.cuda",)
 IGNORED_OPTIONS = ("num_warps", "num_stages")
@@ -80,6 +82,7 @@ def check_ascend(tree: ast.Module) -> AscendFindings:
                                      f"programs; {toolchain.GRID_LIMIT}")
         if isinstance(node, ast.keyword) and node.arg in IGNORED_OPTIONS:
             ignored.setdefault(node.arg, getattr(node.value, "lineno", 0))
+    found.reasons += dtypes.source_findings(tree)  # the build reads every fp64 op from the TTIR
     for option, line in sorted(ignored.items(), key=lambda kv: kv[1]):
         found.warnings.append(f"ascend-ignored: {option} (line {line}) is a GPU scheduling option that "
                               "Triton-Ascend ignores; tune the block sizes and the sub-block loop instead")
