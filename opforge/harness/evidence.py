@@ -17,7 +17,8 @@ from opforge.harness.judge import ANTICHEAT, CHECK_OF, MAX_REASONS, Case, Materi
 # computing the op in Python. 16: a paged-attention launcher reading per-batch lengths stays under it.
 HOST_READS_FREE = 16
 
-EVENT_CODES = ("below-dispatcher", "threads", "subprocess")
+EVENT_CODES = ("below-dispatcher", "threads", "subprocess",
+               "runtime-error")  # an unbuilt launch refused (launch_keys.py), even where forward caught it
 
 
 class Findings:
@@ -56,6 +57,9 @@ def _forward(f: Findings, report: dict, noop: bool, label: str) -> None:
     if report.get("mutated"):
         f.fail(f"input-mutation: input {report['mutated'][0]} was modified by forward "
                "(declare it in OPFORGE['mutates'])")
+    if report.get("stateful"):
+        f.fail(f"stateful: {label}: two repeated calls on the same inputs changed what the candidate keeps "
+               f"({str(report['stateful'])[:200]}); a result must not depend on how many calls came before")
     if report.get("same_buffer") is not None:
         f.fail("cached-output: returned the same buffer as an earlier call")
     for name, count in (report.get("launches") or {}).items():

@@ -46,6 +46,14 @@ class TritonPlugin(BackendPlugin):
             fastdot.install()
             fastlang.install()
             memory.install()  # bounds, races and program orders of every interpreted launch
+            from opforge.backends.triton import hidden_names, launch_keys
+            from opforge.harness import snapshot
+
+            hidden_names.install()  # the interpreter's own globals never reach the candidate's module
+            launch_keys.require_built()  # compiled = executed: only launches the build compiled run
+            if job and job.get("candidate_path"):
+                launch_keys.build_first(job)
+            snapshot.WATCHED = (*snapshot.WATCHED, *(p for p in RUN_WATCHED if p not in snapshot.WATCHED))
         else:
             os.environ.pop("TRITON_INTERPRET", None)
         # Triton 3.9 warns in every process that this is unset; keep its current default explicitly.
@@ -66,11 +74,27 @@ class TritonPlugin(BackendPlugin):
 
         return memory.findings()
 
+    # The CPU run interprets only launches its build compiled (launch_keys.py), so the build records
+    # every model and input layout the run will call forward with, not just the main one.
+    build_every_case = True
+
+    def before_import(self, job: dict) -> list[str]:
+        if job.get("mode") == "run" and job.get("device", "cpu") == "cpu":
+            from opforge.backends.triton import launch_keys
+
+            return list(launch_keys.BUILD_REASONS)  # of the run job's build (prepare_worker)
+        return []
+
     def build(self, launches: list, job: dict):
-        from opforge.backends.triton import aot
+        from opforge.backends.triton import aot, launch_keys
 
         kernels, reasons, notes = aot.compile_launches(launches, job.get("arch", 90), float32=bool(job.get("float32")))
-        return kernels, reasons, notes, None
+        return kernels, reasons, notes, {"launch_keys": launch_keys.keys_of_recorded(launches)}
 
+
+# What the CPU run's own setup installed (the launch keys the build compiled, the rewriter that keeps
+# the interpreter's names hidden): watched like triton.language once set up.
+RUN_WATCHED = ("opforge.backends.triton.launch_keys", "opforge.backends.triton.hidden_names",
+               "triton.runtime.interpreter.FunctionRewriter", "triton.runtime.interpreter.InterpretedFunction")
 
 PLUGIN = TritonPlugin()

@@ -21,6 +21,7 @@ import types
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from opforge.backends.triton.static_names import interpreter_detection, unbound_names
 from opforge.backends.triton.static_resolve import (ALLOWED_MODULES, FORBIDDEN_ATTRS, METHOD_DECORATORS, Ref,
                                             Resolver, denied_name, is_dunder, objects)
 
@@ -131,6 +132,8 @@ class _Checker:
     def run(self) -> list[str]:
         for node in ast.walk(self.tree):
             self._check(node)
+        for code, detail, node in (*unbound_names(self.tree, self.resolver), *interpreter_detection(self.tree)):
+            self.add(code, detail, node)
         self.found += [f"{code}: {detail} (line {line})" for code, detail, line in self.resolver.problems]
         return list(dict.fromkeys(self.found))
 

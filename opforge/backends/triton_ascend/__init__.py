@@ -89,7 +89,7 @@ class TritonAscendPlugin(BackendPlugin):
             bins += [str(home / "bin"), str(home / "compiler" / "bin")]
         os.environ["PATH"] = os.pathsep.join([*bins, os.environ.get("PATH", "/usr/bin:/bin")])
         if mode == "run" and device == "cpu":
-            from opforge.backends.triton import memory
+            from opforge.backends.triton import hidden_names, launch_keys, memory
             from opforge.backends.triton_ascend import launches
 
             os.environ["TRITON_INTERPRET"] = "1"
@@ -97,9 +97,10 @@ class TritonAscendPlugin(BackendPlugin):
             _fast_reductions()
             launches.guard_grid()
             memory.install()  # bounds, races and program orders, as on NVIDIA Triton's CPU run
-            launches.require_built()
+            hidden_names.install()  # the interpreter's own globals never reach the candidate's module
+            launch_keys.require_built()
             if job and job.get("candidate_path"):
-                launches.build_first(job)
+                launch_keys.build_first(job)
             _watch(INTERPRETER)
         else:
             os.environ.pop("TRITON_INTERPRET", None)
@@ -124,9 +125,9 @@ class TritonAscendPlugin(BackendPlugin):
         if job.get("device") == "npu":
             import torch_npu  # noqa: F401  (registers the npu device the inputs go to)
         if job.get("mode") == "run" and job.get("device", "cpu") == "cpu":
-            from opforge.backends.triton_ascend import launches
+            from opforge.backends.triton import launch_keys
 
-            return list(launches.BUILD_REASONS)  # of the run job's own build (prepare_worker)
+            return list(launch_keys.BUILD_REASONS)  # of the run job's own build (prepare_worker)
         return []
 
     def build(self, launches: list, job: dict):
@@ -148,14 +149,16 @@ class TritonAscendPlugin(BackendPlugin):
 INTERPRETER = ("triton.runtime.interpreter", "triton.runtime.interpreter.GridExecutor",
                "triton.runtime.interpreter.InterpreterBuilder", "triton.runtime.interpreter.InterpretedFunction",
                "triton.runtime.interpreter.ReduceOps", "triton.runtime.interpreter.ScanOps",
-               "triton.runtime.interpreter.TensorHandle", "opforge.backends.triton.memory.Launch")
+               "triton.runtime.interpreter.TensorHandle", "opforge.backends.triton.memory.Launch",
+               "triton.runtime.interpreter.FunctionRewriter")
 
 
 # This backend's own worker-side code judges the build (the front end's verdict, the launch keys):
 # watched in the build job too (checker.build_job compares after the recorded forward).
 OWN = ("opforge.backends.triton_ascend", "opforge.backends.triton_ascend.TritonAscendPlugin",
        "opforge.backends.triton_ascend.frontend", "opforge.backends.triton_ascend.launches",
-       "opforge.backends.triton_ascend.toolchain", "opforge.backends.triton.aot")
+       "opforge.backends.triton_ascend.toolchain", "opforge.backends.triton.aot",
+       "opforge.backends.triton.launch_keys", "opforge.backends.triton.hidden_names")
 
 
 def _watch(paths: tuple[str, ...]) -> None:
