@@ -5,11 +5,12 @@ tl.float64; the fp32 and int32 kernels beside them still verify."""
 from __future__ import annotations
 
 import ast
+import json
 
 import pytest
 
 from conftest import DATA, require_ascend
-from opforge.backends.triton_ascend import dtypes, static
+from opforge.backends.triton_ascend import dtypes, frontend, static
 from opforge.harness.verify import VerifyOptions, verify
 
 HERE = DATA / "ascend_dtypes"
@@ -38,6 +39,18 @@ def test_the_same_kernels_on_supported_types_verify(spec, kernel):
     v = verify(HERE / spec, HERE / kernel, options())
     assert v["correct"] and v["level"] == "emulated", v["reasons"]
     assert v["steps"]["frontend_compile"]["status"] == "passed"
+    kernel = v["build"]["kernels"][0]  # the unified buffer the HIVM pipeline planned, in bits
+    assert 0 < kernel["required_ub_bits"] <= kernel["ub_available_bits"] == 192 * 1024 * 8, kernel
+
+
+def test_the_unified_buffer_use_is_read_from_bishengirs_memory_display(tmp_path):
+    overflow = (DATA / "triton_ascend" / "bishengir_ub_overflow.txt").read_text()
+    assert frontend.parse_bishengir(1, overflow).ub_bits == 50331904  # what the tile needs
+    (tmp_path / "memory_info_aiv.json").write_text(json.dumps({"Record": [
+        {"scope": "ub", "memory_info_array": [{"extent": 32768, "offset": [0, 65536]}, {"extent": 8, "offset": [32768]}]},
+        {"scope": "l1", "memory_info_array": [{"extent": 10 ** 9, "offset": [0]}]}]}))
+    assert frontend.planned_ub_bits(tmp_path) == 98304  # a double-buffered tile ends furthest
+    assert frontend.planned_ub_bits(tmp_path / "none") is None
 
 
 def test_the_source_spelling_tl_float64_is_refused_statically():

@@ -5,13 +5,16 @@ Per distinct launch signature, as triton-ascend's own `npu` backend compiles it:
 TTIR (make_ttir), `triton-adapter-opt` down to Linalg/HFusion/HIVM (ttir_to_linalg), then
 `bishengir-compile`'s HFusion and HIVM pipeline, which schedules the vector code and plans the
 192 KB unified buffer; a tile that does not fit fails there with the compiler's own message
-(`ub overflow, requires N bits while 1572864 bits available`). Last, bishengir-compile hands the
+(`ub overflow, requires N bits while 1572864 bits available`); one that fits has the UB it planned
+recorded (`required_ub_bits`, from the compiler's memory display). The TTIR is read for the types
+A2/A3 cannot compute (dtypes.py). Last, bishengir-compile hands the
 module to `hivmc`, the device code generator, which only CANN has: without it the pipeline stops
 right there, which is the `frontend-compiled` rung; with it the kernel object is the `compiled` one.
 """
 from __future__ import annotations
 
 import functools
+import json
 import re
 import subprocess
 import tempfile
@@ -27,6 +30,8 @@ HIVMC_MISSING = ("Cannot find hivmc", "External hivmc run fails", "Failed to run
 NOT_A_CAUSE = ("External hivmc run fails", "Failed to run BiShengHIR pipeline", "Failed to run BiShengIR pipeline")
 ERROR_LINE = re.compile(r"^(?:loc\(.*?\):\s*)?error:\s*(.+)$")
 TIMEOUT_S = 300
+UB_OVERFLOW = re.compile(r"ub overflow, requires (\d+) bits while (\d+) bits available")
+MEMORY_DISPLAY = "--enable-memory-display=true"  # writes memory_info_<core>.json: the planned buffers
 
 
 @dataclass
@@ -48,7 +53,7 @@ def parse_bishengir(returncode: int, output: str) -> PipelineResult:
         if m and not any(m.group(1).startswith(n) for n in NOT_A_CAUSE):
             errors.append(m.group(1).strip())
     notes = [line.strip()[len("[NOTE] "):] for line in output.splitlines() if line.strip().startswith("[NOTE] ")]
-    ub = re.search(r"UB\s+size\s*=\s*(\d+)\s*bits", output)
+    ub = re.search(r"UB\s+size\s*=\s*(\d+)\s*bits", output) or UB_OVERFLOW.search(output)
     ub_bits = int(ub.group(1)) if ub else None
     if errors:
         return PipelineResult("error", errors[0][:400], notes, ub_bits)
@@ -90,10 +95,30 @@ def run_bishengir(linalg: str, target: str, options, env: dict) -> tuple[Pipelin
         src.write_text(linalg)
         cmd = bishengir_command(str(chain.bishengir), src, Path(tmp) / "kernel", target, options)
         try:
-            done = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, env=env)
+            done = subprocess.run([*cmd, MEMORY_DISPLAY], capture_output=True, text=True,
+                                  timeout=TIMEOUT_S, env=env, cwd=tmp)
         except subprocess.TimeoutExpired:
             return PipelineResult("error", f"bishengir-compile ran past {TIMEOUT_S} s"), time.perf_counter() - began
-    return parse_bishengir(done.returncode, done.stdout + "\n" + done.stderr), time.perf_counter() - began
+        result = parse_bishengir(done.returncode, done.stdout + "\n" + done.stderr)
+        if result.ub_bits is None:
+            result.ub_bits = planned_ub_bits(Path(tmp))
+    return result, time.perf_counter() - began
+
+
+def planned_ub_bits(folder: Path) -> int | None:
+    """The unified buffer the HIVM pipeline planned, in bits: the end of the furthest UB buffer in
+    bishengir-compile's memory display (memory_info_aiv.json / _aic.json in its working folder)."""
+    ends = []
+    for path in folder.glob("memory_info_*.json"):
+        try:
+            records = json.loads(path.read_text()).get("Record", [])
+        except (OSError, ValueError, AttributeError):
+            continue
+        for record in records:
+            if record.get("scope") == "ub":
+                ends += [int(o) + int(b.get("extent", 0)) for b in record.get("memory_info_array", [])
+                         for o in b.get("offset", [])]
+    return max(ends, default=None)
 
 
 def lower(fn, signature: dict, constants: dict, target: str):
@@ -208,7 +233,7 @@ def compile_launches(launches: list, job: dict, env: dict) -> tuple[list[dict], 
             continue
         result, _seconds = run_bishengir(linalg, target, options, env)
         entry.update(frontend_s=round(time.perf_counter() - t0, 3), pipeline=result.status,
-                     required_ub_bits=result.ub_bits)
+                     required_ub_bits=result.ub_bits, ub_available_bits=toolchain.UB_BYTES * 8)
         kernels.append(entry)
         if result.status == "error":
             reasons.append(f"build-error: {launch.name} fails bishengir-compile's HIVM pipeline for {target}: "
