@@ -58,6 +58,9 @@ STATIC_R = "opforge/backends/triton/static_resolve.py"
 STATIC_C = "opforge/backends/triton/static.py"
 GUARDS = "opforge/harness/guards.py"
 SNAPSHOT = "opforge/harness/snapshot.py"
+CE = "tests/test_compiled_is_executed.py::"
+TRITON_PLUGIN = "opforge/backends/triton/__init__.py"
+LAUNCH_KEYS = "opforge/backends/triton/launch_keys.py"
 CHECKER = "opforge/harness/checker.py"
 EVIDENCE = "opforge/harness/evidence.py"
 STRESS = "opforge/harness/stress.py"
@@ -467,6 +470,52 @@ GUARANTEES: tuple[Guarantee, ...] = (
     _g("knowledge-examples-share-a-tag", "an example kernel goes to the prompt only when it shares a tag with the spec",
        "tests/test_knowledge.py::test_unrelated_examples_do_not_take_the_place_of_notes",
        ("opforge/knowledge/retrieve.py", "(score >= SAME_OP_BONUS or doc.tags & tags)", "True")),
+    # -- compiled = executed; the interpreter is no way out (backends/triton/launch_keys.py, hidden_names.py) --
+    _g("compiled-equals-executed-triton", "NVIDIA Triton's CPU run interprets only launches its build compiled for the "
+       "target (kernel code, globals it loads, argument types, constexprs, options): a constexpr keyed on an "
+       "interpreter-only attribute is unbuilt-launch",
+       (f"{CE}test_hostile_kernel_is_rejected_by_its_runtime_mechanism[hostile_interp_branch]",
+        f"{CE}test_correct_controls_verify[narrow_rows_ok]"),
+       (TRITON_PLUGIN, "            launch_keys.require_built()  # compiled = executed: the run interprets only what "
+        "the build compiled\n", "")),
+    _g("build-every-case-triton", "the Triton build compiles the launches of every model and input layout of the plan "
+       "(variants, stress, larger), not only the main case's: a variant-only kernel the GPU compiler refuses fails",
+       f"{CE}test_hostile_kernel_is_rejected_by_its_runtime_mechanism[hostile_variant_uncompilable]",
+       (TRITON_PLUGIN, "    build_every_case = True\n", "    build_every_case = False\n")),
+    _g("compiled-equals-executed-ascend", "Triton-Ascend's CPU run interprets only launches its build frontend-compiled",
+       "tests/test_triton_ascend_forgery.py::test_hostile_candidates_are_rejected_for_what_they_do[probe_switch]",
+       ("opforge/backends/triton_ascend/__init__.py", "            launch_keys.require_built()\n", "")),
+    _g("launch-identity-global-loads", "a launch's identity reads only the globals its code loads (LOAD_GLOBAL), so "
+       "tl.math kernels keep one identity from the first launch on (no false unbuilt-launch)",
+       (f"{CE}test_launch_identity_reads_only_the_globals_the_kernel_loads", f"{CE}test_ascend_tl_math_kernel_verifies",
+        f"{CE}test_correct_controls_verify[tlmath_softmax]"),
+       (LAUNCH_KEYS, "names = {ins.argval for ins in dis.get_instructions(code) if ins.opname in GLOBAL_LOADS}",
+        "names = set(code.co_names)")),
+    _g("interpreter-globals-hidden", "names Triton's interpreter needs (np, inspect, its semantic...) never reach the "
+       "candidate's module, on either Triton: host code cannot use them",
+       (f"{CE}test_hostile_kernel_is_rejected_by_its_runtime_mechanism[hostile_interp_np_dlpack]",
+        f"{CE}test_hostile_kernel_is_rejected_by_its_runtime_mechanism[hostile_interp_getattr_static]",
+        f"{CE}test_ascend_interpreter_globals_are_not_the_candidates"),
+       ("opforge/backends/triton/hidden_names.py",
+        "    rewriter._transform_ast = _transform_ast\n    rewriter._compile_and_exec = _compile_and_exec\n", "")),
+    _g("static-unbound-name", "a name the candidate loads and never binds in its file (nor a builtin) is refused "
+       "statically (unbound-name)",
+       (f"{CE}test_a_name_never_bound_in_the_file_is_refused[np]",
+        f"{CE}test_a_name_never_bound_in_the_file_is_refused[class-attribute]",
+        f"{CE}test_hostile_kernel_meets_its_static_rule_or_none[hostile_interp_np_dlpack]"),
+       (STATIC_C, "*unbound_names(self.tree, self.resolver), ", "")),
+    _g("static-interpreter-detection", "reading what tells the interpreter from the GPU compiler (rewriter, cache_key, "
+       "TRITON_INTERPRET) is refused statically",
+       (f"{CE}test_reading_what_tells_the_interpreter_from_the_compiler_is_refused[hasattr-rewriter]",
+        f"{CE}test_hostile_kernel_meets_its_static_rule_or_none[hostile_interp_branch]"),
+       (STATIC_C, ", *interpreter_detection(self.tree))", ")")),
+    _g("pre-run-hooks-guarded", "a pre-run hook registered on a kernel runs as the candidate's code under the guards "
+       "(torch.softmax as a hook is torch-compute)",
+       f"{CE}test_hostile_kernel_is_rejected_by_its_runtime_mechanism[hostile_pre_run_hook]",
+       (GUARDS, "            hooks[:] = [_as_candidate(hook) for hook in hooks]\n", "            pass\n")),
+    _g("static-ctypes-refused", "a candidate importing ctypes is refused statically",
+       (f"{CE}test_ctypes_is_refused[import]", f"{CE}test_ctypes_is_refused[from-import]"),
+       (STATIC_R, '"math", "typing",', '"math", "ctypes", "typing",')),
 )
 
 

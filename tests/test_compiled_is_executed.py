@@ -178,19 +178,21 @@ def test_names_bound_in_every_way_python_binds_them_are_not_refused():
     ("class A:\n    size = 4\n\n    def get(self):\n        return size\n", "size"),  # a class body is no enclosing scope
     ("def f():\n    return [j for j in range(3)] + [j]\n", "j"),  # a comprehension's target stays inside it
     ("def f(x):\n    inspect.getattr_static(x, 'y')\n", "inspect"),
-])
+], ids=["np", "class-attribute", "comprehension-target", "inspect"])
 def test_a_name_never_bound_in_the_file_is_refused(body, name):
     reasons = check_source(HEADER + body + TAIL, float32_spec=True).reasons
     assert any(r.startswith(f"unbound-name: {name} is never bound") for r in reasons), reasons
 
 
-@pytest.mark.parametrize("line", ["import ctypes", "from ctypes import CDLL", "import ctypes.util"])
+@pytest.mark.parametrize("line", ["import ctypes", "from ctypes import CDLL", "import ctypes.util"],
+                         ids=["import", "from-import", "submodule"])
 def test_ctypes_is_refused(line):
     reasons = check_source(HEADER + line + "\n" + TAIL, float32_spec=True).reasons
     assert any(r.startswith("forbidden-import: ctypes") for r in reasons), reasons
 
 
-@pytest.mark.parametrize("expr", ['hasattr(_k, "rewriter")', "_k.cache_key", '"TRITON_INTERPRET=1" in str(x)'])
+@pytest.mark.parametrize("expr", ['hasattr(_k, "rewriter")', "_k.cache_key", '"TRITON_INTERPRET=1" in str(x)'],
+                         ids=["hasattr-rewriter", "cache-key", "env-var"])
 def test_reading_what_tells_the_interpreter_from_the_compiler_is_refused(expr):
     source = HEADER + TAIL + f"\n\ndef probe(x):\n    return {expr}\n"
     assert "interpreter-detection" in static_codes(source), check_source(source, float32_spec=True).reasons

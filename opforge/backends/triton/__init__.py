@@ -50,7 +50,7 @@ class TritonPlugin(BackendPlugin):
             from opforge.harness import snapshot
 
             hidden_names.install()  # the interpreter's own globals never reach the candidate's module
-            launch_keys.require_built()  # compiled = executed: only launches the build compiled run
+            launch_keys.require_built()  # compiled = executed: the run interprets only what the build compiled
             if job and job.get("candidate_path"):
                 launch_keys.build_first(job)
             snapshot.WATCHED = (*snapshot.WATCHED, *(p for p in RUN_WATCHED if p not in snapshot.WATCHED))
