@@ -167,11 +167,12 @@ def test_the_larger_hidden_shape_grows_derived_values_with_the_constants():
     spec = load(DATA_SPECS / "derived_inputs.py", max_elements=1 << 19)
     material = judge.prepare(spec, seed=5, trials=1, device="cpu")
     larger = [c for c in material.cases if c.label.startswith("larger")]
-    assert len(larger) == 1, material.skipped
-    grown = dict(part.split("=") for part in larger[0].label.split()[1:])
-    x, w = larger[0].inputs
-    assert x.shape == (int(grown["batch_size"]), 2 * int(grown["width"])) and w.shape == (x.shape[1],)
-    assert x.shape[1] > 2 * spec.sizes_used["width"]
+    assert len(larger) == 2, material.skipped  # batch_size and width, each grown alone
+    for case in larger:
+        grown = dict(part.split("=") for part in case.label.split(" (")[0].split()[1:])
+        x, w = case.inputs
+        assert x.shape == (int(grown["batch_size"]), 2 * int(grown["width"])) and w.shape == (x.shape[1],)
+    assert larger[1].inputs[0].shape[1] == 2 * (2 * spec.sizes_used["width"] + 1)
 
 
 def test_size_constants_are_the_literal_assignments_bound_once():

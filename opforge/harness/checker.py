@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from opforge.harness import guards
+from opforge.harness import callstate, guards
 
 MAX_ERRORS = 12
 
@@ -196,6 +196,7 @@ class Session:
         self.models = [build_model(cand, entry, self.device) for entry in data["models"]]
         self.params = [guards.storages(list(m.parameters()) + list(m.buffers())) for m in self.models]
         self.kept: list[list] = []  # outputs of earlier calls, to catch a buffer handed out twice
+        self.cand, self.repeat_state = cand, None  # (plan index, callstate.state_map) after the last repeated call
         self.state = state  # taken before the candidate was imported
         from opforge.backends import DEFAULT, plugin
 
@@ -232,8 +233,19 @@ class Session:
             return report, None
         report.update(self._memory(step, outs, inputs, pristine))
         self.kept.append([o for o in outs if isinstance(o, torch.Tensor)])
+        report.update(self._call_state(index, step))
         mutated = [inputs[i] for i in self.data.get("mutates", []) if i < len(inputs)]
         return report, [_copy(o) for o in outs + mutated]
+
+    def _call_state(self, index: int, step: dict) -> dict:
+        """Two consecutive repeated calls (the same inputs) must leave what the candidate can reach
+        as they found it, or the call count could choose its result (harness/callstate.py)."""
+        if not step.get("repeat"):
+            return {}
+        now = callstate.state_map(self.cand, self.models)
+        before, self.repeat_state = self.repeat_state, (index, now)
+        what = callstate.changed(before[1], now) if before and before[0] == index - 1 else None
+        return {"stateful": what} if what else {}
 
     def _memory(self, step: dict, outs: list, inputs: list, pristine: list) -> dict:
         found: dict = {}

@@ -28,15 +28,17 @@ from opforge.harness.spec import footprint as spec_footprint
 
 ANTICHEAT = ("constant-output", "torch-compute", "aliasing", "input-mutation", "cached-output",
              "partial-output", "low-precision", "patched", "threads", "subprocess", "no-launch",
-             "kernel-independent", "below-dispatcher", "global-state", "output-type", "host-compute")
+             "kernel-independent", "below-dispatcher", "global-state", "output-type", "host-compute", "stateful")
 # The check inside the numerics step that each finding's code fails (harness/ladder.py CHECKS).
 CHECK_OF = {"load-error": "load", "reference-error": "load", "init-error": "run", "runtime-error": "run",
             "oom": "run", "mismatch": "compare", "no-variants": "compare", **{c: "anticheat" for c in ANTICHEAT},
             # the CPU run's memory model (backends/triton/memory.py): what hardware would do differently
             "out-of-bounds": "run", "race": "run", "order-dependent": "compare"}
 MAX_REASONS = 12
-REPEAT_CALLS = 24  # CPU: repeated calls after the trials, so "correct for the first N calls" needs N > ~45
-LARGER_BUDGET = 1.25  # the hidden larger shape: at most this many times the main problem's elements
+# CPU: repeated calls on the same inputs after the trials; consecutive ones must leave the candidate's
+# state unchanged (harness/callstate.py), so no call count can choose its result
+REPEAT_CALLS = 24
+LARGER_BUDGET = 1.25  # each hidden larger shape: at most this many times the main problem's elements
 STRESS_MIN_ELEMENTS = 1024  # a stress case on fewer elements than this would hide overflow and tiling bugs  # the larger hidden shape: the first factor whose inputs fit the budget
 
 
@@ -95,14 +97,14 @@ class Reference:
         names = list(inspect.signature(self.module.Model.forward).parameters)[1:]
         self.mutates = [names.index(n) for n in spec.meta.get("mutates", []) if n in names]
 
-    def shapes_model(self, key: str, value: int) -> bool:
-        """Does size constant `key` reach the constructor's arguments?"""
+    def shapes_model(self, sizes: dict[str, int]) -> bool:
+        """Do these size constants change the constructor's arguments?"""
         def init(module) -> str:
             args = module.get_init_inputs()
             return repr([tuple(a.shape) if isinstance(a, torch.Tensor) else a for a in args])
 
         try:
-            return init(self.spec.module({key: value})) != init(self.module)
+            return init(self.spec.module(sizes)) != init(self.module)
         except Exception:  # the spec cannot even build its arguments at that size
             return True
 
@@ -115,10 +117,13 @@ class Reference:
         except Exception:  # the spec rejects these sizes, or passes the limit: as good as too large
             return 1 << 62
 
-    def model(self, seed: int) -> tuple[dict, Any]:
-        init = self.module.get_init_inputs() if hasattr(self.module, "get_init_inputs") else []
+    def model(self, seed: int, sizes: dict[str, int] | None = None) -> tuple[dict, Any]:
+        """The reference's model at the sizes used (or at `sizes` over them: the constructor's
+        arguments follow), and what the candidate's process needs to build its own alike."""
+        module = self.spec.module(sizes) if sizes else self.module
+        init = module.get_init_inputs() if hasattr(module, "get_init_inputs") else []
         torch.manual_seed(seed)
-        ref = self.module.Model(*init)
+        ref = module.Model(*init)
         state = {k: v.detach().cpu().clone() for k, v in ref.state_dict().items()}
         return {"init": list(init), "state": state, "seed": seed}, ref.to(self.device).eval()
 
@@ -210,27 +215,28 @@ def _add_perturbed(material: Material, ref: Reference, case: Case, gen: torch.Ge
 
 
 def _try_case(material: Material, ref: Reference, base: Case, label: str, inputs: list | None,
-              check_finite: bool = True, same_values: bool = False, noise: bool = False) -> None:
+              check_finite: bool = True, same_values: bool = False, noise: bool = False, model: int = 0) -> bool:
     """Add a stress case where the reference supports it. `same_values`: the inputs are `base`'s
     in another layout, so `base`'s outputs are what to expect (the reference's own kernels for
     that layout may round differently, GroupNorm's channels_last path does by ~1e-3). `noise`:
     measure the reference's own error against float64, which the comparison allows NOISE_FACTOR times."""
     if inputs is None:
-        return
+        return False
     try:
-        expected = ref.run(material.refs[0], inputs)
+        expected = ref.run(material.refs[model], inputs)
     except Exception as exc:  # the reference does not support this case: skip it, say why
         material.skipped.append({"case": label, "status": "skipped",
                                  "reason": f"the reference raised {type(exc).__name__}: {str(exc)[:120]}"})
-        return
+        return False
     if check_finite and not stress.supported(base.expected, expected):
         material.skipped.append({"case": label, "status": "skipped",
                                  "reason": "the reference's outputs are not finite on it"})
-        return
-    case = Case(label, "stress", 0, inputs, base.expected if same_values else expected)
+        return False
+    case = Case(label, "stress", model, inputs, base.expected if same_values else expected)
     if noise:
-        case.noise = ref.float64_error(material.refs[0], inputs, expected)
+        case.noise = ref.float64_error(material.refs[model], inputs, expected)
     material.add(case)
+    return True
 
 
 def _stress_base(material: Material) -> Case | None:
@@ -263,24 +269,43 @@ def _add_stress(material: Material, ref: Reference, spec: OpSpec, main: Case | N
 
 
 def _add_larger(material: Material, ref: Reference, spec: OpSpec, base: Case, seed: int) -> None:
-    """One hidden shape larger than the main one: the size constants that only shape the inputs
-    grown (those that change the constructor's arguments, a hidden size, stay: a kernel may be
-    built for its model's size, as KernelBench's are)."""
-    inputs_only = {k: v for k, v in spec.sizes_used.items() if not ref.shapes_model(k, 2 * v + 1)}
-    used_elements = ref.footprint(spec.sizes_used)
-    sizes = stress.grown_sizes(inputs_only, ref.footprint, int(LARGER_BUDGET * used_elements))
-    if sizes is None:
-        material.skipped.append({"case": "larger", "status": "skipped",
-                                 "reason": "no size constant that shapes only the inputs can grow within the budget"})
-        return
+    """Hidden larger shapes: each size constant grown alone (stress.larger_targets: its declared size
+    where the budget allows, else twice the used size plus one), the others halved to pay for it so
+    each case stays within LARGER_BUDGET x the main problem's elements. A constant that reaches the
+    constructor's arguments gets a model of its own, built again at those sizes on both sides."""
+    cap = int(LARGER_BUDGET * ref.footprint(spec.sizes_used))
+    for key, tries in stress.larger_targets(spec.sizes_used, spec.sizes_declared).items():
+        for target, how in tries:
+            sizes = stress.grown_one(spec.sizes_used, key, target, ref.footprint, cap)
+            label = "larger " + " ".join(f"{k}={v}" for k, v in sorted((sizes or {key: target}).items(),
+                                                                       key=lambda kv: kv[0] != key))
+            label += f" ({key} at its {how})" if how == "declared size" else f" ({key} {how})"
+            if sizes is None:
+                material.skipped.append({"case": label, "status": "skipped", "reason":
+                                         f"over the CPU budget of {cap} elements even with the other sizes at 1"})
+                continue
+            if _add_grown(material, ref, base, label, sizes, seed):
+                break
+
+
+def _add_grown(material: Material, ref: Reference, base: Case, label: str, sizes: dict[str, int], seed: int) -> bool:
+    model = 0
     try:
+        if ref.shapes_model(sizes):
+            entry, built = ref.model(seed, sizes)
+            material.models.append(entry)
+            material.refs.append(built)
+            model, label = len(material.models) - 1, label[:-1] + ", the model built again at these sizes)"
         inputs = ref.inputs(seed + 101, sizes)[0]
     except Exception as exc:
-        material.skipped.append({"case": "larger", "status": "skipped",
-                                 "reason": f"the spec rejects grown sizes: {type(exc).__name__}: {str(exc)[:120]}"})
-        return
-    label = "larger " + " ".join(f"{k}={v}" for k, v in sorted(sizes.items()))
-    _try_case(material, ref, base, label, inputs)
+        material.skipped.append({"case": label, "status": "skipped",
+                                 "reason": f"the spec rejects these sizes: {type(exc).__name__}: {str(exc)[:120]}"})
+        return False
+    if _try_case(material, ref, base, label, inputs, model=model):
+        return True
+    if model:  # the reference could not run it: the candidate need not build that model
+        material.models.pop(), material.refs.pop()
+    return False
 
 
 def _add_repeats(material: Material, ref: Reference, base: Case | None, seed: int, device: str) -> None:

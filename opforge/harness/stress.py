@@ -8,10 +8,13 @@ wrong on the 65th. So, beyond the spec's variants, every verification also runs 
 - `scaled x1e-3`, `scaled x1e3`: every float input scaled (orders of magnitude down and up);
 - `zeros`: the first slice of every float input set to zero (0/0 where eps is missing);
 - `transposed`, `sliced`, `channels_last`: the same values in non-contiguous layouts;
-- `larger`: the spec's size constants grown past the sizes used (up to twice plus one, odd so no
-  power-of-two block divides them, within 1.25x the main problem's elements), the spec run again
-  at them so derived values follow (`OpSpec.module`): one hidden shape larger along every dim the
-  constants drive;
+- `larger`: each size constant grown alone, those that reach the constructor too (the candidate's
+  model built again at them): to its declared size where the spec declares one larger than the
+  shrunk run's and the budget allows, else to twice the used size plus one (odd so no power-of-two
+  block divides it, past any power-of-two cap); the other constants halved to pay for it, each case
+  within 1.25x the main problem's elements. The spec runs again at those sizes so derived values
+  follow (`OpSpec.module`). A kernel that handles at most 64 rows, or a reduction capped at the
+  K of the shrunk run, fails one of them;
 - `perturbed`: the main inputs changed inside with their first and last elements kept, right
   after the main inputs, so a kernel that memoises on a few elements returns a stale result.
 
@@ -105,25 +108,38 @@ def perturbed(inputs: list, generator: torch.Generator) -> list | None:
     return out if changed else None
 
 
-def grown_sizes(sizes: dict[str, int], footprint, cap: int) -> dict[str, int] | None:
-    """Every shrinkable size constant doubled (plus one: odd, so no power-of-two block divides it),
-    then the largest pulled back towards its used value until `footprint(sizes)` fits `cap`; None
-    when even one more along every dim does not fit."""
+def grown_one(used: dict[str, int], key: str, target: int, footprint, cap: int) -> dict[str, int] | None:
+    """The sizes used with `key` at `target`, the other shrinkable constants halved, largest first,
+    until `footprint(sizes)` fits `cap` (the grown dimension paid for by the others); None when even
+    every other one at 1 does not fit."""
     from opforge.harness.spec import MIN_SHRINKABLE
 
-    grown = {k: 2 * v + 1 for k, v in sizes.items() if v >= MIN_SHRINKABLE}
-    for _ in range(32):
-        if not grown:
+    sizes = {**used, key: target}
+    for _ in range(64):
+        if footprint(sizes) <= cap:
+            return sizes
+        others = [k for k in sizes if k != key and used[k] >= MIN_SHRINKABLE and sizes[k] > 1]
+        if not others:
             return None
-        if footprint(grown) <= cap:
-            return grown
-        movable = [k for k in grown if grown[k] > sizes[k] + 1]
-        if not movable:
-            return None
-        key = max(movable, key=lambda k: grown[k])
-        new = max(sizes[key] + 1, (grown[key] + sizes[key]) // 2)
-        grown[key] = new if new % 2 else new + 1
+        other = max(others, key=lambda k: sizes[k])
+        sizes[other] //= 2
     return None
+
+
+def larger_targets(used: dict[str, int], declared: dict[str, int]) -> dict[str, list[tuple[int, str]]]:
+    """Per shrinkable size constant, the sizes to try in order with how each was chosen: its declared
+    size where that is past twice the used one plus one, then twice plus one (odd, so no power-of-two
+    block divides it, and past any power-of-two cap at the used size)."""
+    from opforge.harness.spec import MIN_SHRINKABLE
+
+    targets = {}
+    for key, value in used.items():
+        if value < MIN_SHRINKABLE:
+            continue
+        twice = 2 * value + 1
+        tries = [(declared[key], "declared size")] if declared.get(key, 0) > twice else []
+        targets[key] = tries + [(twice, f"2x+1 of {value}")]
+    return targets
 
 
 def supported(base_out: list, case_out: list) -> bool:
