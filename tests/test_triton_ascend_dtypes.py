@@ -17,7 +17,7 @@ HERE = DATA / "ascend_dtypes"
 
 
 def options(**kw) -> VerifyOptions:
-    return VerifyOptions(**{"seed": 13, "trials": 2, "device": "cpu", "backend": "triton_ascend", **kw})
+    return VerifyOptions(**{"seed": 13, "trials": 2, "device": "cpu", "backend": "triton_ascend", "sandbox": "none", **kw})
 
 
 @pytest.mark.parametrize("spec, kernel, text", [
