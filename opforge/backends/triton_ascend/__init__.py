@@ -158,7 +158,8 @@ INTERPRETER = ("triton.runtime.interpreter", "triton.runtime.interpreter.GridExe
 OWN = ("opforge.backends.triton_ascend", "opforge.backends.triton_ascend.TritonAscendPlugin",
        "opforge.backends.triton_ascend.frontend", "opforge.backends.triton_ascend.launches",
        "opforge.backends.triton_ascend.toolchain", "opforge.backends.triton.aot",
-       "opforge.backends.triton.launch_keys", "opforge.backends.triton.hidden_names")
+       "opforge.backends.triton.launch_keys", "opforge.backends.triton.hidden_names",
+       "opforge.backends.triton_ascend.dtypes")
 
 
 def _watch(paths: tuple[str, ...]) -> None:
