@@ -25,6 +25,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from functools import lru_cache
 from types import CodeType, FunctionType, ModuleType
 from typing import Any
 
@@ -59,6 +60,14 @@ def global_loads(code: CodeType) -> set[str]:
     return names
 
 
+@lru_cache(maxsize=256)
+def _code_part(code: CodeType) -> tuple[bytes, tuple[str, ...]]:
+    """(digest of the bytecode, the globals it loads, sorted): once per code object, not per launch."""
+    digest = hashlib.blake2b(digest_size=16)
+    _code_digest(code, digest)
+    return digest.digest(), tuple(sorted(global_loads(code)))
+
+
 def _shown(value: Any, depth: int) -> str:
     inner = getattr(value, "fn", None)
     if isinstance(inner, FunctionType) and depth < 8:
@@ -76,9 +85,9 @@ def identity(fn: FunctionType, depth: int = 0) -> str:
     """A digest of a kernel's bytecode and of the module globals it loads, recursively through the
     jit functions it calls: equal in the build and the run job exactly when both launch the same
     code with the same module-level constants (a name it loads that is not bound counts as unbound)."""
-    digest = hashlib.blake2b(digest_size=16)
-    _code_digest(fn.__code__, digest)
-    for name in sorted(global_loads(fn.__code__)):
+    code_digest, names = _code_part(fn.__code__)
+    digest = hashlib.blake2b(code_digest, digest_size=16)
+    for name in names:
         shown = _shown(fn.__globals__[name], depth) if name in fn.__globals__ else "<unbound>"
         digest.update(f"{name}={shown};".encode())
     return digest.hexdigest()
