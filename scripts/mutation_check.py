@@ -11,6 +11,7 @@ The copy gets a `.venv` of its own: a venv whose only site entries are the copy'
 project venv's site-packages (borrowed through a .pth line, so the editable finder that points at
 this checkout is never installed). Every process a test starts, the sandboxed worker included
 (`python -I -m opforge.harness.worker`, which ignores PYTHONPATH), then imports the mutated copy.
+The Triton-Ascend prefix is the project's (OPFORGE_ASCEND_PREFIX), read-only to every job.
 """
 from __future__ import annotations
 
@@ -133,6 +134,9 @@ def run_row(row: Guarantee, base: Path, timeout: float, mutate: bool = True) -> 
     cmd = [str(python), "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", f"--junitxml={junit}", *row.tests]
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
     env["PATH"] = f"{python.parent}:{env.get('PATH', '')}"
+    # Huawei's triton-ascend lives in the venv (.venv/ascend), which git ignores, so the copy's venv
+    # has none: without this, every Triton-Ascend test skips in the copy and a mutation of that backend survives.
+    env.setdefault("OPFORGE_ASCEND_PREFIX", str(Path(sys.prefix).absolute() / "ascend"))
     try:
         done = subprocess.run(cmd, cwd=copy, env=env, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:

@@ -11,6 +11,9 @@ read-only by the sandbox). The classic cheats run through the shared guards as o
 """
 from __future__ import annotations
 
+import os
+import shutil
+
 import pytest
 
 from conftest import DATA, ROOT, require_ascend, require_runtime
@@ -103,3 +106,27 @@ def test_the_toolchain_prefix_is_read_only_in_the_jail():
     v = verify(SILU, HOSTILE / "prefix_write.py", options(sandbox="jail", skip_static=True))
     assert ladder.exit_code(v) == 1
     assert has(v["reasons"], "load-error", "Read-only file system"), v["reasons"]
+
+
+def test_a_prefix_named_by_opforge_ascend_prefix_is_the_one_the_jailed_worker_uses(tmp_path, monkeypatch):
+    """triton-ascend installed outside the venv (OPFORGE_ASCEND_PREFIX; here a hard-linked copy of
+    the venv's): the host finds it and binds it into the jail, and the worker must look there too,
+    not in the venv it runs from."""
+    require_ascend()
+    from opforge.backends.triton_ascend import toolchain
+    from opforge.sandbox import jail
+
+    require_runtime("jail", jail.unavailable())
+    elsewhere = tmp_path / "ascend-prefix"
+    try:
+        shutil.copytree(toolchain.cached()[0].root, elsewhere, symlinks=True, copy_function=os.link)
+    except OSError as exc:  # another file system: links cannot cross it
+        pytest.skip(f"cannot hard-link the prefix under {tmp_path}: {exc}")
+    monkeypatch.setenv(toolchain.PREFIX_ENV, str(elsewhere))
+    toolchain.cached.cache_clear()
+    try:
+        v = verify(SILU, HOSTILE / "silu_ok.py", options(sandbox="jail"))
+    finally:
+        monkeypatch.undo()
+        toolchain.cached.cache_clear()
+    assert ladder.exit_code(v) == 0 and v["level"] == "emulated", v["reasons"]

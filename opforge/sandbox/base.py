@@ -36,7 +36,10 @@ def sandbox_uid() -> int:
 PASSED_ENV = ("LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "TRITON_DEFAULT_FP_FUSION",
               # CANN's set_env.sh: where the toolkit is, and which NPUs a job may use
               "ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_OPP_PATH", "ASCEND_AICPU_PATH",
-              "ASCEND_RT_VISIBLE_DEVICES")
+              "ASCEND_RT_VISIBLE_DEVICES",
+              # where triton-ascend is installed when not in the venv (backends/triton_ascend/toolchain.py):
+              # the worker must find the prefix the host found and mounted
+              "OPFORGE_ASCEND_PREFIX")
 CAUSES = ("timeout", "oom", "killed", "crashed", "denied")
 MODULE_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
