@@ -532,7 +532,7 @@ GUARANTEES: tuple[Guarantee, ...] = (
        "TRITON_INTERPRET) is refused statically",
        (f"{CE}test_reading_what_tells_the_interpreter_from_the_compiler_is_refused[hasattr-rewriter]",
         f"{CE}test_hostile_kernel_meets_its_static_rule_or_none[hostile_interp_branch]"),
-       (STATIC_C, ", *interpreter_detection(self.tree))", ")")),
+       (STATIC_C, ", *interpreter_detection(self.tree)]", "]")),
     _g("pre-run-hooks-guarded", "a pre-run hook registered on a kernel runs as the candidate's code under the guards "
        "(torch.softmax as a hook is torch-compute)",
        f"{CE}test_hostile_kernel_is_rejected_by_its_runtime_mechanism[hostile_pre_run_hook]",

@@ -132,7 +132,8 @@ class _Checker:
     def run(self) -> list[str]:
         for node in ast.walk(self.tree):
             self._check(node)
-        for code, detail, node in (*unbound_names(self.tree, self.resolver), *interpreter_detection(self.tree)):
+        names = [*unbound_names(self.tree, self.resolver), *interpreter_detection(self.tree)]
+        for code, detail, node in names:
             self.add(code, detail, node)
         self.found += [f"{code}: {detail} (line {line})" for code, detail, line in self.resolver.problems]
         return list(dict.fromkeys(self.found))
