@@ -57,6 +57,8 @@ ZYGOTE = "opforge/sandbox/zygote.py"
 STATIC_R = "opforge/backends/triton/static_resolve.py"
 STATIC_C = "opforge/backends/triton/static.py"
 GUARDS = "opforge/harness/guards.py"
+MEM = "opforge/backends/triton/memory.py"
+TIM = "tests/test_interpreter_memory.py::"
 SNAPSHOT = "opforge/harness/snapshot.py"
 CE = "tests/test_compiled_is_executed.py::"
 TRITON_PLUGIN = "opforge/backends/triton/__init__.py"
@@ -466,6 +468,60 @@ GUARANTEES: tuple[Guarantee, ...] = (
        (GUARDS, "        fill_sentinel(torch.view_as_real(tensor))\n", "        pass\n"),
        ("opforge/harness/compare.py", "        ref_c, out_c = torch.view_as_real(ref_c), torch.view_as_real(out_c)\n",
         "        ref_c, out_c = ref_c.real, out_c.real\n")),
+    # -- coverage as wide as the spec (issue #32, item 7) --
+    _g("larger-grows-each-constant", "each size constant grown alone past 2x+1, the others halved to pay for it",
+       "tests/test_coverage.py::test_a_kernel_for_at_most_64_rows_fails_the_grown_batch",
+       (STRESS, "        sizes[other] //= 2\n", "        return None\n")),
+    _g("larger-constructor-sizes", "constants that reach the constructor grow too, the model built again at them",
+       "tests/test_coverage.py::test_a_reduction_capped_at_the_shrunk_k_fails_the_declared_k",
+       ("opforge/harness/judge.py", "        if ref.shapes_model(sizes):\n", "        if False:\n")),
+    _g("larger-declared-size", "a declared size the shrunk run left out is run where the CPU budget allows",
+       "tests/test_coverage.py::test_a_reduction_capped_at_the_shrunk_k_fails_the_declared_k",
+       (STRESS, '        tries = [(declared[key], "declared size")] if declared.get(key, 0) > twice else []\n',
+        "        tries = []\n")),
+    _g("call-count-independent", "repeated calls on the same inputs must leave the candidate's state unchanged (stateful)",
+       ("tests/test_coverage.py::test_state_map_reaches_what_candidate_code_can_and_floats_to_three_digits",
+        "tests/test_coverage.py::test_a_call_counting_time_bomb_is_refused_as_stateful"),
+       (CHECKER, "        report.update(self._call_state(index, step))\n", "")),
+    # -- the Triton CPU run's memory model (backends/triton/memory.py) --
+    _g("bounds-triton", "every load, store and atomic of NVIDIA Triton's CPU run is bounds-checked against the "
+       "launch's tensor storages before it touches memory (out-of-bounds with the offset, never a crash)",
+       (f"{TIM}test_a_kernel_right_only_in_the_interpreters_order_or_bounds_is_rejected[store_overrun]",
+        f"{TIM}test_a_kernel_right_only_in_the_interpreters_order_or_bounds_is_rejected[load_overrun]"),
+       (MEM, "            raise _fail(self._outside(picked[~inside], where[~inside], size, what))\n", "            pass\n")),
+    _g("bounds-triton-ascend", "Triton-Ascend's CPU run bounds-checks every store (and load) the same way",
+       (f"{TIM}test_triton_ascend_bounds_and_races[store_overrun]",
+        f"{TIM}test_triton_ascend_bounds_and_races[load_overrun]"),
+       (MEM, "addresses, lanes, span = launch.check(ptrs.data, None if mask is None else mask.data, size, what)  # first",
+        "addresses, lanes, span = np.asarray(ptrs.data), None, -2")),
+    _g("race-detector", "an address two programs of one launch touch, one storing, with no happens-before between "
+       "them and different bytes, is a race (chained carry, last program by id, in-place neighbour, seam)",
+       tuple(f"{TIM}test_a_kernel_right_only_in_the_interpreters_order_or_bounds_is_rejected[{k}]"
+             for k in ("carry_chain", "last_program", "inplace_neighbour", "seam_conflict"))
+       + (f"{TIM}test_triton_ascend_bounds_and_races[seam_race]",),
+       (MEM, "        suspect = np.flatnonzero(multi & writes & plain & ~uniform)\n",
+        "        suspect = np.flatnonzero(multi & writes & plain & ~uniform & False)\n")),
+    _g("race-happens-before", "atomics give happens-before (an acq_rel ticket counter publishes the partials to "
+       "the last program): correct cross-program kernels verify",
+       f"{TIM}test_correct_cross_program_kernels_still_verify[last_program_ticket]",
+       (MEM, "        if not self.events:\n            return ordered\n", "        if True:\n            return ordered\n")),
+    _g("race-relaxed-orders-nothing", "a relaxed atomic gives no happens-before",
+       f"{TIM}test_a_kernel_right_only_in_the_interpreters_order_or_bounds_is_rejected[last_program_relaxed]",
+       (MEM, "sem.RELAXED: (False, False)", "sem.RELAXED: (True, True)")),
+    _g("race-benign-same-bytes", "two programs storing the same bytes at one address is not a race",
+       f"{TIM}test_correct_cross_program_kernels_still_verify[seam_same]",
+       (MEM, "        uniform = same & (~loads | kept)\n", "        uniform = same & False\n")),
+    _g("order-rotation", "the programs of a launch run in grid, reverse and seeded-shuffle order, rotating per launch",
+       f"{TIM}test_a_result_that_depends_on_the_order_is_caught_when_no_access_races",
+       (MEM, "        self.order = ORDERS[LAUNCHES % len(ORDERS)]\n", "        self.order = ORDERS[0]\n")),
+    _g("order-dependent", "repeated calls on the same inputs, run in other orders, must agree bitwise",
+       f"{TIM}test_a_kernel_right_only_in_the_interpreters_order_or_bounds_is_rejected[lock_sum]",
+       ("opforge/harness/evidence.py", "            _same_in_any_order(f, repeats.setdefault(",
+        "            (lambda *a: None)(f, repeats.setdefault(")),
+    _g("order-float-atomics-tolerance", "where float atomics ran, repeated calls agree within tolerance, not bitwise",
+       f"{TIM}test_correct_cross_program_kernels_still_verify[atomic_sum]",
+       ("opforge/harness/evidence.py", '    atomics = report.get("float_atomics") or first_report.get("float_atomics")\n',
+        "    atomics = False\n")),
     # -- coverage as wide as the spec (issue #32, item 7) --
     _g("larger-grows-each-constant", "each size constant grown alone past 2x+1, the others halved to pay for it",
        "tests/test_coverage.py::test_a_kernel_for_at_most_64_rows_fails_the_grown_batch",

@@ -31,6 +31,7 @@ by start address only; volatile loads are plain loads.
 """
 from __future__ import annotations
 
+import ctypes
 from typing import Any
 
 import numpy as np
@@ -59,6 +60,7 @@ ORDERS_RUN: list[str] = []  # since the last take(): the order of each launch
 INSTALLED = False
 _current: "Launch | None" = None
 
+_TOP = np.iinfo(np.uint64).max
 _LOAD, _STORE, _ATOMIC, _ATOMIC_LOAD = 0, 1, 2, 3  # plain: the first two; writes: the middle two
 _DID = {_LOAD: "loaded", _STORE: "stored", _ATOMIC: "atomically updated", _ATOMIC_LOAD: "atomically loaded"}
 
@@ -149,6 +151,7 @@ class Launch:
         self.ops: list[tuple] = []  # (kind, program, seq, addresses, mask, values, old, size, span)
         self.events: list[tuple] = []  # atomics: (seq, program, unique addresses, acquire, release)
         self.written: set[int] = set()  # spans a store or atomic touched (-1: an access across spans)
+        self.before: dict[int, np.ndarray] = {}  # span -> its bytes before the launch first wrote it
         self.seq = 0
         self.program = 0
         self.dims = (1, 1, 1)
@@ -192,25 +195,42 @@ class Launch:
         return f"program ({x}, {rest // nz}, {rest % nz})"
 
     # -- bounds -------------------------------------------------------------------------------
-    def check(self, addresses: np.ndarray, mask: np.ndarray | None, size: int, what: str) -> tuple[np.ndarray, int]:
-        """The accessed addresses (masked) and the span holding them all (-1: several); raises
-        out-of-bounds before the access when any lies outside every argument's storage."""
+    def check(self, addresses: Any, mask: Any, size: int, what: str) -> tuple[np.ndarray, Any, int]:
+        """The addresses, the mask (None: all) and the span holding every accessed address (-1:
+        several, -2: none accessed); raises out-of-bounds before the access when any lies outside
+        every argument's storage."""
         addresses = np.asarray(addresses)
-        if mask is not None and not np.all(mask):
-            picked = addresses[np.broadcast_to(np.asarray(mask, dtype=bool), addresses.shape)]
+        if mask is not None:
+            mask = np.asarray(mask, dtype=bool)
+            if mask.all():
+                mask = None
+            elif mask.shape != addresses.shape:
+                mask = np.broadcast_to(mask, addresses.shape)
+        if mask is None:
+            low, high = addresses.min(), addresses.max()
         else:
-            picked = addresses.reshape(-1)
-        if not picked.size:
-            return picked, -2
-        low, high = picked.min(), picked.max()
-        span = int(np.searchsorted(self.lo, low, "right")) - 1
+            low = addresses.min(initial=_TOP, where=mask)
+            high = addresses.max(initial=0, where=mask)
+            if low > high:
+                return addresses, mask, -2
+        span = int(self.lo.searchsorted(low, "right")) - 1
         if span >= 0 and high + np.uint64(size) <= self.hi[span]:
-            return picked, span
-        where = np.searchsorted(self.lo, picked, "right").astype(np.int64) - 1
+            return addresses, mask, span
+        picked = addresses.reshape(-1) if mask is None else addresses[mask]
+        where = self.lo.searchsorted(picked, "right").astype(np.int64) - 1
         inside = (where >= 0) & (picked + np.uint64(size) <= self.hi[np.maximum(where, 0)])
         if not inside.all():
             raise _fail(self._outside(picked[~inside], where[~inside], size, what))
-        return picked, -1
+        return addresses, mask, -1
+
+    def writing(self, span: int) -> None:
+        """Before the first write of the launch into a span: keep its bytes (what a store replaced)."""
+        if span == -2:
+            return
+        for i in (range(len(self.lo)) if span == -1 else (span,)):
+            if i not in self.before:
+                lo, hi = int(self.lo[i]), int(self.hi[i])
+                self.before[i] = np.frombuffer(ctypes.string_at(lo, hi - lo), dtype=np.uint8)
 
     def _outside(self, bad: np.ndarray, where: np.ndarray, size: int, what: str) -> str:
         address, below = int(bad[0]), int(where[0])
@@ -231,48 +251,55 @@ class Launch:
                 f"the first {place} (mask the tail: tl.load/tl.store(..., mask=offs < n))")
 
     # -- recording ----------------------------------------------------------------------------
-    def record(self, kind: int, addresses: np.ndarray, span: int, size: int, values: Any = None,
-               old: Any = None) -> None:
+    def record(self, kind: int, addresses: np.ndarray, mask: Any, span: int, size: int, values: Any = None) -> None:
+        """One access (kept as the arrays it was made of: masked only at the end, if needed)."""
         self.seq += 1
         if span == -2:
             return
         if kind in (_STORE, _ATOMIC):
             self.written.add(span)
-        self.ops.append((kind, self.program, self.seq, addresses, values, old, size, span))
+        self.ops.append((kind, self.program, self.seq, addresses, mask, values, size, span))
 
-    def record_atomic(self, addresses: np.ndarray, span: int, size: int, sem: Any, read: bool,
+    def record_atomic(self, addresses: np.ndarray, mask: Any, span: int, size: int, sem: Any, read: bool,
                       written: bool) -> None:
         acquire, release = _SEMANTICS.get(sem, (True, True))
-        self.record(_ATOMIC if written else _ATOMIC_LOAD, addresses, span, size)
+        self.record(_ATOMIC if written else _ATOMIC_LOAD, addresses, mask, span, size)
         if span != -2 and (acquire and read or release and written):
-            self.events.append((self.seq, self.program, np.unique(addresses), acquire and read, release and written))
+            picked = addresses.reshape(-1) if mask is None else addresses[mask]
+            self.events.append((self.seq, self.program, np.unique(picked), acquire and read, release and written))
 
     # -- the end of the launch ----------------------------------------------------------------
     def races(self) -> str | None:
         ops = [op for op in self.ops if op[7] in self.written or op[7] == -1]
         if not any(op[0] in (_STORE, _ATOMIC) for op in ops):
             return None
-        counts = np.array([op[3].size for op in ops], dtype=np.int64)
-        addr = np.concatenate([op[3] for op in ops])
+        masked = [a.reshape(-1) if m is None else a[m] for _, _, _, a, m, *_ in ops]
+        addr = np.concatenate(masked)
+        in_order = np.sort(addr)
+        if not (in_order[1:] == in_order[:-1]).any():
+            return None  # every address accessed once: nothing to race with
+        counts = np.array([a.size for a in masked], dtype=np.int64)
         kind = np.repeat(np.array([op[0] for op in ops], dtype=np.int8), counts)
         prog = np.repeat(np.array([op[1] for op in ops], dtype=np.int64), counts)
         seq = np.repeat(np.array([op[2] for op in ops], dtype=np.int64), counts)
         size = np.repeat(np.array([op[6] for op in ops], dtype=np.int64), counts)
-        # the bytes each access carries: a load what it read, a store what it wrote and what it replaced
+        # the bytes each access carries: a load what it read, a store what it wrote and what was
+        # there before the launch wrote it
         low, high, before = [], [], []
-        top = np.iinfo(np.uint64).max
-        for op, n in zip(ops, counts):
+        for op, a in zip(ops, masked):
+            n = a.size
             if op[0] >= _ATOMIC:  # atomics: never "the same bytes" (their order is checked, not their values)
                 low.append(np.zeros(n, dtype=np.uint64))
-                high.append(np.full(n, top, dtype=np.uint64))
+                high.append(np.full(n, _TOP, dtype=np.uint64))
                 before.append(np.zeros(n, dtype=np.uint64))
                 continue
-            new = _bytes(op[4]) if op[4] is not None else np.arange(n, dtype=np.uint64)
+            values = np.broadcast_to(np.asarray(op[5]), op[3].shape)
+            new = _bytes(values if op[4] is None else values[op[4]])
             low.append(new)
             high.append(new)
-            before.append(new if op[5] is None else _bytes(op[5]))
+            before.append(new if op[0] == _LOAD else self._before(a, op[6], op[7]))
         low, high, before = np.concatenate(low), np.concatenate(high), np.concatenate(before)
-        order = np.lexsort((seq, addr))
+        order = np.argsort(addr, kind="stable")  # by address, then in the order the accesses ran
         addr, kind, prog, seq, size, low, high, before = (
             a[order] for a in (addr, kind, prog, seq, size, low, high, before))
         starts = np.flatnonzero(np.concatenate(([True], addr[1:] != addr[:-1])))
@@ -396,6 +423,15 @@ class Launch:
                     snaps[k] = clocks[q]
         return snaps
 
+    def _before(self, addresses: np.ndarray, size: int, span: int) -> np.ndarray:
+        spans = np.full(addresses.size, span, dtype=np.int64) if span >= 0 else \
+            self.lo.searchsorted(addresses, "right").astype(np.int64) - 1
+        value = np.zeros(addresses.size, dtype=np.uint64)
+        for i in np.unique(spans).tolist():
+            rows = spans == i
+            value[rows] = _gather(self.before[i], (addresses[rows] - self.lo[i]).astype(np.int64), size)
+        return value
+
     def _race(self, address: int, size: int, first: int, first_kind: int, second: int, second_kind: int) -> str:
         span = int(np.searchsorted(self.lo, np.uint64(address), "right")) - 1
         where = f"element {(address - int(self.lo[span])) // size} of {self.labels[span]})" if span >= 0 else \
@@ -404,6 +440,14 @@ class Launch:
                 f"{self.program_name(second)} {_DID[second_kind]} it, with no atomic ordering them (this run "
                 f"ran the programs in {self.order} order); on hardware programs run concurrently, so the result "
                 "depends on which runs first (order them with an atomic counter or flag, or split the launch)")
+
+
+def _gather(snapshot: np.ndarray, offsets: np.ndarray, size: int) -> np.ndarray:
+    """The `size`-byte little-endian values at byte offsets of a snapshot, as uint64 (as _bytes reads them)."""
+    value = np.zeros(offsets.size, dtype=np.uint64)
+    for k in range(min(size, 8)):
+        value |= snapshot[offsets + k].astype(np.uint64) << np.uint64(8 * k)
+    return value
 
 
 def _ranges(sizes: np.ndarray) -> np.ndarray:
@@ -480,15 +524,13 @@ def install(interpreter: Any = None) -> bool:
         if launch is None:
             return load(self, ptrs, mask, other, *rest)
         size = _size(ptrs)
-        picked, span = launch.check(ptrs.data, None if mask is None else mask.data, size, "load")
+        what = "load" if launch.atomic is None else "atomic load"
+        addresses, lanes, span = launch.check(ptrs.data, None if mask is None else mask.data, size, what)
         result = load(self, ptrs, mask, other, *rest)
         if launch.atomic is not None:
-            launch.record_atomic(picked, span, size, launch.atomic, True, False)
+            launch.record_atomic(addresses, lanes, span, size, launch.atomic, True, False)
         else:
-            values = np.asarray(result.data)
-            if mask is not None and picked.size != values.size:
-                values = values[np.broadcast_to(np.asarray(mask.data, dtype=bool), values.shape)]
-            launch.record(_LOAD, picked, span, size, values)
+            launch.record(_LOAD, addresses, lanes, span, size, result.data)
         return result
 
     def create_masked_store(self, ptrs, value, mask, *rest):
@@ -497,23 +539,14 @@ def install(interpreter: Any = None) -> bool:
             return store(self, ptrs, value, mask, *rest)
         size = _size(ptrs)
         what = "store" if launch.atomic is None else "atomic store"
-        picked, span = launch.check(ptrs.data, None if mask is None else mask.data, size, what)
+        addresses, lanes, span = launch.check(ptrs.data, None if mask is None else mask.data, size, what)  # first
+        launch.writing(span)
+        result = store(self, ptrs, value, mask, *rest)
         if launch.atomic is not None:
-            result = store(self, ptrs, value, mask, *rest)
-            launch.record_atomic(picked, span, size, launch.atomic, False, True)
-            return result
-        if span != -2:
-            full = np.broadcast_to(np.asarray(mask.data, dtype=bool), np.shape(ptrs.data)) if mask is not None \
-                else np.ones(np.shape(ptrs.data), dtype=bool)
-            dtype = interpreter._get_np_dtype(ptrs.get_element_ty())
-            old = interpreter._interpreter.load(ptrs.data, full, np.zeros(np.shape(ptrs.data), dtype=dtype), dtype)
-            new = np.broadcast_to(np.asarray(value.data), np.shape(ptrs.data))
-            if picked.size != new.size:
-                old, new = old[full], new[full]
-            launch.record(_STORE, picked, span, size, np.array(new), old)
+            launch.record_atomic(addresses, lanes, span, size, launch.atomic, False, True)
         else:
-            launch.record(_STORE, picked, span, size)
-        return store(self, ptrs, value, mask, *rest)
+            launch.record(_STORE, addresses, lanes, span, size, value.data)
+        return result
 
     def create_atomic_rmw(self, op, ptr, val, mask, sem, *rest):
         global FLOAT_ATOMICS
@@ -521,10 +554,11 @@ def install(interpreter: Any = None) -> bool:
         if launch is None:
             return rmw(self, op, ptr, val, mask, sem, *rest)
         size = _size(ptr)
-        picked, span = launch.check(ptr.data, None if mask is None else mask.data, size, "atomic")
+        addresses, lanes, span = launch.check(ptr.data, None if mask is None else mask.data, size, "atomic")
+        launch.writing(span)
         result = rmw(self, op, ptr, val, mask, sem, *rest)
         FLOAT_ATOMICS = FLOAT_ATOMICS or op == fadd
-        launch.record_atomic(picked, span, size, sem, True, True)
+        launch.record_atomic(addresses, lanes, span, size, sem, True, True)
         return result
 
     def create_atomic_cas(self, ptr, cmp, val, sem, *rest):
@@ -532,9 +566,10 @@ def install(interpreter: Any = None) -> bool:
         if launch is None:
             return cas(self, ptr, cmp, val, sem, *rest)
         size = _size(ptr)
-        picked, span = launch.check(ptr.data, None, size, "atomic")
+        addresses, lanes, span = launch.check(ptr.data, None, size, "atomic")
+        launch.writing(span)
         result = cas(self, ptr, cmp, val, sem, *rest)
-        launch.record_atomic(picked, span, size, sem, True, True)
+        launch.record_atomic(addresses, lanes, span, size, sem, True, True)
         return result
 
     def _atomic_access(original):
