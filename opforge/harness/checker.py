@@ -114,23 +114,15 @@ def _clone(inputs: list) -> list:
     return [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
 
 
-def _layout(inputs: list) -> tuple:
-    return tuple((tuple(x.shape), x.dtype, x.stride()) if isinstance(x, torch.Tensor) else repr(x) for x in inputs)
-
-
 def _recorded_calls(data: dict, every_case: bool) -> list[tuple[int, int]]:
     """(model, case) pairs the build records: the main case, or, for a backend whose build must
-    see every specialization the run will launch, one call per distinct model and input layout."""
+    see every specialization the run will launch, each distinct (model, case) of the plan: a launch
+    may depend on the inputs' values as well as their layout (a constexpr read from them), and a
+    recorded forward with its launches no-op'd costs milliseconds (compiles are deduplicated)."""
     if not every_case:
         return [(0, 0)]
-    calls, seen = [], set()
-    for step in data["plan"]:
-        model, case = step.get("model", 0), step["case"]
-        key = (model, _layout(data["cases"][case]))
-        if key not in seen:
-            seen.add(key)
-            calls.append((model, case))
-    return calls or [(0, 0)]
+    calls = [(step.get("model", 0), step["case"]) for step in data["plan"] if not step.get("noop")]
+    return list(dict.fromkeys(calls)) or [(0, 0)]
 
 
 def build_job(job: dict) -> dict:
