@@ -468,21 +468,6 @@ GUARANTEES: tuple[Guarantee, ...] = (
        (GUARDS, "        fill_sentinel(torch.view_as_real(tensor))\n", "        pass\n"),
        ("opforge/harness/compare.py", "        ref_c, out_c = torch.view_as_real(ref_c), torch.view_as_real(out_c)\n",
         "        ref_c, out_c = ref_c.real, out_c.real\n")),
-    # -- coverage as wide as the spec (issue #32, item 7) --
-    _g("larger-grows-each-constant", "each size constant grown alone past 2x+1, the others halved to pay for it",
-       "tests/test_coverage.py::test_a_kernel_for_at_most_64_rows_fails_the_grown_batch",
-       (STRESS, "        sizes[other] //= 2\n", "        return None\n")),
-    _g("larger-constructor-sizes", "constants that reach the constructor grow too, the model built again at them",
-       "tests/test_coverage.py::test_a_reduction_capped_at_the_shrunk_k_fails_the_declared_k",
-       ("opforge/harness/judge.py", "        if ref.shapes_model(sizes):\n", "        if False:\n")),
-    _g("larger-declared-size", "a declared size the shrunk run left out is run where the CPU budget allows",
-       "tests/test_coverage.py::test_a_reduction_capped_at_the_shrunk_k_fails_the_declared_k",
-       (STRESS, '        tries = [(declared[key], "declared size")] if declared.get(key, 0) > twice else []\n',
-        "        tries = []\n")),
-    _g("call-count-independent", "repeated calls on the same inputs must leave the candidate's state unchanged (stateful)",
-       ("tests/test_coverage.py::test_state_map_reaches_what_candidate_code_can_and_floats_to_three_digits",
-        "tests/test_coverage.py::test_a_call_counting_time_bomb_is_refused_as_stateful"),
-       (CHECKER, "        report.update(self._call_state(index, step))\n", "")),
     # -- the Triton CPU run's memory model (backends/triton/memory.py) --
     _g("bounds-triton", "every load, store and atomic of NVIDIA Triton's CPU run is bounds-checked against the "
        "launch's tensor storages before it touches memory (out-of-bounds with the offset, never a crash)",
