@@ -201,6 +201,7 @@ def _add_trials(material: Material, ref: Reference, seed: int, trials: int) -> C
     for trial in range(trials):
         for variant, inputs in enumerate(ref.inputs(seed + trial)):
             case = Case(f"variant {variant}", "trial", 0, inputs, ref.run(material.refs[0], inputs), variant)
+            case.noise = ref.float64_error(material.refs[0], inputs, case.expected)  # the tolerance's floor
             material.add(case)
             base = base or case
     return base
