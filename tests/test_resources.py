@@ -15,13 +15,13 @@ from opforge.harness.guards import RecordedLaunch
 from opforge.harness.verify import VerifyOptions, verify
 
 RES = DATA / "resources"
-SPEC = RES / "small_matmul.py"
+SPEC = RES / "small_transpose.py"
 
 
 def test_a_tile_over_sm90_shared_memory_fails_the_compile_step_with_the_numbers():
-    v = verify(SPEC, RES / "matmul_smem_over.py", VerifyOptions(seed=7, device="cpu"))
+    v = verify(SPEC, RES / "transpose_smem_over.py", VerifyOptions(seed=7, device="cpu"))
     assert not v["correct"] and v["failed_step"] == "compile", v["reasons"]
-    assert v["reasons"][0] == ("out-of-resources: _matmul_kernel needs 262144 B of shared memory per block; "
+    assert v["reasons"][0] == ("out-of-resources: _transpose_kernel needs 262144 B of shared memory per block; "
                                "sm_90 allows 232448 B"), v["reasons"]
     kernel = v["build"]["kernels"][0]
     assert kernel["shared_bytes"] == 262144 and kernel["limits"]["shared_bytes"] == 232448
@@ -29,10 +29,10 @@ def test_a_tile_over_sm90_shared_memory_fails_the_compile_step_with_the_numbers(
 
 
 def test_the_same_kernel_with_a_smaller_tile_verifies():
-    v = verify(SPEC, RES / "matmul_smem_ok.py", VerifyOptions(seed=7, device="cpu"))
+    v = verify(SPEC, RES / "transpose_smem_ok.py", VerifyOptions(seed=7, device="cpu"))
     assert v["correct"], v["reasons"]
     kernel = v["build"]["kernels"][0]
-    assert kernel["shared_bytes"] == 65536 and kernel["limits"]["shared_bytes"] == 232448
+    assert kernel["shared_bytes"] == 16384 and kernel["limits"]["shared_bytes"] == 232448
 
 
 def _copy(x_ptr, y_ptr, BLOCK: tl.constexpr):
@@ -81,3 +81,27 @@ def test_registers_are_counted_per_warp_in_allocation_units():
 def test_an_unknown_target_is_noted_not_passed_silently():
     entry = {"kernel": "k", "shared_bytes": 10 ** 6, "num_warps": 4, "registers": 32}
     assert resources.check(entry, 61) == [] and "not checked" in entry["limits_note"]
+
+
+def _dot16(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm, rn, rk = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * BN + rn[None, :])
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
+
+
+DOT16 = JITFunction(_dot16)
+
+
+def test_the_build_specialises_on_16_byte_alignment_as_the_gpus_jit_does():
+    """Aligned pointers and a K divisible by 16 let the compiler pipeline the loads: the shared
+    memory the GPU's own compile would take, not the smaller unaligned figure."""
+    x, c = torch.zeros(128 * 1024, dtype=torch.float16), torch.zeros(128 * 128)
+    tile = {"BM": 128, "BN": 128, "BK": 64, "num_stages": 3, "num_warps": 8}
+    aligned = RecordedLaunch(DOT16, "dot", (x, x, c, 1024), tile, (1,))
+    offset = RecordedLaunch(DOT16, "dot", (x[1:], x[1:], c, 1024), tile, (1,))  # 2-byte aligned pointers
+    assert compile_launches([aligned], 90)[0][0]["shared_bytes"] == 98304
+    assert compile_launches([offset], 90)[0][0]["shared_bytes"] == 65536

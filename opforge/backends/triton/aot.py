@@ -132,6 +132,30 @@ def signature_of(launch: RecordedLaunch) -> tuple[JITFunction, dict, dict, dict]
     return fn, signature, constexprs, options
 
 
+def alignment_attrs(fn: JITFunction, launch: RecordedLaunch, signature: dict) -> dict:
+    """The specialisation Triton's JIT adds to the types: `tt.divisibility = 16` on a pointer whose
+    address is a multiple of 16 bytes and an integer that is a multiple of 16 (unless the parameter
+    is do_not_specialize[_on_alignment]). The compiler vectorises and pipelines loads by it, so the
+    shared memory a tile takes on the GPU depends on it (an fp16 128x128x64 dot at 3 stages:
+    65,536 B without, 98,304 B with)."""
+    from triton._C.libtriton import native_specialize_impl
+    from triton.backends.compiler import BaseBackend
+
+    bound = dict(zip(inspect.signature(fn.fn).parameters, launch.args)) | dict(launch.kwargs)
+    attrs = {}
+    for i, p in enumerate(fn.params):
+        if signature.get(p.name) == "constexpr" or p.do_not_specialize or p.name not in bound:
+            continue
+        try:
+            _, key = native_specialize_impl(BaseBackend, bound[p.name], False, True,
+                                            not p.do_not_specialize_on_alignment)
+        except Exception:  # a value the JIT would refuse: the run reports it
+            continue
+        if key == "D":
+            attrs[(i,)] = [["tt.divisibility", 16]]
+    return attrs
+
+
 def _resource_usage(compiled: Any, arch: int) -> dict:
     """Registers and spills from `ptxas -v`, as Triton's own ptxas reports them."""
     metrics = {"registers": None, "spill_stores": None, "spill_loads": None,
@@ -196,11 +220,12 @@ def compile_launches(launches: list[RecordedLaunch], arch: int = 90,
             reasons.append(f"build-error: {launch.name}: cannot derive its signature: {exc}")
             continue
         key = (fn.fn.__qualname__, tuple(signature.items()), repr(sorted(constexprs.items())), repr(options))
-        if key in seen:
+        if key in seen:  # once per signature, aligned as its first launch (the main case's) is
             continue
         seen.add(key)
+        attrs = alignment_attrs(fn, launch, signature)
         try:
-            compiled = triton.compile(ASTSource(fn=fn, signature=signature, constexprs=constexprs),
+            compiled = triton.compile(ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=attrs),
                                       target=target, options=options)
         except Exception as exc:  # the GPU compiler's message is the feedback the drafter needs
             reasons.append(f"build-error: {launch.name} does not compile for sm_{arch}: {_first_line(exc)}")
