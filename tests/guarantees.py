@@ -548,7 +548,7 @@ GUARANTEES: tuple[Guarantee, ...] = (
         f"{CE}test_correct_controls_verify[narrow_rows_ok]"),
        (TRITON_PLUGIN, "            launch_keys.require_built()  # compiled = executed: the run interprets only what "
         "the build compiled\n", "")),
-    _g("build-every-case-triton", "the Triton build compiles the launches of every model and input layout of the plan "
+    _g("build-every-case-triton", "the Triton build compiles the launches of every case of the plan "
        "(variants, stress, larger), not only the main case's: a variant-only kernel the GPU compiler refuses fails",
        f"{CE}test_hostile_kernel_is_rejected_by_its_runtime_mechanism[hostile_variant_uncompilable]",
        (TRITON_PLUGIN, "    build_every_case = True\n", "    build_every_case = False\n")),

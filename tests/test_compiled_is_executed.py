@@ -4,7 +4,7 @@ Each hostile kernel here verified before these mechanisms existed (a CPU run und
 interpreter); each is now rejected by the mechanism meant for it, and a correct control beside it
 still verifies:
 
-- the build records every model and input layout of the plan and compiles every launch signature;
+- the build records every case of the plan and compiles every distinct launch signature;
   the run refuses (`unbuilt-launch`) any interpreted launch whose key the build did not compile
   (backends/triton/launch_keys.py, shared with Triton-Ascend);
 - the interpreter's own globals (`np`, `inspect`...) never reach the candidate's module

@@ -75,7 +75,7 @@ class TritonPlugin(BackendPlugin):
         return memory.findings()
 
     # The CPU run interprets only launches its build compiled (launch_keys.py), so the build records
-    # every model and input layout the run will call forward with, not just the main one.
+    # every model and case the run will call forward with, not just the main one.
     build_every_case = True
 
     def before_import(self, job: dict) -> list[str]:

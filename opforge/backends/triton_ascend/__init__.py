@@ -107,7 +107,7 @@ class TritonAscendPlugin(BackendPlugin):
         _watch(OWN)
 
     # The run job interprets only launches its own build compiled (launches.py), so the build
-    # records every input layout the run will call forward with, not just the main one.
+    # records every case the run will call forward with, not just the main one.
     build_every_case = True
     watch_build = True  # the front end's verdict is computed in the candidate's build process
 
