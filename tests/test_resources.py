@@ -105,3 +105,11 @@ def test_the_build_specialises_on_16_byte_alignment_as_the_gpus_jit_does():
     offset = RecordedLaunch(DOT16, "dot", (x[1:], x[1:], c, 1024), tile, (1,))  # 2-byte aligned pointers
     assert compile_launches([aligned], 90)[0][0]["shared_bytes"] == 98304
     assert compile_launches([offset], 90)[0][0]["shared_bytes"] == 65536
+
+
+def test_the_drafter_is_told_what_to_shrink():
+    from opforge.backends import plugin
+
+    hints = plugin("triton").reason_hints(["out-of-resources: k needs 262144 B of shared memory per block; ..."])
+    assert hints == [resources.HINT] and "num_stages" in hints[0]
+    assert plugin("triton").reason_hints(["mismatch: ..."]) == []

@@ -89,3 +89,10 @@ def test_fp64_is_read_from_the_ttir_exactly():
     for ok in (i64_atomic.replace("i64", "i32"), i64_atomic.replace("add,", "xchg,"), i64_atomic.replace("add,", "or,")):
         assert dtypes.ttir_findings("k", ok) == []
     assert "tl.atomic_max" in dtypes.ttir_findings("k", i64_atomic.replace("add,", "umax,"))[0]
+
+
+def test_the_drafter_is_told_to_compute_in_fp32():
+    from opforge.backends import plugin
+
+    hints = plugin("triton_ascend").reason_hints(["unsupported-dtype: k computes in fp64 (...)"])
+    assert len(hints) == 1 and "fp32" in hints[0] and "int32" in hints[0]

@@ -60,9 +60,9 @@ class TritonPlugin(BackendPlugin):
         os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
     def reason_hints(self, reasons: list[str]) -> list[str]:
-        from opforge.backends.triton import memory
+        from opforge.backends.triton import memory, resources
 
-        return memory.reason_hints(reasons)
+        return resources.reason_hints(reasons) + memory.reason_hints(reasons)
 
     def start_run(self, data: dict) -> None:
         from opforge.backends.triton import memory

@@ -87,3 +87,13 @@ def check(entry: dict, arch: int) -> list[str]:
                        "threads_per_block": limit.threads_per_block,
                        **({"tmem_columns": limit.tmem_columns} if limit.tmem_columns else {})}
     return over_limits(entry, limit)
+
+
+HINT = ("A kernel over the GPU's per-block limits compiles but fails at every launch: shrink the tile "
+        "(BLOCK sizes), the pipeline depth (num_stages: each stage keeps its tiles in shared memory) or "
+        "num_warps (at most 32: 1024 threads), and loop over sub-tiles instead of holding one huge tile.")
+
+
+def reason_hints(reasons: list[str]) -> list[str]:
+    """The reflect node's hint for an `out-of-resources` build failure."""
+    return [HINT] if any(r.startswith("out-of-resources") for r in reasons) else []

@@ -21,6 +21,9 @@ REASON_HINTS = {
     "fails triton-adapter-opt": "triton-adapter-opt could not analyse a pointer or mask: keep every pointer a "
                                 "base plus affine offsets (no tl.where between two pointers: load both masked "
                                 "and select the values), and prefer strides to % or loaded indices.",
+    "unsupported-dtype": "Atlas A2/A3 have no fp64 (not even to load and narrow) and no int64 atomic_add/max/min: "
+                         "compute in fp32 (or split into two fp32 terms), take fp32/int32 inputs, and accumulate "
+                         "int32 partial sums atomically (or reduce in one program).",
     "does not lower for": "Triton-Ascend's lowering refused a construct: no fp64 anywhere (compute in fp32), "
                           "only Triton 3.2 APIs, no GPU-only ops.",
 }
