@@ -113,3 +113,23 @@ def test_the_drafter_is_told_what_to_shrink():
     hints = plugin("triton").reason_hints(["out-of-resources: k needs 262144 B of shared memory per block; ..."])
     assert hints == [resources.HINT] and "num_stages" in hints[0]
     assert plugin("triton").reason_hints(["mismatch: ..."]) == []
+
+
+def _transpose(x_ptr, y_ptr, BM: tl.constexpr, BN: tl.constexpr):
+    rm, rn = tl.arange(0, BM), tl.arange(0, BN)
+    tile = tl.load(x_ptr + rm[:, None] * BN + rn[None, :])
+    tl.store(y_ptr + rn[:, None] * BM + rm[None, :], tl.trans(tile))
+
+
+TRANSPOSE = JITFunction(_transpose)
+
+
+def test_the_limit_is_the_targets():
+    """A 128 x 256 fp32 tile turned through 131,072 B of shared memory fits an A100 (sm_80:
+    166,912 B) and not an RTX 30xx / A40 (sm_86: 101,376 B)."""
+    x = torch.zeros(128 * 256)
+    launch = RecordedLaunch(TRANSPOSE, "transpose", (x, x), {"BM": 128, "BN": 256, "num_warps": 8}, (1,))
+    kernels, reasons, _ = compile_launches([launch], 80)
+    assert kernels[0]["shared_bytes"] == 131072 and kernels[0]["limits"]["shared_bytes"] == 166912 and not reasons
+    assert compile_launches([launch], 86)[1] == [
+        "out-of-resources: transpose needs 131072 B of shared memory per block; sm_86 allows 101376 B"]
