@@ -4,7 +4,6 @@ where the CPU budget allows), and a result cannot depend on the call count (repe
 same inputs must leave what the candidate keeps unchanged: harness/callstate.py)."""
 from __future__ import annotations
 
-import pytest
 import torch
 
 from conftest import DATA, KERNELS, TINY

@@ -6,20 +6,23 @@ number. Instead the candidate's process proves that nothing the candidate can re
 calls on identical inputs: after each repeated call (the plan's `repeat` steps, the same inputs
 every time) it takes `state_map` of everything candidate code can reach, and two consecutive
 repeated calls must leave the same map. If they do, every later call starts from the same state
-with the same inputs, so the call count cannot select what it computes (nothing else a candidate
-could count with is open to it: `global`/`nonlocal` and attribute stores outside a method's own
-`self` are refused statically, threads and processes at run time; triton's and torch's own objects
-are the judge's to watch, guards.ModuleSnapshot).
+with the same inputs, so the call count cannot select what it computes. `global`/`nonlocal` and
+attribute stores outside a method's own `self` are refused statically, threads and processes at run
+time. Not walked: objects of other libraries' types (a Triton kernel object, an autotuner), whose
+caches change at compiles; a count kept inside one would not be seen (the static allow-list decides
+what a candidate can reach there).
 
 What is reached: the candidate module's globals, recursively through containers (list, tuple,
-dict, set), tensors (shape, dtype and values: integer and bool ones exactly, float ones to three
-significant digits, so a workspace holding atomically added floats that round differently between
-program orders is the same state and a float counter is not), functions and classes the candidate
-defined (defaults, keyword defaults, closure cells, attributes), instances of its classes and every
-`nn.Module` (the models: attributes, parameters, buffers, submodules). Warm-up is allowed: a cache
+dict, set), tensors (shape, dtype and values: integer and bool ones exactly, float ones with their
+13 low float32 mantissa bits dropped, about three significant digits, so a workspace holding
+atomically added floats that round differently between program orders is the same state and a
+float counter is not), functions and classes the candidate defined (defaults, keyword defaults,
+closure cells, attributes), instances of its classes and every `nn.Module` (the models:
+attributes, parameters, buffers, submodules). Warm-up is allowed: a cache
 filled at the first call of a shape, or an autotuner's choice, leaves the map unchanged afterwards.
 A state that keeps changing (a counter, a growing list of past inputs) is refused as `stateful`,
-naming what changed. Cost: one walk per repeated call, measured 0.2 ms on the suite's kernels.
+naming what changed. Cost: one walk per repeated call (24 on a CPU run): 0.07 ms for the tiny
+softmax's candidate, 48 ms for a model holding 262,144 float32 weights (2 loaded cores).
 """
 from __future__ import annotations
 
@@ -43,15 +46,10 @@ def tensor_digest(t: torch.Tensor) -> str:
         return head
     if t.is_floating_point() or t.is_complex():
         t = torch.view_as_real(t) if t.is_complex() else t
-        t = torch.nan_to_num(t.double(), nan=0.0, posinf=1e300, neginf=-1e300)
-        t = torch.where(t == 0, t, _three_digits(t))
+        # float32 with its 13 low mantissa bits dropped: 10 bits kept, three significant digits
+        t = torch.nan_to_num(t.float(), nan=0.0).view(torch.int32) >> 13
     raw = t.reshape(-1).contiguous().cpu().view(torch.uint8).numpy().tobytes()
     return f"{head}:{hashlib.blake2b(raw, digest_size=8).hexdigest()}"
-
-
-def _three_digits(t: torch.Tensor) -> torch.Tensor:
-    scale = torch.pow(10.0, t.abs().clamp_min(1e-300).log10().floor() - 2)
-    return (t / scale).round() * scale
 
 
 def _key(key: Any) -> str:
