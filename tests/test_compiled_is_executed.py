@@ -57,11 +57,11 @@ def test_hostile_kernel_meets_its_static_rule_or_none(kernel, static):
     assert found == ([static] if static else []), found
 
 
-@pytest.mark.parametrize("kernel", ["tlmath_softmax", "narrow_rows_ok", "data_constexpr_ok"])
+@pytest.mark.parametrize("kernel", ["tlmath_softmax", "narrow_rows_ok", "data_constexpr_ok", "jit_constexpr_ok"])
 def test_correct_controls_verify(kernel):
     """tl.math kernels keep one launch identity (#32 item 10); a variant-only kernel, a constexpr
     that differs between layouts and one read from the inputs' values are compiled by the build
-    like the main case's."""
+    like the main case's; a jit function passed as a constexpr has one key in the build and the run."""
     v = verify(TINY, KERNELS / f"{kernel}.py", VerifyOptions(seed=4321, device="cpu"))
     assert v["correct"] and v["level"] == "emulated", v["reasons"]
 

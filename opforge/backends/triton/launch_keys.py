@@ -107,11 +107,18 @@ def launch_key(fn: FunctionType, args: tuple, kwargs: dict) -> str:
         value = bound.get(name)
         kind = type_of(value)
         if "constexpr" in str(param.annotation) or kind == "constexpr":
-            parts.append(f"{name}={getattr(value, 'value', value)!r}")
+            parts.append(f"{name}={_constexpr(getattr(value, 'value', value))}")
         else:
             parts.append(f"{name}:{kind}")
     parts += [f"{k}={kwargs[k]!r}" for k in OPTION_KEYS if k not in params and kwargs.get(k) is not None]
     return f"{fn.__name__}[{identity(fn)}]({', '.join(parts)})"
+
+
+def _constexpr(value: Any) -> str:
+    """A constexpr's value; a jit function (an activation passed to a kernel) by its identity: a
+    JITFunction in the build, an InterpretedFunction in the run, the same code in both."""
+    inner = getattr(value, "fn", None)
+    return "fn:" + identity(inner) if isinstance(inner, FunctionType) else repr(value)
 
 
 def key_of(fn: Any, args: tuple, kwargs: dict) -> str | None:
