@@ -105,13 +105,20 @@ def launch_key(fn: FunctionType, args: tuple, kwargs: dict) -> str:
     parts = []
     for name, param in params.items():
         value = bound.get(name)
-        kind = type_of(value)
+        kind = _kind(value, type_of)
         if "constexpr" in str(param.annotation) or kind == "constexpr":
             parts.append(f"{name}={_constexpr(getattr(value, 'value', value))}")
         else:
             parts.append(f"{name}:{kind}")
     parts += [f"{k}={kwargs[k]!r}" for k in OPTION_KEYS if k not in params and kwargs.get(k) is not None]
     return f"{fn.__name__}[{identity(fn)}]({', '.join(parts)})"
+
+
+def _kind(value: Any, type_of: Any) -> str:
+    """A runtime argument's type; a tuple's element by element (tensors by dtype, never their data)."""
+    if isinstance(value, (tuple, list)):
+        return "(" + ", ".join(_kind(v, type_of) if type_of(v) != "constexpr" else _constexpr(v) for v in value) + ")"
+    return type_of(value)
 
 
 def _constexpr(value: Any) -> str:
