@@ -117,7 +117,8 @@ def launch_key(fn: FunctionType, args: tuple, kwargs: dict) -> str:
 def _kind(value: Any, type_of: Any) -> str:
     """A runtime argument's type; a tuple's element by element (tensors by dtype, never their data)."""
     if isinstance(value, (tuple, list)):
-        return "(" + ", ".join(_kind(v, type_of) if type_of(v) != "constexpr" else _constexpr(v) for v in value) + ")"
+        kinds = [_kind(v, type_of) for v in value]
+        return "(" + ", ".join(k if k != "constexpr" else _constexpr(v) for k, v in zip(kinds, value)) + ")"
     return type_of(value)
 
 
