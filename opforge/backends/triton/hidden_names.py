@@ -49,7 +49,7 @@ def install() -> None:
             if isinstance(node, ast.Name) and id(node) not in seen and node.id in own_globals:
                 self._opforge_inserted[hidden(node.id)] = own_globals[node.id]
                 node.id = hidden(node.id)
-        transformed = _in_closure(transformed, sorted(self._opforge_inserted))
+        transformed = _in_closure(transformed, sorted(self._opforge_inserted), self.fn.__name__)
         ast.fix_missing_locations(transformed)
         ast.increment_lineno(transformed, self.def_file_lineno - 1)
         return transformed
@@ -70,13 +70,13 @@ def install() -> None:
     rewriter._opforge_hidden = True
 
 
-def _in_closure(tree: ast.Module, names: list[str]) -> ast.Module:
+def _in_closure(tree: ast.Module, names: list[str], kernel: str) -> ast.Module:
     """`def MAKER(names...): <the kernel's def>; return <kernel>`: the inserted names are the
     kernel's free variables, never the module's globals."""
-    (kernel,) = tree.body  # the rewriter's source starts at the kernel's `def` line
-    maker = ast.parse(f"def {MAKER}({', '.join(names)}):\n    return {kernel.name}\n").body[0]
-    maker.body.insert(0, kernel)
-    for node in (maker, *maker.body[1:]):
-        ast.copy_location(node, kernel)
+    maker = ast.parse(f"def {MAKER}({', '.join(names)}):\n    return {kernel}\n").body[0]
+    first = tree.body[0]  # the rewriter's source starts at the kernel's `def` line
+    maker.body[:0] = tree.body
+    for node in (maker, maker.body[-1]):
+        ast.copy_location(node, first)
     tree.body = [maker]
     return tree
