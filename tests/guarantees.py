@@ -573,12 +573,12 @@ GUARANTEES: tuple[Guarantee, ...] = (
        (f"{CE}test_a_name_never_bound_in_the_file_is_refused[np]",
         f"{CE}test_a_name_never_bound_in_the_file_is_refused[class-attribute]",
         f"{CE}test_hostile_kernel_meets_its_static_rule_or_none[hostile_interp_np_dlpack]"),
-       (STATIC_C, "*unbound_names(self.tree, self.resolver), ", "")),
+       ("opforge/backends/triton/static_names.py", "*unbound_names(tree, resolver), ", "")),
     _g("static-interpreter-detection", "reading what tells the interpreter from the GPU compiler (rewriter, cache_key, "
        "TRITON_INTERPRET) is refused statically",
        (f"{CE}test_reading_what_tells_the_interpreter_from_the_compiler_is_refused[hasattr-rewriter]",
         f"{CE}test_hostile_kernel_meets_its_static_rule_or_none[hostile_interp_branch]"),
-       (STATIC_C, ", *interpreter_detection(self.tree)]", "]")),
+       ("opforge/backends/triton/static_names.py", ", *interpreter_detection(tree)]", "]")),
     _g("pre-run-hooks-guarded", "a pre-run hook registered on a kernel runs as the candidate's code under the guards "
        "(torch.softmax as a hook is torch-compute)",
        f"{CE}test_hostile_kernel_is_rejected_by_its_runtime_mechanism[hostile_pre_run_hook]",

@@ -21,7 +21,7 @@ import types
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from opforge.backends.triton.static_names import interpreter_detection, unbound_names
+from opforge.backends.triton.static_names import name_rules
 from opforge.backends.triton.static_resolve import (ALLOWED_MODULES, FORBIDDEN_ATTRS, METHOD_DECORATORS, Ref,
                                             Resolver, denied_name, is_dunder, objects)
 
@@ -132,10 +132,7 @@ class _Checker:
     def run(self) -> list[str]:
         for node in ast.walk(self.tree):
             self._check(node)
-        names = [*unbound_names(self.tree, self.resolver), *interpreter_detection(self.tree)]
-        for code, detail, node in names:
-            self.add(code, detail, node)
-        self.found += [f"{code}: {detail} (line {line})" for code, detail, line in self.resolver.problems]
+        self.found += [f"{c}: {d} (line {n})" for c, d, n in (*self.resolver.problems, *name_rules(self.tree, self.resolver))]
         return list(dict.fromkeys(self.found))
 
     def _check(self, node: ast.AST) -> None:

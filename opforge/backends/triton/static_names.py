@@ -31,6 +31,12 @@ INTERPRETER_ONLY = frozenset({
 ENV_VAR = "TRITON_INTERPRET"
 
 
+def name_rules(tree: ast.Module, resolver: Resolver) -> list[tuple[str, str, int]]:
+    """(code, detail, line) of both rules' findings."""
+    found = [*unbound_names(tree, resolver), *interpreter_detection(tree)]
+    return [(code, detail, getattr(node, "lineno", 0)) for code, detail, node in found]
+
+
 def unbound_names(tree: ast.Module, resolver: Resolver) -> list[tuple[str, str, ast.AST]]:
     """(code, detail, node) for each name loaded and never bound in the file."""
     declared = {name for node in ast.walk(tree) if isinstance(node, (ast.Global, ast.Nonlocal))
