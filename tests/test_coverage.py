@@ -73,3 +73,11 @@ def test_state_map_reaches_what_candidate_code_can_and_floats_to_three_digits():
         before = now
     model.acc.add_(1e-6)  # a float rounding difference (another program order) is the same state
     assert callstate.state_map(module, [model]) == before
+
+
+def test_a_model_built_for_the_sizes_used_is_verified_at_those_and_the_verdict_says_so(monkeypatch):
+    monkeypatch.setattr(verify_module, "CPU_MAX_ELEMENTS", 1 << 13)
+    v = _verify(COVERAGE / "tiny_linear.py", COVERAGE / "linear_fixed_size.py")  # ignores its init args
+    assert v["correct"], v["reasons"]
+    rebuilt = [s for s in v["stress"] if "the model built again" in s["case"]]
+    assert rebuilt and all(s["status"] == "skipped" and "built for the sizes used" in s["reason"] for s in rebuilt)

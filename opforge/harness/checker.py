@@ -91,10 +91,14 @@ def build_model(cand: ModuleType, entry: dict, device: str) -> Any:
             new = cand.ModelNew(*entry["init"])
     except BaseException as exc:
         raise Rejected(f"init-error: ModelNew({len(entry['init'])} init args) raised {describe(exc)}") from None
-    ref_state, new_state = entry["state"], new.state_dict()
-    if ref_state.keys() == new_state.keys() and all(ref_state[k].shape == new_state[k].shape for k in ref_state):
-        new.load_state_dict(ref_state)
+    if _holds_state(new, entry):
+        new.load_state_dict(entry["state"])
     return new.to(device).eval()
+
+
+def _holds_state(model: Any, entry: dict) -> bool:
+    ref_state, new_state = entry["state"], model.state_dict()
+    return ref_state.keys() == new_state.keys() and all(ref_state[k].shape == new_state[k].shape for k in ref_state)
 
 
 def _load(job: dict) -> tuple[dict, ModuleType]:
@@ -186,6 +190,8 @@ class Session:
     def __init__(self, job: dict, data: dict, cand: ModuleType, state: dict) -> None:
         self.job, self.data, self.device = job, data, job.get("device", "cpu")
         self.models = [build_model(cand, entry, self.device) for entry in data["models"]]
+        # does each model hold the reference's parameters (same names and shapes)?
+        self.fits = [_holds_state(m, entry) for m, entry in zip(self.models, data["models"])]
         self.params = [guards.storages(list(m.parameters()) + list(m.buffers())) for m in self.models]
         self.kept: list[list] = []  # outputs of earlier calls, to catch a buffer handed out twice
         self.cand, self.repeat_state = cand, None  # (plan index, callstate.state_map) after the last repeated call
@@ -197,6 +203,12 @@ class Session:
 
     def call(self, index: int, step: dict) -> tuple[dict, list | None]:
         """One call of the plan: (report, outputs as CPU copies), never raises for the candidate."""
+        model = step.get("model", 0)
+        if model and self.fits[0] and not self.fits[model]:
+            return {"call": index, "case": step["case"], "skipped": (
+                "ModelNew built with these constructor arguments does not hold the reference's parameters "
+                "(names or shapes differ, where at the sizes used they matched): it is built for the sizes "
+                "used, so it is verified at those")}, None
         case = self.case_inputs(step["case"])
         inputs, pristine = _clone(case), _clone(case)
         guard = guards.ForwardGuard()

@@ -169,6 +169,9 @@ def judge_calls(material: Material, payload: dict, outputs: list | None, atol, r
             f.fail("runtime-error: the candidate's process answered a call it was not asked")
             return f
         case = material.cases[step["case"]]
+        if report.get("skipped") and step.get("model", 0):  # only a model built again at other sizes
+            f.stress[case.label] = {"case": case.label, "status": "skipped", "reason": str(report["skipped"])[:300]}
+            continue
         if _memory(f, report, case.label) and "error" in report:
             continue  # what the launch did is why forward raised
         if "error" in report:
