@@ -583,6 +583,11 @@ GUARANTEES: tuple[Guarantee, ...] = (
        "(torch.softmax as a hook is torch-compute)",
        f"{CE}test_hostile_kernel_is_rejected_by_its_runtime_mechanism[hostile_pre_run_hook]",
        (GUARDS, "            hooks[:] = [_as_candidate(hook) for hook in hooks]\n", "            pass\n")),
+    _g("unbuilt-launch-caught-still-fails", "an unbuilt launch fails the verdict even where forward catches the refusal "
+       "(the refusal cannot serve as a detector of the CPU run)",
+       f"{CE}test_hostile_kernel_is_rejected_by_its_runtime_mechanism[hostile_refusal_caught]",
+       (LAUNCH_KEYS, "    ACCUSED.record(f\"runtime-error: {message}\"[:300])  # refused even where the candidate catches it\n",
+        "")),
     _g("static-ctypes-refused", "a candidate importing ctypes is refused statically",
        (f"{CE}test_ctypes_is_refused[import]", f"{CE}test_ctypes_is_refused[from-import]"),
        (STATIC_R, '"math", "typing",', '"math", "ctypes", "typing",')),

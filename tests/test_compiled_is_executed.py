@@ -41,6 +41,7 @@ HOSTILE = [
     ("hostile_pre_run_hook", "torch-compute", "softmax", None),
     ("hostile_interp_branch", "runtime-error", "unbuilt-launch: _softmax_kernel was launched as", "interpreter-detection"),
     ("hostile_variant_uncompilable", "build-error", "_narrow_kernel does not compile for sm_90", None),
+    ("hostile_refusal_caught", "runtime-error", "unbuilt-launch: _softmax_kernel was launched as", "interpreter-detection"),
 ]
 
 
