@@ -58,6 +58,7 @@ STATIC_R = "opforge/backends/triton/static_resolve.py"
 STATIC_C = "opforge/backends/triton/static.py"
 GUARDS = "opforge/harness/guards.py"
 MEM = "opforge/backends/triton/memory.py"
+RACES = "opforge/backends/triton/races.py"
 TIM = "tests/test_interpreter_memory.py::"
 SNAPSHOT = "opforge/harness/snapshot.py"
 CE = "tests/test_compiled_is_executed.py::"
@@ -484,18 +485,18 @@ GUARANTEES: tuple[Guarantee, ...] = (
        tuple(f"{TIM}test_a_kernel_right_only_in_the_interpreters_order_or_bounds_is_rejected[{k}]"
              for k in ("carry_chain", "last_program", "inplace_neighbour", "seam_conflict"))
        + (f"{TIM}test_triton_ascend_bounds_and_races[seam_race]",),
-       (MEM, "        suspect = np.flatnonzero(multi & writes & plain & ~uniform)\n",
+       (RACES, "        suspect = np.flatnonzero(multi & writes & plain & ~uniform)\n",
         "        suspect = np.flatnonzero(multi & writes & plain & ~uniform & False)\n")),
     _g("race-happens-before", "atomics give happens-before (an acq_rel ticket counter publishes the partials to "
        "the last program): correct cross-program kernels verify",
        f"{TIM}test_correct_cross_program_kernels_still_verify[last_program_ticket]",
-       (MEM, "        if not self.events:\n            return ordered\n", "        if True:\n            return ordered\n")),
+       (RACES, "        if not self.events:\n            return ordered\n", "        if True:\n            return ordered\n")),
     _g("race-relaxed-orders-nothing", "a relaxed atomic gives no happens-before",
        f"{TIM}test_a_kernel_right_only_in_the_interpreters_order_or_bounds_is_rejected[last_program_relaxed]",
        (MEM, "sem.RELAXED: (False, False)", "sem.RELAXED: (True, True)")),
     _g("race-benign-same-bytes", "two programs storing the same bytes at one address is not a race",
        f"{TIM}test_correct_cross_program_kernels_still_verify[seam_same]",
-       (MEM, "        uniform = same & (~loads | kept)\n", "        uniform = same & False\n")),
+       (RACES, "        uniform = same & (~loads | kept)\n", "        uniform = same & False\n")),
     _g("order-rotation", "the programs of a launch run in grid, reverse and seeded-shuffle order, rotating per launch",
        f"{TIM}test_a_result_that_depends_on_the_order_is_caught_when_no_access_races",
        (MEM, "        self.order = ORDERS[LAUNCHES % len(ORDERS)]\n", "        self.order = ORDERS[0]\n")),
