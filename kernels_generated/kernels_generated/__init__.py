@@ -27,7 +27,7 @@ from kernels_generated.ops.softplus import _ExportModule as Softplus, _export_op
 from kernels_generated.ops.swiglu import _ExportModule as Swiglu, _export_op as swiglu
 
 OPS = ("add_mul_relu", "bmm", "cross_entropy", "cumsum", "gelu_erf", "gelu_tanh", "layer_norm", "linear_bias_gelu", "log_softmax", "matmul", "rms_norm", "row_argmax", "row_max", "row_mean", "row_sum", "silu", "softmax", "softplus", "swiglu", )
-__version__ = "1.0.0+ge63d7e7a6ab4"
+__version__ = "1.0.0+g0ce3648e22be"
 
 
 def metadata() -> dict:
