@@ -77,7 +77,8 @@ def test_a_failed_step_leaves_the_later_ones_not_reached():
 
 
 def test_a_run_job_that_dies_keeps_the_compile_step_it_passed(tmp_path):
-    """The build job passed; the run job's process dies on the second call: the verdict keeps the
+    """The build job passed; the run job's process dies on its second call (the build, which records
+    every case with its launches no-op'd, not interpreted, calls forward more often): the verdict keeps the
     compile step (level compiled), and the numerics step failed with the job's reason."""
     from conftest import KERNELS, TINY
     from opforge.harness.verify import VerifyOptions, verify
@@ -85,7 +86,7 @@ def test_a_run_job_that_dies_keeps_the_compile_step_it_passed(tmp_path):
     source = (KERNELS / "good.py").read_text().replace(
         "    def forward(self, x):\n",
         "    def forward(self, x):\n        import os\n        self.calls = getattr(self, 'calls', 0) + 1\n"
-        "        if self.calls > 1:\n            os._exit(7)\n", 1)
+        "        if self.calls > 1 and os.environ.get('TRITON_INTERPRET') == '1':\n            os._exit(7)\n", 1)
     assert "os._exit" in source
     kernel = tmp_path / "dies.py"
     kernel.write_text(source)

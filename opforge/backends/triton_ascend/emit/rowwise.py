@@ -44,6 +44,7 @@ class AscendRowWriter(TritonRowWriter):
 
     CONSTEXPRS = TritonRowWriter.CONSTEXPRS + ("NUM_CORES: tl.constexpr",)
     UNIT_COLS = True
+    WIDE_SCANS = False  # Atlas A2/A3 have no fp64 (backends/triton_ascend/dtypes.py): fp32 scans
 
     def __init__(self, plan, name: str) -> None:
         super().__init__(plan, name)

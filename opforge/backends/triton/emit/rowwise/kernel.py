@@ -46,6 +46,7 @@ class TritonRowWriter(RowKernelWriter):
 
     CONSTEXPRS = ("BLOCK: tl.constexpr", "ROWS: tl.constexpr")
     UNIT_COLS = False  # True: the launcher passes every column-varying input with column stride 1
+    WIDE_SCANS = True  # float scans carried in float64 (False: a target without fp64, scans.py)
 
     def __init__(self, plan: Plan, name: str) -> None:
         super().__init__(plan, name)
@@ -158,7 +159,8 @@ class TritonRowWriter(RowKernelWriter):
         """A scan along the row (scans.py): its value, or its (values, indices) names."""
         name, v = safe(node.name), val(node)
         dtype = (v if isinstance(v, torch.Tensor) else v[0]).dtype
-        setup, body, value = scan_lines(self.plan.scans[node], name, self.col(node.args[0], False), dtype)
+        setup, body, value = scan_lines(self.plan.scans[node], name, self.col(node.args[0], False), dtype,
+                                         self.WIDE_SCANS)
         self.code += setup
         self.body += body
         self.helpers |= {self.plan.scans[node]} & SCAN_HELPERS.keys()
