@@ -33,7 +33,8 @@ ANTICHEAT = ("constant-output", "torch-compute", "aliasing", "input-mutation", "
 CHECK_OF = {"load-error": "load", "reference-error": "load", "init-error": "run", "runtime-error": "run",
             "oom": "run", "mismatch": "compare", "no-variants": "compare", **{c: "anticheat" for c in ANTICHEAT},
             # the CPU run's memory model (backends/triton/memory.py): what hardware would do differently
-            "out-of-bounds": "run", "race": "run", "order-dependent": "compare"}
+            "out-of-bounds": "run", "race": "run", "order-dependent": "compare",
+            "out-of-resources": "run"}  # a launch over the GPU's limits (backends/cuda/emulator/limits.py)
 MAX_REASONS = 12
 # CPU: repeated calls on the same inputs after the trials; consecutive ones must leave the candidate's
 # state unchanged (harness/callstate.py), so no call count can choose its result

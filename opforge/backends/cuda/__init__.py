@@ -65,6 +65,10 @@ class CudaPlugin(BackendPlugin):
                    "cuda_sources": [[hashlib.sha256(src.encode()).hexdigest(), line] for src, line in found.cuda_sources]}
         if not out.reasons:
             out.skip = self._skips(found)
+            if _nvcc() is None:  # the launch-resource model has no ptxas numbers: never passed as checked
+                from opforge.backends.cuda.emulator.limits import UNCHECKED
+
+                out.warnings.append(UNCHECKED)
         return out
 
     def _skips(self, found) -> dict:
@@ -102,10 +106,18 @@ class CudaPlugin(BackendPlugin):
         import os
 
         os.environ.pop("TRITON_INTERPRET", None)  # the harness's own guards import Triton
-        if device != "cpu":
+        if device == "cpu":
+            _install_limits((job or {}).get("arch") or 90)
+        else:
             from opforge.backends.cuda import inline
 
             inline.install()
+
+    def call_findings(self) -> dict:
+        """What the emulated launches since the last call were refused for (`out-of-resources`)."""
+        from opforge.backends.cuda.emulator import limits
+
+        return limits.findings()
 
     def build(self, launches: list, job: dict):
         from opforge.backends.cuda import nvcc, runtime, toolchain
@@ -129,6 +141,22 @@ class CudaPlugin(BackendPlugin):
             kernels += report["kernels"]
         notes = [] if runtime.LOADED else ["the candidate loaded no CUDA source (load_cuda was never called)"]
         return kernels, reasons, notes, None
+
+
+def _install_limits(arch: int) -> None:
+    """Run job, CPU: every emulated library gets ptxas's numbers of its sm_<arch> compile (the build
+    job's, from nvcc's cache) for the launch-resource model; none where nvcc cannot compile it
+    (the static step's warnings say so, or the build failed already)."""
+    from opforge.backends.cuda import nvcc, toolchain
+    from opforge.backends.cuda.emulator import limits
+
+    def provider(source: str) -> dict | None:
+        try:
+            return nvcc.compile_cubin(source, arch)
+        except (nvcc.NvccError, toolchain.ToolchainError):
+            return None
+
+    limits.install(provider if _nvcc() is not None else None)
 
 
 PLUGIN = CudaPlugin()

@@ -11,6 +11,7 @@ import re
 import threading
 from collections import OrderedDict
 
+from opforge.backends.cuda.emulator import limits
 from opforge.backends.cuda.emulator.buffers import ITEMSIZE, GuardedBuffer
 from opforge.backends.cuda.emulator.build import build_library
 from opforge.backends.cuda.emulator.translate import INVOKE_PREFIX
@@ -58,6 +59,7 @@ class EmulatedLibrary:
         with _LOADED_LOCK:
             if built.path not in _LOADED:
                 _LOADED[built.path] = cls(built.path, source, built.seconds, built.cached)
+                limits.apply(_LOADED[built.path])  # ptxas's numbers for the launch-resource model
             library = _LOADED[built.path]
         return library if not built.cached or library.cached else _cached_view(library)
 
@@ -103,7 +105,8 @@ class EmulatedLibrary:
         code = self._lib.opforge_emu_error(message, len(message))
         if code:
             text = message.value.decode(errors="replace")
-            raise BY_CODE.get(code, EmulatorError)(f"{text} (launcher {launcher.name}, {schedule_name(schedule, seed)} schedule)")
+            raise limits.noted(BY_CODE.get(code, EmulatorError)(
+                f"{text} (launcher {launcher.name}, {schedule_name(schedule, seed)} schedule)"))
 
     def _float_atomics(self) -> bool:
         return bool(self._lib.opforge_emu_float_atomics())

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from opforge.backends.cuda.emulator import device_calls
 from opforge.backends.cuda.signature import SignatureError, blank_comments, line_of, matching, parse_launchers
 
 PREAMBLE = '#include "opforge_cuda_emu.h"\n#line 1 "CUDA_SRC"\n'
@@ -40,6 +41,7 @@ def translate(source: str) -> str:
     edits += [_launch(source, code, m.start()) for m in re.finditer(r"<<<", code)]
     bodies = function_bodies(code)
     edits += [e for m in re.finditer(r"\b__shared__\b", code) if (e := _shared(code, m, bodies))]
+    edits += device_calls.edits(code, bodies)  # the launch-resource model's stack frames and device heap
     out, pos = [], 0
     for start, end, text in sorted(edits):
         if start < pos:

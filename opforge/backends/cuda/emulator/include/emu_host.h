@@ -7,7 +7,8 @@
 
 enum cudaError_t {
     cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorMemoryAllocation = 2,
-    cudaErrorInvalidConfiguration = 9, cudaErrorInvalidDeviceFunction = 98, cudaErrorNotSupported = 801,
+    cudaErrorInvalidConfiguration = 9, cudaErrorInvalidDeviceFunction = 98, cudaErrorLaunchOutOfResources = 701,
+    cudaErrorLaunchFailure = 719, cudaErrorNotSupported = 801,
 };
 typedef cudaError_t cudaError;
 enum cudaMemcpyKind {
@@ -33,6 +34,8 @@ static inline const char* cudaGetErrorString(cudaError_t e) {
         case cudaErrorInvalidValue: return "invalid argument";
         case cudaErrorMemoryAllocation: return "out of memory";
         case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+        case cudaErrorLaunchOutOfResources: return "too many resources requested for launch";
+        case cudaErrorLaunchFailure: return "unspecified launch failure";
         default: return "unknown error";
     }
 }
@@ -42,6 +45,8 @@ static inline const char* cudaGetErrorName(cudaError_t e) {
         case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
         case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
         case cudaErrorInvalidConfiguration: return "cudaErrorInvalidConfiguration";
+        case cudaErrorLaunchOutOfResources: return "cudaErrorLaunchOutOfResources";
+        case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
         default: return "cudaErrorUnknown";
     }
 }

@@ -97,11 +97,13 @@ static void run_blocks(size_t smem) {
     }
 }
 
+static bool launch_resources_ok(const LaunchConfig& c, const void* fn);  // emu_limits.h: ptxas's numbers
 static void run_launch(const LaunchConfig& c, int line, const char* name, const void* fn, void (*body)(void*), void* arg) {
     if (E.err_code) return;  // an earlier launch of this call failed: CUDA errors are sticky too
     E.kernel = name;
     E.launch_line = line;
     if (!valid_config(c, fn)) return;
+    if (!launch_resources_ok(c, fn)) return;
     E.body = body;
     E.arg = arg;
     blockDim = c.block;

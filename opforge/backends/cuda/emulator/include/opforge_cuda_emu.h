@@ -18,3 +18,4 @@
 #include "emu_watch.h"
 #include "emu_launch.h"
 #include "emu_host.h"
+#include "emu_limits.h"
