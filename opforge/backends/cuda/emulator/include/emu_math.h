@@ -1,6 +1,7 @@
 // opforge CUDA emulator: math and bit intrinsics, min/max overloads, atomics.
-// Fast-math intrinsics (__expf, __sinf, ...) use the accurate host function: the emulator checks a
-// kernel's logic, and its results are compared to the reference with the suite's tolerances.
+// The fast-math intrinsics (__expf, __sinf, __fdividef, ...) compute what the GPU's approximate
+// instructions compute (emu_fast_math.h); the _rn ones and the plain functions are IEEE, as nvcc's
+// default build (no --use_fast_math) makes them.
 #pragma once
 #include <cfloat>
 #include <climits>
@@ -10,17 +11,7 @@
 #include <math.h>
 #include <unordered_map>
 
-// glibc's math.h declares (unexported) __expf, __sinf, ...: these names must be macros.
-#define __expf(x) expf(x)
-#define __exp10f(x) exp10f(x)
-#define __logf(x) logf(x)
-#define __log2f(x) log2f(x)
-#define __log10f(x) log10f(x)
-#define __powf(x, y) powf(x, y)
-#define __sinf(x) sinf(x)
-#define __cosf(x) cosf(x)
-#define __tanf(x) tanf(x)
-#define __sincosf(x, s, c) sincosf(x, s, c)
+#include "emu_fast_math.h"
 #define __fsqrt_rn(x) sqrtf(x)
 #define __dsqrt_rn(x) sqrt(x)
 #define __fmaf_rn(a, b, c) fmaf(a, b, c)
@@ -31,7 +22,6 @@ static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
 static inline float __frsqrt_rn(float x) { return 1.0f / sqrtf(x); }
 static inline float __frcp_rn(float x) { return 1.0f / x; }
 static inline double __drcp_rn(double x) { return 1.0 / x; }
-static inline float __fdividef(float a, float b) { return a / b; }
 static inline float __fdiv_rn(float a, float b) { return a / b; }
 static inline float __fadd_rn(float a, float b) { return a + b; }
 static inline float __fsub_rn(float a, float b) { return a - b; }
