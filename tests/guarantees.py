@@ -57,6 +57,8 @@ ZYGOTE = "opforge/sandbox/zygote.py"
 STATIC_R = "opforge/backends/triton/static_resolve.py"
 STATIC_C = "opforge/backends/triton/static.py"
 GUARDS = "opforge/harness/guards.py"
+LIM = "tests/test_cuda_limits.py::"
+EMU_LIMITS = "opforge/backends/cuda/emulator/include/emu_limits.h"
 MEM = "opforge/backends/triton/memory.py"
 RACES = "opforge/backends/triton/races.py"
 TIM = "tests/test_interpreter_memory.py::"
@@ -538,6 +540,32 @@ GUARANTEES: tuple[Guarantee, ...] = (
        "tests/test_cuda_emulator.py::test_a_float_atomic_kernel_gets_room_for_rounding_not_for_a_race",
        ("opforge/backends/cuda/emulator/library.py", "ATOMIC_ROUNDING = 1e-5\nATOMIC_SPREAD = 4.0\n",
         "ATOMIC_ROUNDING = 1e-3\nATOMIC_SPREAD = 400.0\n")),
+    # -- the CUDA launch-resource model (issue #33: emulator/limits.py, include/emu_limits.h) --
+    _g("cuda-launch-registers", "a CUDA launch whose registers x threads exceed 64K per block fails as out-of-resources "
+       "(ptxas's count, per-warp units of 256); fewer threads run",
+       f"{LIM}test_registers_times_threads_over_64k_fail_the_launch_and_fewer_threads_run",
+       (EMU_LIMITS, "    if (per_warp * warps > g_arch.regs_per_block)\n", "    if (false)\n")),
+    _g("cuda-launch-shared-opt-in", "static + dynamic shared memory over 48 KB fails without the "
+       "cudaFuncSetAttribute opt-in and runs with it",
+       f"{LIM}test_static_and_dynamic_shared_memory_over_48kb_need_the_opt_in",
+       (EMU_LIMITS, "    if (dyn > allowed)\n", "    if (false)\n")),
+    _g("cuda-launch-bounds", "a launch with more threads than the kernel's __launch_bounds__ fails as out-of-resources",
+       f"{LIM}test_more_threads_than_launch_bounds_fail_the_launch",
+       (EMU_LIMITS, "    if (k.maxntid && threads > k.maxntid)\n", "    if (false)\n")),
+    _g("cuda-device-heap", "device malloc past cudaLimitMallocHeapSize (8 MB by default) returns NULL",
+       f"{LIM}test_device_malloc_past_the_heap_limit_returns_null",
+       (EMU_LIMITS, "    if (take > g_heap_limit || g_heap_used > g_heap_limit - take) return nullptr;", "")),
+    _g("cuda-recursion-stack", "a recursion whose depth x ptxas frame exceeds cudaLimitStackSize faults",
+       f"{LIM}test_recursion_past_the_stack_limit_faults_and_a_shallow_one_runs",
+       (EMU_LIMITS, "        if ((size_t)bytes > g_stack_limit) overflow();\n", "")),
+    _g("cuda-resources-in-the-cpu-run", "the CPU run of a CUDA candidate holds every launch to ptxas's numbers "
+       "(a launch over __launch_bounds__ fails verification as out-of-resources)",
+       f"{LIM}test_a_launch_over_its_launch_bounds_fails_verification_as_out_of_resources",
+       ("opforge/backends/cuda/__init__.py", "    limits.install(provider if _nvcc() is not None else None)\n",
+        "    limits.install(None)\n")),
+    _g("cuda-resources-unchecked-said", "without nvcc the verdict warns that launch resources were not checked",
+       f"{LIM}test_without_nvcc_the_verdict_says_resources_were_not_checked",
+       ("opforge/backends/cuda/__init__.py", "                out.warnings.append(UNCHECKED)\n", "")),
     _g("knowledge-examples-share-a-tag", "an example kernel goes to the prompt only when it shares a tag with the spec",
        "tests/test_knowledge.py::test_unrelated_examples_do_not_take_the_place_of_notes",
        ("opforge/knowledge/retrieve.py", "(score >= SAME_OP_BONUS or doc.tags & tags)", "True")),
