@@ -1,7 +1,8 @@
 """Guarded host copies of a launcher's tensors, outside torch: every copy, fill and comparison is a
 C memmove/memcmp on data_ptr()s, so the candidate's kernels never meet torch's dispatcher.
 
-Each buffer sits between two zones of canary bytes (A5 FF C3 7F repeated: a NaN in float32,
+Each buffer sits at its tensor's alignment (view_offset: a view keeps its offset, so a misaligned
+vector access stays misaligned), between two zones of canary bytes (A5 FF C3 7F repeated: a NaN in float32,
 float16, bfloat16 and float64 alike; a write into one is an out-of-bounds write), and those between
 unmapped fences, so an access further out faults (a read too)."""
 from __future__ import annotations
@@ -32,20 +33,28 @@ _libc.memcmp.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
 _libc.memcmp.restype = ctypes.c_int
 
 
+def view_offset(tensor) -> int:
+    """Where a GPU would put `tensor`'s data modulo ALIGN: its byte offset in its storage (the
+    caching allocator's blocks are ALIGN-aligned; the CPU allocator's only 64-byte aligned)."""
+    return (tensor.data_ptr() - tensor.untyped_storage().data_ptr()) % ALIGN
+
+
 def guard_bytes(nbytes: int) -> int:
     """Guard zone size: at least 1 KB, up to one buffer's size (64 KB at most), a multiple of ALIGN."""
     return max(1024, min(-(-nbytes // ALIGN) * ALIGN, 65536))
 
 
 class GuardedBuffer:
-    """`nbytes` of data at an ALIGN-aligned address in its own mapping: canary bytes right before
-    and after it, and beyond those unmapped fences (PROT_NONE), so a read or write further out
-    faults in the kernel and is reported with the argument's name (fence_hit)."""
+    """`nbytes` of data in its own mapping at an address that is `offset` modulo ALIGN (a tensor
+    view's own offset: a GPU's allocator hands out ALIGN-aligned blocks, and a view with
+    storage_offset 1 sits 4 bytes past one, so a float4 access on it is misaligned there too),
+    canary bytes right before and after it, and beyond those unmapped fences (PROT_NONE), so a read
+    or write further out faults in the kernel and is reported with the argument's name (fence_hit)."""
 
-    def __init__(self, nbytes: int) -> None:
-        self.nbytes = nbytes
-        padded = -(-max(nbytes, 1) // ALIGN) * ALIGN
-        body = -(-(guard_bytes(nbytes) + padded) // PAGE) * PAGE
+    def __init__(self, nbytes: int, offset: int = 0) -> None:
+        self.nbytes, self.offset = nbytes, offset % ALIGN
+        span = -(-(self.offset + max(nbytes, 1)) // ALIGN) * ALIGN - self.offset  # data and trailing slack
+        body = -(-(guard_bytes(nbytes) + span) // PAGE) * PAGE
         total = FENCE_BEFORE + body + FENCE_AFTER
         base = _libc.mmap(None, total, 3, 0x22 | 0x4000, -1, 0)  # RW, PRIVATE|ANONYMOUS|NORESERVE
         if base in (None, ctypes.c_void_p(-1).value):
@@ -54,26 +63,28 @@ class GuardedBuffer:
         _libc.mprotect(base + FENCE_BEFORE + body, FENCE_AFTER, 0)
         weakref.finalize(self, _libc.munmap, base, total)
         self._base, self._fence_end = base, base + FENCE_BEFORE + body
-        self.address = self._fence_end - padded
-        self.lead, self.slack = self.address - base - FENCE_BEFORE, padded - nbytes
-        self._canary = (CANARY * (self.lead // 4 + 1))[:self.lead]
+        self.address = self._fence_end - span
+        self.lead, self.slack = self.address - base - FENCE_BEFORE, span - nbytes
+        # each zone in phase with the data next to it: the 4 bytes on either side read as a NaN
+        self._before = (CANARY * (self.lead // 4 + 1))[-self.lead:]
+        self._after = (CANARY * (self.slack // 4 + 1))[:self.slack]
 
     def load(self, source_address: int) -> None:
         """Fill both canary zones and copy `nbytes` from `source_address` in."""
-        ctypes.memmove(self.address - self.lead, self._canary, self.lead)
-        ctypes.memmove(self.address + self.nbytes, self._canary, self.slack)
+        ctypes.memmove(self.address - self.lead, self._before, self.lead)
+        ctypes.memmove(self.address + self.nbytes, self._after, self.slack)
         if self.nbytes:
             ctypes.memmove(self.address, source_address, self.nbytes)
 
     def overrun(self) -> str | None:
         """'N bytes past the end' / 'N bytes before the start' for a damaged canary, else None."""
         after = ctypes.string_at(self.address + self.nbytes, self.slack)
-        if after != self._canary[:self.slack]:
-            last = max(i for i in range(self.slack) if after[i] != self._canary[i])
+        if after != self._after:
+            last = max(i for i in range(self.slack) if after[i] != self._after[i])
             return f"{last + 1} bytes past the end"
         before = ctypes.string_at(self.address - self.lead, self.lead)
-        if before != self._canary:
-            first = min(i for i in range(self.lead) if before[i] != self._canary[i])
+        if before != self._before:
+            first = min(i for i in range(self.lead) if before[i] != self._before[i])
             return f"{self.lead - first} bytes before the start"
         return None
 

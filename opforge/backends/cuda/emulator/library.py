@@ -11,8 +11,8 @@ import re
 import threading
 from collections import OrderedDict
 
-from opforge.backends.cuda.emulator import limits
-from opforge.backends.cuda.emulator.buffers import ITEMSIZE, GuardedBuffer
+from opforge.backends.cuda.emulator import limits, state
+from opforge.backends.cuda.emulator.buffers import ITEMSIZE, GuardedBuffer, view_offset
 from opforge.backends.cuda.emulator.build import build_library
 from opforge.backends.cuda.emulator.translate import INVOKE_PREFIX
 from opforge.backends.cuda.emulator.errors import BY_CODE, EmulatorError, OutOfBoundsError, RaceError
@@ -93,6 +93,7 @@ class EmulatedLibrary:
                 bound.run(self, schedule, seed, time_limit_s, device)
                 spread = max(spread, self._float_atomic_spread())
                 bound.compare(first, device, schedule_name(schedule, seed), self._float_atomics(), spread)
+            state.check_call(self, bound, device, schedules - 1, seed, time_limit_s)  # static storage
             bound.write_back(first)
 
     def _run_once(self, launcher: Launcher, values: list, schedule: int, seed: int, time_limit_s: float) -> None:
@@ -155,9 +156,9 @@ class BufferPool:
         self._buffers: OrderedDict = OrderedDict()
         self.max_buffers, self.max_bytes = max_buffers, max_bytes
 
-    def take(self, place: tuple, nbytes: int, role: str) -> GuardedBuffer:
-        key = (place, nbytes, role)
-        buffer = self._buffers.pop(key, None) or GuardedBuffer(nbytes)
+    def take(self, place: tuple, nbytes: int, role: str, offset: int = 0) -> GuardedBuffer:
+        key = (place, nbytes, role, offset)
+        buffer = self._buffers.pop(key, None) or GuardedBuffer(nbytes, offset)
         self._buffers[key] = buffer
         while len(self._buffers) > self.max_buffers or (
                 len(self._buffers) > 1 and sum(b.nbytes for b in self._buffers.values()) > self.max_bytes):
@@ -202,7 +203,7 @@ class _Bound:
     def buffers(self, pool: "BufferPool", role: str) -> list[GuardedBuffer]:
         # Keyed by the launcher and the argument's place, not the host tensor's address: a GPU's
         # caching allocator hands a loop's same-sized allocations the same address call after call.
-        return [pool.take((self.launcher.name, i), t.numel() * t.element_size(), role)
+        return [pool.take((self.launcher.name, i), t.numel() * t.element_size(), role, view_offset(t))
                 for i, (t, *_) in enumerate(self.tensors)]
 
     def run(self, library: EmulatedLibrary, schedule: int, seed: int, limit: float, buffers: list) -> list:

@@ -9,7 +9,11 @@ CUDA_SRC's (a `#line 1 "CUDA_SRC"` follows the header include):
 - `#include <cassert>` / `<assert.h>` are dropped, so `assert` stays the emulator's (a trap);
 - a `__shared__` declaration inside a function is followed by `::opforge_emu::shared_seen(&v, sizeof v)`
   for each variable, so the runtime can fill it with NaN bytes before every block (uninitialised
-  shared memory must not read as the previous block's values, or as zeros).
+  shared memory must not read as the previous block's values, or as zeros); a namespace-scope one
+  is registered at load (statics.py);
+- every variable of static storage (`__device__`, `__constant__`, host globals, `static` locals) is
+  registered after its declaration with its load-time bytes (statics.py), so a call that leaves
+  them changed can be checked (state.py).
 Everything else (`__shared__`, qualifiers, intrinsics) is the header's business.
 """
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import re
 
 from opforge.backends.cuda.emulator import device_calls
+from opforge.backends.cuda.emulator import statics
 from opforge.backends.cuda.signature import SignatureError, blank_comments, line_of, matching, parse_launchers
 
 PREAMBLE = '#include "opforge_cuda_emu.h"\n#line 1 "CUDA_SRC"\n'
@@ -41,6 +46,8 @@ def translate(source: str) -> str:
     edits += [_launch(source, code, m.start()) for m in re.finditer(r"<<<", code)]
     bodies = function_bodies(code)
     edits += [e for m in re.finditer(r"\b__shared__\b", code) if (e := _shared(code, m, bodies))]
+    edits += [(d.end, d.end + 1, ";" + statics.registration(d, line_of(source, d.end), d.end))
+              for d in statics.declarations(code, bodies)]
     edits += device_calls.edits(code, bodies)  # the launch-resource model's stack frames and device heap
     out, pos = [], 0
     for start, end, text in sorted(edits):

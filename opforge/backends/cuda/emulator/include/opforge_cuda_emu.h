@@ -18,4 +18,5 @@
 #include "emu_watch.h"
 #include "emu_launch.h"
 #include "emu_host.h"
+#include "emu_globals.h"
 #include "emu_limits.h"
