@@ -60,6 +60,8 @@ GUARDS = "opforge/harness/guards.py"
 LIM = "tests/test_cuda_limits.py::"
 EMU_LIMITS = "opforge/backends/cuda/emulator/include/emu_limits.h"
 MEM = "opforge/backends/triton/memory.py"
+FM = "tests/test_cuda_fast_math.py::"
+FAST_H = "opforge/backends/cuda/emulator/include/emu_fast_math.h"
 RACES = "opforge/backends/triton/races.py"
 TIM = "tests/test_interpreter_memory.py::"
 SNAPSHOT = "opforge/harness/snapshot.py"
@@ -540,6 +542,24 @@ GUARANTEES: tuple[Guarantee, ...] = (
        "tests/test_cuda_emulator.py::test_a_float_atomic_kernel_gets_room_for_rounding_not_for_a_race",
        ("opforge/backends/cuda/emulator/library.py", "ATOMIC_ROUNDING = 1e-5\nATOMIC_SPREAD = 4.0\n",
         "ATOMIC_ROUNDING = 1e-3\nATOMIC_SPREAD = 400.0\n")),
+    _g("emulator-fast-sinf-range-reduction", "__sinf/__cosf reduce x * (1/2pi) in float32 as the GPU does: "
+       "6.9e-4 off sin at x = 1e4, so a float32 sin op on large phases using __sinf fails",
+       (f"{FM}test_sinf_of_large_arguments_is_as_far_from_sin_as_the_float32_range_reduction_puts_it",
+        f"{FM}test_a_float32_op_using_sinf_on_large_phases_fails_the_compare"),
+       (FAST_H, "#define __sinf(x) ::opforge_emu::fast::sin_approx(x)\n", "#define __sinf(x) sinf(x)\n")),
+    _g("emulator-fast-expf-product", "__expf is ex2 of x * log2(e) rounded to float32: its error grows with |x| "
+       "(within the Guide's 2 + floor(|1.173 x|) ulp)",
+       f"{FM}test_expf_grows_its_error_with_x_within_the_guides_ulp_bound",
+       (FAST_H, "#define __expf(x) ::opforge_emu::fast::expf_approx(x)\n", "#define __expf(x) expf(x)\n")),
+    _g("emulator-fast-fdividef-range", "__fdividef(x, y) is x * rcp(y) with rcp's result flushed: 0 for "
+       "2^126 < |y| < 2^128, NaN for x = inf",
+       f"{FM}test_fdividef_is_zero_for_a_divisor_above_2_to_the_126",
+       (FAST_H, "    return a * mufu_rcp(b);\n", "    return a / b;\n")),
+    _g("emulator-fast-log-absolute", "__logf/__log2f/__log10f come from lg2's fixed-point fraction: an absolute "
+       "error near 1 (30% of __logf(1 + 2^-23)), as the Guide's bounds say",
+       f"{FM}test_logs_have_an_absolute_error_near_one",
+       (FAST_H, "    return (float)((e - 1) + std::nearbyint(std::log2(m) * grid) / grid);\n",
+        "    return (float)((e - 1) + std::log2(m));\n")),
     # -- the CUDA launch-resource model (issue #33: emulator/limits.py, include/emu_limits.h) --
     _g("cuda-launch-registers", "a CUDA launch whose registers x threads exceed 64K per block fails as out-of-resources "
        "(ptxas's count, per-warp units of 256); fewer threads run",
