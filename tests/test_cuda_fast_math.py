@@ -193,3 +193,22 @@ def test_a_float32_op_using_sinf_on_large_phases_fails_the_compare(tmp_path):
     v = verify(spec, kernel, VerifyOptions(seed=5, trials=1, device="cpu", backend="cuda"))
     assert not v["correct"] and v["steps"]["cpu_run"]["status"] == "failed", v["reasons"]
     assert v["reasons"][0].startswith("mismatch") and "max abs err" in v["reasons"][0], v["reasons"]
+
+
+def test_use_fast_math_keeps_a_float32_load_inline_op_off_the_emulator(monkeypatch):
+    """--use_fast_math makes `/` div.approx and flushes denormals everywhere, which no header can model:
+    where a load_inline candidate could run emulated (a CUDA build of torch, --device cpu), a float32
+    op asking for it is `unsupported` there (its GPU run is the judge) instead of emulated as IEEE."""
+    import opforge.backends.cuda as cuda
+    from conftest import KERNELS
+
+    monkeypatch.setattr(cuda, "_torch_has_cuda", lambda: True)
+    plain = (KERNELS / "cuda_load_inline.py").read_text()
+    fast = plain.replace("verbose=False)", 'verbose=False, extra_cuda_cflags=["-O3", "--use_fast_math"])')
+    assert fast != plain
+    out = cuda.PLUGIN.static(fast, float32_spec=True)
+    assert out.reasons == [] and out.skip["cpu_run"]["status"] == "unsupported", out.skip
+    assert out.skip["cpu_run"]["reason"].startswith("--use_fast_math: the emulator computes nvcc's default build")
+    assert any("denormals flush to zero" in w for w in out.warnings)
+    assert "cpu_run" not in cuda.PLUGIN.static(plain, float32_spec=True).skip  # control: no flag, emulated
+    assert "cpu_run" not in cuda.PLUGIN.static(fast, float32_spec=False).skip  # half types: within their tolerance

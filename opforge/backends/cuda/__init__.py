@@ -64,14 +64,14 @@ class CudaPlugin(BackendPlugin):
         out.job = {"cuda_format": found.format,
                    "cuda_sources": [[hashlib.sha256(src.encode()).hexdigest(), line] for src, line in found.cuda_sources]}
         if not out.reasons:
-            out.skip = self._skips(found)
+            out.skip = self._skips(found, float32_spec)
             if _nvcc() is None:  # the launch-resource model has no ptxas numbers: never passed as checked
                 from opforge.backends.cuda.emulator.limits import UNCHECKED
 
                 out.warnings.append(UNCHECKED)
         return out
 
-    def _skips(self, found) -> dict:
+    def _skips(self, found, float32_spec: bool) -> dict:
         from opforge.backends.cuda.emulator import unsupported_features
 
         skip = {}
@@ -88,6 +88,10 @@ class CudaPlugin(BackendPlugin):
         if features:
             skip["cpu_run"] = step("unsupported", runner.name, runner.version,
                                    reason=f"the emulator cannot run {'; '.join(dict.fromkeys(features))}")
+        elif found.fast_math and float32_spec:  # a GPU run of the same build is the judge (device_run)
+            skip["cpu_run"] = step("unsupported", runner.name, runner.version,
+                                   reason="--use_fast_math: the emulator computes nvcc's default build (IEEE `/`, "
+                                   "sinf and expf, no flush to zero), not the approximate one the flag asks for")
         elif shutil.which("g++") is None:
             skip["cpu_run"] = step("skipped", runner.name, runner.version,
                                    reason="the emulator builds with g++, and no g++ is on PATH")

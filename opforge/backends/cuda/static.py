@@ -33,7 +33,8 @@ candidate file's lines (the tables are in static_cxx.py and host_code.py):
   to a tensor. A constructor's initialiser list counts as its body.
 - cuda-format for load_inline's build options: no libraries, include paths or macros (extra_ldflags,
   extra_include_paths empty; extra_cflags/extra_cuda_cflags from an optimisation-flag list), no
-  build_directory; `--use_fast_math` is a warning.
+  build_directory; `--use_fast_math` is a warning, and `fast_math` keeps float32 ops off the emulator
+  (it computes nvcc's default build: IEEE `/`, sinf and expf, no flush to zero).
 - cuda-format: the sources are found and readable, and define a `__global__` kernel (and, in
   opforge's format, an `extern "C"` launcher); `_lib.<name>` on a load_cuda library names one of
   its launchers (`_lib.emulator().call(...)` would run kernels the launch log never sees).
@@ -71,6 +72,7 @@ class CudaStatic:
     cuda_sources: list[tuple[str, int]] = field(default_factory=list)  # (source, its first line in the file)
     kernels: list[str] = field(default_factory=list)  # __global__ functions, in source order
     launchers: list[str] = field(default_factory=list)  # extern "C" host functions (opforge's format)
+    fast_math: bool = False  # load_inline asked nvcc for --use_fast_math
 
 
 @dataclass
@@ -113,6 +115,7 @@ class _Finder:
         self.functions: list[str] = []
         self.warnings: list[str] = []
         self.library_calls: set[int] = set()  # id() of each load_cuda / load_inline call
+        self.fast_math = False
 
     def bad(self, detail: str, node: ast.AST) -> None:
         self.reasons.append(f"cuda-format: {detail} (line {getattr(node, 'lineno', '?')})")
@@ -194,7 +197,10 @@ class _Finder:
                     self.bad(f"load_inline {key} may not hold {ast.unparse(flag)[:40]} (no libraries, "
                              "include paths or macros)", flag)
                 elif "fast_math" in text:
-                    self.warnings.append(f"{key} {text}: approximate division, square root and exp")
+                    self.fast_math = True
+                    self.warnings.append(f"{key} {text}: sinf, expf, logf, powf, sqrtf and `/` become approximate "
+                                         "instructions (sinf is 1e-3 off at x = 1e4; x / y is 0 for |y| > 2^126) "
+                                         "and denormals flush to zero")
 
 
 def check_cuda_candidate(py_source: str, *, float32_spec: bool) -> CudaStatic:
@@ -209,6 +215,7 @@ def check_cuda_candidate(py_source: str, *, float32_spec: bool) -> CudaStatic:
     finder.run()
     out.reasons += finder.reasons
     out.warnings += finder.warnings
+    out.fast_math = finder.fast_math
     out.format = next(iter(finder.formats)) if len(finder.formats) == 1 else None
     if not finder.formats:
         out.reasons.append("cuda-format: no load_cuda(CUDA_SRC) or load_inline(...) call: the file hands "
