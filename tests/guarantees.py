@@ -586,6 +586,10 @@ GUARANTEES: tuple[Guarantee, ...] = (
     _g("cuda-resources-unchecked-said", "without nvcc the verdict warns that launch resources were not checked",
        f"{LIM}test_without_nvcc_the_verdict_says_resources_were_not_checked",
        ("opforge/backends/cuda/__init__.py", "                out.warnings.append(UNCHECKED)\n", "")),
+    _g("cuda-fast-math-not-emulated", "a float32 load_inline op built with --use_fast_math (approximate `/`, "
+       "flush to zero) is not emulated as IEEE: its CPU run is unsupported, with the reason",
+       f"{FM}test_use_fast_math_keeps_a_float32_load_inline_op_off_the_emulator",
+       ("opforge/backends/cuda/__init__.py", "        elif found.fast_math and float32_spec:", "        elif False:")),
     _g("knowledge-examples-share-a-tag", "an example kernel goes to the prompt only when it shares a tag with the spec",
        "tests/test_knowledge.py::test_unrelated_examples_do_not_take_the_place_of_notes",
        ("opforge/knowledge/retrieve.py", "(score >= SAME_OP_BONUS or doc.tags & tags)", "True")),
