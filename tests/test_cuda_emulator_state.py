@@ -11,12 +11,16 @@ from pathlib import Path
 import pytest
 import torch
 
+from conftest import KERNELS, TINY
 from opforge.backends.cuda.emulator import EmulatedLibrary, OutOfBoundsError
 from opforge.backends.cuda.emulator.build import compiler
 from opforge.backends.cuda.emulator.state import StatefulError, take_findings
 from opforge.backends.cuda.emulator.statics import declarations
 from opforge.backends.cuda.emulator.translate import function_bodies
 from opforge.backends.cuda.signature import blank_comments
+from opforge.backends.cuda.static import check_cuda_candidate
+from opforge.harness import ladder
+from opforge.harness.verify import VerifyOptions, verify
 
 CASES = (Path(__file__).parent / "data" / "cuda" / "emulator_state.cu").read_text()
 needs_gxx = pytest.mark.skipif(compiler() is None, reason="the CUDA emulator builds with g++, and there is none")
@@ -111,11 +115,30 @@ def test_a_cache_answering_from_an_earlier_call_is_refused(lib):
 @needs_gxx
 def test_state_a_call_rewrites_or_resets_passes_call_after_call(lib):
     """Controls: threadFenceReduction (a __device__ workspace and a retirement counter the last
-    block resets), and a table built by the first call's first launch, read by its second."""
-    for _ in range(3):
-        x, out = torch.randn(1000), torch.zeros(1)
-        lib.call("fence_reduce_launch", [x, out, 1000])
+    block resets; a smaller call leaves the workspace's tail as a larger one wrote it), and a table
+    built by the first call's first launch, read by its second."""
+    for n in (1000, 300, 1000, 700):
+        x, out = torch.randn(n), torch.zeros(1)
+        lib.call("fence_reduce_launch", [x, out, n])
         torch.testing.assert_close(out, x.sum().reshape(1), rtol=1e-5, atol=1e-4)
         y = torch.zeros(300)
         lib.call("lazy_table_launch", [x[:300], y, 300])
         assert torch.equal(y, x[:300] + (torch.arange(300) % 128) * 0.5)
+
+
+def test_a_counter_in_cudamalloc_memory_behind_a_static_pointer_is_refused_statically():
+    """The third place a count could live: device memory the launcher allocates once. Launchers may
+    not allocate (cuda-forbidden-call), so only __device__ variables and statics remain (above)."""
+    source = (KERNELS / "hostile_cuda_launch_count_bomb.py").read_text().replace(
+        "    softmax_rows<<<", "    static unsigned* counter = nullptr;\n"
+        "    if (!counter) cudaMalloc((void**)&counter, sizeof(unsigned));\n    softmax_rows<<<")
+    reasons = check_cuda_candidate(source, float32_spec=True).reasons
+    assert any(r.startswith("cuda-forbidden-call: cudaMalloc") for r in reasons), reasons
+
+
+@needs_gxx
+def test_a_time_bomb_fails_verification_as_stateful_in_the_anticheat_check():
+    v = verify(TINY, KERNELS / "hostile_cuda_launch_count_bomb.py",
+               VerifyOptions(seed=11, trials=1, device="cpu", backend="cuda", timeout_s=120))
+    assert not v["correct"] and (v["failed_step"], ladder.failed_check(v)) == ("cpu_run", "anticheat"), v["reasons"]
+    assert any(r.startswith("stateful: ") and "changes variable `launches`" in r for r in v["reasons"]), v["reasons"]

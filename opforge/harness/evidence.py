@@ -198,10 +198,11 @@ def judge_calls(material: Material, payload: dict, outputs: list | None, atol, r
 
 def _memory(f: Findings, report: dict, label: str) -> bool:
     """The CPU run's memory model (backends/triton/memory.py): out-of-bounds accesses and races
-    between programs, and launches a GPU would refuse (backends/cuda/emulator/limits.py), reported
-    even where forward caught what the launch raised."""
+    between programs, launches a GPU would refuse (backends/cuda/emulator/limits.py) and CUDA calls
+    whose result could depend on the call count (emulator/state.py: stateful), reported even where
+    forward caught what the launch raised."""
     found = [str(r) for r in report.get("memory") or []
-             if str(r).split(":", 1)[0] in ("out-of-bounds", "race", "out-of-resources")]
+             if str(r).split(":", 1)[0] in ("out-of-bounds", "race", "out-of-resources", "stateful")]
     for reason in found:
         code, _, rest = reason.partition(":")
         f.fail(f"{code}: {label}:{rest[:500]}")

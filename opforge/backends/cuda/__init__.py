@@ -118,10 +118,12 @@ class CudaPlugin(BackendPlugin):
             inline.install()
 
     def call_findings(self) -> dict:
-        """What the emulated launches since the last call were refused for (`out-of-resources`)."""
-        from opforge.backends.cuda.emulator import limits
+        """What the emulated launches since the last call were refused for (`out-of-resources`), and
+        a call whose result could depend on the call count (`stateful`, emulator/state.py)."""
+        from opforge.backends.cuda.emulator import limits, state
 
-        return limits.findings()
+        found = limits.findings().get("memory", []) + state.take_findings()
+        return {"memory": found} if found else {}
 
     def build(self, launches: list, job: dict):
         from opforge.backends.cuda import nvcc, runtime, toolchain

@@ -55,10 +55,10 @@ class Variable:
     def reset(self) -> None:
         ctypes.memmove(self.address, self.initial, self.nbytes)
 
-    def show(self, data: bytes) -> str:
+    def show(self, data: bytes, at: int = 0) -> str:
         if self.nbytes in (1, 2, 4, 8):
             return str(int.from_bytes(data, "little", signed=True))
-        return f"{self.nbytes} bytes"
+        return f"{data[at // 4 * 4:at // 4 * 4 + 4].hex()} in bytes {at // 4 * 4}-{at // 4 * 4 + 3}"
 
 
 def variables(lib) -> list[Variable]:
@@ -98,13 +98,15 @@ def check_call(library, bound, device: list, schedule: int, seed: int, time_limi
     name = bound.launcher.name
     seen = _SEEN.setdefault(library.path, _Seen())
     left = [v.read() for v in found]
-    for v, now in zip(found, left):
-        if now != seen.last.get(v.address, v.initial_bytes()):
+    before = [seen.last.get(v.address) or v.initial_bytes() for v in found]
+    for v, now, then in zip(found, left, before):
+        if now != then:
             seen.owner[v.address] = name
     seen.last = {v.address: now for v, now in zip(found, left)}
     mine = [v for v in found if seen.owner.get(v.address) == name and v.moved()]
     if not mine:
         return
+    start = [v.initial_bytes() if v in mine else now for v, now in zip(found, left)]
     kept = bound.buffers(library._pool, "state")
     for copy, buffer in zip(kept, device):
         copy.copy_from(buffer)
@@ -123,12 +125,27 @@ def check_call(library, bound, device: list, schedule: int, seed: int, time_limi
                     f"{', '.join(f'`{v.name}`' for v in mine[:3])}: element {at} is "
                     f"{copy.element(at, ctype)!r}, and {buffer.element(at, ctype)!r} from the load-time values; "
                     f"a GPU keeps them from call to call, so the result would depend on the calls before")
-    for v, this, first in zip(found, left, fresh):
-        if this != first:
+    for v, *states in zip(found, before, left, start, fresh):
+        at = _written_differently(*states)
+        if at is not None:
+            this, first = (v.show(x, at) for x in (states[1], states[3]))
             _refuse(f"stateful: launcher {name} changes variable `{v.name}` (line {v.line}) from call to call: "
-                    f"this call left {v.show(this)}, the same call from its load-time value "
-                    f"({v.show(v.initial_bytes())}) leaves {v.show(first)}; a GPU keeps it for the next call, "
+                    f"this call left {this}, the same call from its load-time value "
+                    f"({v.show(v.initial_bytes(), at)}) leaves {first}; a GPU keeps it for the next call, "
                     f"so the result would depend on the call count")
+
+
+def _written_differently(before: bytes, left: bytes, start: bytes, fresh: bytes) -> int | None:
+    """The first byte that this call (before -> left) or the rerun (start -> fresh) wrote and that
+    the two runs left different, or None. A byte neither wrote is not compared: a workspace's tail
+    that a smaller call leaves as a larger one wrote it is no call count."""
+    if left == fresh:
+        return None
+    import torch
+
+    b, l, s, f = (torch.frombuffer(bytearray(x), dtype=torch.uint8) for x in (before, left, start, fresh))
+    bad = ((l != f) & ((l != b) | (f != s))).nonzero()
+    return int(bad[0]) if len(bad) else None
 
 
 def _refuse(reason: str) -> None:
@@ -138,6 +155,6 @@ def _refuse(reason: str) -> None:
 
 def take_findings() -> list[str]:
     """The stateful reasons since the last call (the CUDA plugin's call_findings), then forgotten."""
-    found = FINDINGS[:4]
+    found = list(dict.fromkeys(FINDINGS))[:4]
     FINDINGS.clear()
     return found
