@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import re
 
-from opforge.backends.cuda import cxx
+from opforge.backends.cuda import cxx, host_ast
 from opforge.backends.cuda.host_code import TORCH_ROOTS, HostBody
 
 INCLUDES = frozenset({
@@ -265,6 +265,8 @@ def check_cxx(sources, out, *, float32: bool, inline: bool, functions: list[str]
             out.reasons += _Rules(unit, src.first_line, inline, float32, defined).run()
         except cxx.CxxError as exc:  # brackets balanced as braces but not as parentheses, say
             out.reasons.append(f"cuda-format: cannot read the C++ source: {exc} (line {src.first_line + exc.line - 1})")
+        if src.role == "cuda" and not inline:
+            _parsed_host_code(src, out)
         kernels = [f.name for f in unit.functions if f.kind == "kernel"]
         launchers = [f.name for f in unit.functions if f.kind == "host" and f.extern_c]
         out.kernels += kernels
@@ -280,3 +282,22 @@ def check_cxx(sources, out, *, float32: bool, inline: bool, functions: list[str]
         if name not in host:
             out.reasons.append(f"cuda-format: load_inline functions=[{name!r}] names no host function of "
                                "cuda_sources (line 1)")
+
+
+_HOST_REASON = re.compile(r"^cuda-host-compute: .*\(line (\d+)\)$")
+
+
+def _parsed_host_code(src, out) -> None:
+    """host_ast's findings on CUDA_SRC after the preprocessor, on lines the token rule left alone;
+    without libclang or g++, a warning that host code was read token by token only."""
+    try:
+        found = host_ast.host_findings(src.text)
+    except host_ast.Unavailable as exc:
+        out.warnings.append(f"cuda-host-compute: host code read token by token only ({exc}): code behind the "
+                            "preprocessor, casts and callees the tokens cannot tell apart was not judged")
+        return
+    seen = {int(m.group(1)) for r in out.reasons if (m := _HOST_REASON.match(r))}
+    for line, detail in found:
+        at = src.first_line + line - 1
+        if at not in seen:
+            out.reasons.append(f"cuda-host-compute: {detail} (line {at})")

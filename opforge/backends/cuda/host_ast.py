@@ -1,0 +1,406 @@
+"""Host code of a CUDA_SRC on a real parse: preprocessed by g++, then parsed by libclang.
+
+host_code.py reads host functions token by token from cxx's reading, which does not evaluate
+conditionals and guesses casts, kinds and callees from the spelling. So a host function behind
+`#if 0 __device__ #endif` read as device code, `(T)*p` with `using T = float;` read as a product,
+a callee `make_copy` bound to memcpy, a default template argument naming it, or `cudaMemcpyAsync`
+with a computed kind all passed. Here the source goes through what compiles it:
+- the emulator's translation (emulator/translate.py: launches become calls, line for line), the
+  emulator's header with `__global__`, `__device__`, `__host__` redefined as annotations, then
+  `g++ -E` (nvcc's host compiler and the emulator's compiler): conditionals and macros evaluated as
+  they are for the build. Twice when the source names `__CUDA_ARCH__`: without it (nvcc's host
+  pass) and with it (nvcc's device pass, and the emulator, which defines it everywhere);
+- libclang parses the result as C++17; line markers keep CUDA_SRC's lines for the reasons.
+Host code is every function not annotated __global__ or __device__ alone (`__host__ __device__`
+included), with its template parameters, default arguments and initialisers, lambdas in it, and
+namespace-scope initialisers. Found there is refused as cuda-host-compute: a subscript, a unary `*`,
+a member read through a pointer, `&` of a variable (but for CUDA's query calls), `new`, goto, asm,
+a loop that launches no kernel, and any call but to this source's functions and lambdas, CUDA's
+runtime calls static_cxx allows (`cudaMemcpyAsync` only with the constant
+cudaMemcpyDeviceToDevice), HOST_CALLS and dim3/vector constructors. A call through a variable, a
+parameter or a template parameter (`make_copy(...)`) calls what no reader sees: refused.
+
+Only opforge's format (CUDA_SRC): load_inline's sources need PyTorch's headers (and on a CPU-only
+PyTorch they never run here). Without libclang or g++ the caller says so in a warning and only the
+token rule applies. Each source's findings are cached by its hash.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from opforge.backends.cuda.host_code import HOST_CALLS, QUERY_CALLS
+
+FILE = "CUDA_SRC"
+# What the parse needs of CUDA's headers to read host code, declared here (the emulator's header,
+# <cmath> and <utility> are 1.4 MB of text, and clang took 0.3-0.9 s over them: a candidate's
+# `#include` of them finds an empty file instead, STUBBED). Host code may call nothing else
+# (a name not declared here is judged by its name), so nothing else need be declared; the
+# qualifiers are clang's CUDA attributes and `<<<...>>>` lowers to __cudaPushCallConfiguration.
+STUBBED = ("cuda_runtime.h", "cuda_runtime_api.h", "cuda.h", "cuda_fp16.h", "cuda_bf16.h", "cmath", "math.h",
+           "type_traits", "utility", "cuda/std/cmath", "cuda/std/utility", "cuda/std/type_traits",
+           "cuda/std/cstdint", "cuda/std/limits", "math_constants.h", "device_functions.h",
+           "device_launch_parameters.h")
+_MATH1 = ("exp exp2 expm1 log log2 log10 log1p sqrt cbrt sin cos tan asin acos atan sinh cosh tanh erf erfc "
+          "ceil floor trunc round rint fabs")
+_MATH2 = "pow atan2 fmod hypot copysign fmin fmax remainder fdim"
+_PRELUDE = r"""#include <cstddef>
+#include <cstdint>
+#include <cfloat>
+#include <climits>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+""" + "".join(f"#define __{q}__ __attribute__(({q}))\n" for q in ("global", "device", "host", "shared", "constant",
+                                                                  "managed")) + r"""
+#define __forceinline__ inline
+#define __noinline__
+#define __restrict__ __restrict
+#define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
+#define __grid_constant__
+#define __CUDACC__ 1
+#define INFINITY (__builtin_inff())
+#define NAN (__builtin_nanf(""))
+#define HUGE_VALF (__builtin_huge_valf())
+#define HUGE_VAL (__builtin_huge_val())
+#define M_PI 3.14159265358979323846
+#define M_LN2 0.69314718055994530942
+#define M_SQRT2 1.41421356237309504880
+#define CUDART_INF_F INFINITY
+#define CUDART_NAN_F NAN
+#define CUDART_PI_F 3.141592654f
+#define OPFORGE_V(T, N) struct N##1 { T x; }; struct N##2 { T x, y; }; struct N##3 { T x, y, z; }; \
+    struct N##4 { T x, y, z, w; }; N##2 make_##N##2(T, T); N##3 make_##N##3(T, T, T); N##4 make_##N##4(T, T, T, T);
+OPFORGE_V(float, float) OPFORGE_V(double, double) OPFORGE_V(int, int) OPFORGE_V(unsigned, uint)
+OPFORGE_V(signed char, char) OPFORGE_V(unsigned char, uchar) OPFORGE_V(short, short) OPFORGE_V(unsigned short, ushort)
+OPFORGE_V(long long, longlong) OPFORGE_V(unsigned long long, ulonglong)
+#undef OPFORGE_V
+struct dim3 {
+    unsigned x, y, z;
+    constexpr dim3(unsigned vx = 1, unsigned vy = 1, unsigned vz = 1) : x(vx), y(vy), z(vz) {}
+    constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
+    constexpr operator uint3() const { return uint3{x, y, z}; }
+};
+extern const uint3 threadIdx, blockIdx; extern const dim3 blockDim, gridDim; static constexpr int warpSize = 32;
+struct __half { unsigned short x; }; struct __half2 { __half x, y; }; typedef __half half; typedef __half2 half2;
+struct __nv_bfloat16 { unsigned short x; }; struct __nv_bfloat162 { __nv_bfloat16 x, y; };
+typedef __nv_bfloat16 nv_bfloat16; typedef __nv_bfloat162 nv_bfloat162;
+typedef struct CUstream_st* cudaStream_t;
+enum cudaError_t { cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorMemoryAllocation = 2 }; typedef cudaError_t cudaError;
+enum cudaMemcpyKind { cudaMemcpyHostToHost = 0, cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2,
+                      cudaMemcpyDeviceToDevice = 3, cudaMemcpyDefault = 4 };
+enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8, cudaFuncAttributePreferredSharedMemoryCarveout = 9 };
+enum cudaFuncCache { cudaFuncCachePreferNone, cudaFuncCachePreferShared, cudaFuncCachePreferL1, cudaFuncCachePreferEqual };
+enum cudaDeviceAttr { cudaDevAttrMaxThreadsPerBlock = 1, cudaDevAttrMaxSharedMemoryPerBlock = 8, cudaDevAttrWarpSize = 10,
+                      cudaDevAttrMultiProcessorCount = 16, cudaDevAttrMaxSharedMemoryPerMultiprocessor = 81,
+                      cudaDevAttrMaxSharedMemoryPerBlockOptin = 97 };
+cudaError_t cudaGetLastError(); cudaError_t cudaPeekAtLastError();
+const char* cudaGetErrorString(cudaError_t); const char* cudaGetErrorName(cudaError_t);
+cudaError_t cudaGetDevice(int*); cudaError_t cudaDeviceGetAttribute(int*, cudaDeviceAttr, int);
+template <class F> cudaError_t cudaFuncSetAttribute(F*, cudaFuncAttribute, int);
+template <class F> cudaError_t cudaFuncSetCacheConfig(F*, cudaFuncCache);
+struct cudaFuncAttributes { size_t sharedSizeBytes, constSizeBytes, localSizeBytes; int maxThreadsPerBlock, numRegs,
+    ptxVersion, binaryVersion, cacheModeCA, maxDynamicSharedSizeBytes, preferredShmemCarveout; };
+struct cudaDeviceProp { char name[256]; size_t totalGlobalMem, sharedMemPerBlock, sharedMemPerBlockOptin,
+    sharedMemPerMultiprocessor; int regsPerBlock, warpSize, maxThreadsPerBlock, maxThreadsDim[3], maxGridSize[3],
+    multiProcessorCount, maxThreadsPerMultiProcessor, major, minor, regsPerMultiprocessor, l2CacheSize; };
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp*, int);
+template <class F> cudaError_t cudaFuncGetAttributes(cudaFuncAttributes*, F*);
+template <class F> cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int*, F, int, size_t);
+template <class F> cudaError_t cudaOccupancyMaxPotentialBlockSize(int*, int*, F, size_t = 0, int = 0);
+template <class F> cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t*, F, int, int);
+cudaError_t cudaLaunchKernel(const void*, dim3, dim3, void**, size_t, cudaStream_t);
+cudaError_t cudaMemsetAsync(void*, int, size_t, cudaStream_t = 0);
+cudaError_t cudaMemcpyAsync(void*, const void*, size_t, cudaMemcpyKind, cudaStream_t = 0);
+cudaError_t cudaMemcpy2DAsync(void*, size_t, const void*, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t = 0);
+namespace std { using ::size_t; template <class T> const T& min(const T&, const T&);
+                template <class T> const T& max(const T&, const T&); int abs(int); long abs(long); long long abs(long long); }
+template <class T> T min(T, T); template <class T> T max(T, T);
+""" + "".join(f"float {f}f({a}); double {f}({a.replace('float', 'double')}); namespace std {{ float {f}({a}); "
+              f"double {f}({a.replace('float', 'double')}); }}\n"
+              for names, a in ((_MATH1, "float"), (_MATH2, "float, float")) for f in names.split()) + r"""extern "C" int __cudaPushCallConfiguration(dim3, dim3, size_t = 0, void* = 0);
+"""
+_PASSES = ("", "#define __CUDA_ARCH__ 900\n")  # nvcc's host pass; its device pass and the emulator
+# Compile-time bombs (hostile_cuda_template_bomb: fib(90) in constexpr, a template 800 deep) cost
+# the parse 10 s at clang's defaults; these limits make it 0.4 s (nvcc refuses the bomb anyway).
+_CLANG_ARGS = ["-x", "cuda", "--cuda-host-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_90", "-std=c++17",
+               "-ferror-limit=0", "-w", "-ftemplate-depth=256", "-fconstexpr-depth=64", "-fconstexpr-steps=100000"]
+_VECTOR = re.compile(r"^(?:make_)?(?:u?char|u?short|u?int|u?long|u?longlong|float|double)[1-4]$")
+_LAUNCH = frozenset({"__cudaPushCallConfiguration", "cudaLaunchKernel"})
+_MEMCPY_KIND = {"cudaMemcpyAsync": 3, "cudaMemcpy2DAsync": 6}
+_FUNCTIONS = frozenset({"FUNCTION_DECL", "CXX_METHOD", "CONSTRUCTOR", "DESTRUCTOR", "FUNCTION_TEMPLATE",
+                        "CONVERSION_FUNCTION"})
+_LOOPS = frozenset({"FOR_STMT", "WHILE_STMT", "DO_STMT", "CXX_FOR_RANGE_STMT"})
+_WRAPPERS = frozenset({"UNEXPOSED_EXPR", "PAREN_EXPR"})
+
+
+class Unavailable(RuntimeError):
+    """libclang or g++ is missing: the token rule alone judges host code (the caller warns)."""
+
+
+def _clang():
+    try:
+        import clang.cindex as cindex
+        cindex.Index.create()
+    except Exception as exc:  # ImportError, or a wheel whose libclang.so does not load
+        raise Unavailable(f"libclang is not available ({type(exc).__name__}: {exc}); pip install libclang") from None
+    return cindex
+
+
+def host_findings(source: str) -> list[tuple[int, str]]:
+    """(line in CUDA_SRC, detail) for each piece of host compute; Unavailable without the tools."""
+    return list(_cached(hashlib.sha256(source.encode()).hexdigest(), source))
+
+
+@functools.lru_cache(maxsize=256)
+def _cached(digest: str, source: str) -> tuple[tuple[int, str], ...]:
+    del digest  # the key: a source is parsed once per process
+    cindex = _clang()
+    if shutil.which("g++") is None:
+        raise Unavailable("g++ is not on PATH")
+    passes = _PASSES if "__CUDA_ARCH__" in source else _PASSES[:1]
+    with ThreadPoolExecutor(len(passes)) as pool:  # g++ and libclang release the GIL
+        found = list(pool.map(lambda arch: _one_pass(cindex, source, arch), passes))
+    return tuple(sorted(set(f for pass_ in found for f in pass_)))
+
+
+@functools.lru_cache(maxsize=1)
+def _stubs() -> str:
+    """A folder of empty headers named STUBBED (the declarations are the prelude's)."""
+    base = Path(tempfile.gettempdir()) / f"opforge-cuda-host-stubs-{os.getuid()}"
+    for name in STUBBED:
+        (base / name).parent.mkdir(parents=True, exist_ok=True)
+        (base / name).touch()
+    return str(base)
+
+
+def _one_pass(cindex, source: str, arch: str) -> list[tuple[int, str]]:
+    text = f'{_PRELUDE}{arch}#line 1 "{FILE}"\n{source}'
+    pre = subprocess.run(["g++", "-E", "-std=c++17", "-x", "c++", "-I", _stubs(), "-"], input=text,
+                         capture_output=True, text=True, timeout=60)
+    if pre.returncode:
+        return []  # an #error, a header not allowed: the include rule or the build says why
+    tu = cindex.Index.create().parse("unit.cu", args=_CLANG_ARGS, unsaved_files=[("unit.cu", pre.stdout)])
+    walker = _Walker(_line_map(pre.stdout))
+    for cursor in tu.cursor.get_children():
+        walker.top(cursor)
+    return walker.found
+
+
+_MARKER = re.compile(r'^# (\d+) "((?:[^"\\]|\\.)*)"')
+
+
+def _line_map(text: str) -> list[tuple[str, int]]:
+    """(file, line) of each line of g++'s output, from its line markers (`# 12 "CUDA_SRC" 2`):
+    libclang reports the output's own lines."""
+    found, where, line = [("", 0)], "", 0
+    for row in text.split("\n"):
+        m = _MARKER.match(row) if row.startswith("# ") else None
+        found.append((where, line) if m is None else ("", 0))
+        if m is not None:
+            where, line = m.group(2), int(m.group(1))
+        else:
+            line += 1
+    return found
+
+
+def _spaces(cursor) -> set[str]:
+    """CUDA's execution and memory spaces on a declaration: global, device, host, shared, constant."""
+    found = {c.kind.name[4:-5].lower() for c in cursor.get_children() if c.kind.name.startswith("CUDA")}
+    if cursor.kind.name == "LAMBDA_EXPR":  # `[=] __device__ (...) {`: the attribute before the body
+        head = []
+        for t in cursor.get_tokens():
+            if t.spelling == "{":
+                break
+            head.append(t.spelling)
+        found |= {w for w in ("device", "host") if w in head}
+    return found
+
+
+def _is_host(cursor) -> bool:
+    spaces = _spaces(cursor)
+    return "global" not in spaces and ("device" not in spaces or "host" in spaces)
+
+
+def _qualified(cursor) -> str:
+    parts, c = [], cursor
+    while c is not None and c.kind.name != "TRANSLATION_UNIT":
+        if c.spelling and c.kind.name not in ("UNEXPOSED_DECL", "LINKAGE_SPEC"):
+            parts.append(c.spelling)
+        c = c.semantic_parent
+    return "::".join(reversed(parts))
+
+
+def _strip(cursor):
+    while cursor.kind.name in _WRAPPERS:
+        children = list(cursor.get_children())
+        if len(children) != 1:
+            return cursor
+        cursor = children[0]
+    return cursor
+
+
+def _callee(call) -> str:
+    """The name a call is spelt with, resolved or not."""
+    return call.spelling or next((c.spelling for c in call.get_children()), "")
+
+
+def _first_token(cursor) -> str:
+    return next((t.spelling for t in cursor.get_tokens()), "")
+
+
+class _Walker:
+    def __init__(self, lines: list[tuple[str, int]]):
+        self.lines = lines
+        self.found: list[tuple[int, str]] = []
+        self.where = ""
+        self.query = False  # inside the arguments of one of CUDA's query calls (`cudaGetDevice(&d)`)
+
+    def add(self, cursor, detail: str) -> None:
+        self.found.append((self.lines[cursor.location.line][1], f"{self.where}: {detail}"))
+
+    def source(self, cursor) -> bool:
+        """Whether `cursor` was written in CUDA_SRC (not in a header, not the translator's invokers)."""
+        line = cursor.location.line
+        where = cursor.location.file
+        return where is not None and where.name == "unit.cu" and 0 < line < len(self.lines) and self.lines[line][0] == FILE
+
+    # -- declarations: which code is host code -------------------------------------------------------
+
+    def top(self, cursor) -> None:
+        if not self.source(cursor):
+            return
+        kind = cursor.kind.name
+        if kind in ("NAMESPACE", "LINKAGE_SPEC", "UNEXPOSED_DECL", "STRUCT_DECL", "CLASS_DECL", "UNION_DECL",
+                    "CLASS_TEMPLATE", "CLASS_TEMPLATE_PARTIAL_SPECIALIZATION"):
+            for child in cursor.get_children():
+                self.top(child)
+        elif kind in _FUNCTIONS:
+            if _is_host(cursor):
+                self.where = cursor.spelling
+                self.code(cursor)
+        elif kind in ("VAR_DECL", "FIELD_DECL") and not _spaces(cursor):
+            self.where = cursor.spelling  # a namespace-scope initialiser runs on the host, at load
+            for child in cursor.get_children():
+                self.code(child)
+
+    # -- host code -------------------------------------------------------------------------------------
+
+    def code(self, cursor) -> None:
+        kind = cursor.kind.name
+        if kind == "LAMBDA_EXPR" and not _is_host(cursor):
+            return
+        if kind == "ARRAY_SUBSCRIPT_EXPR":
+            self.add(cursor, "indexes memory in host code")
+        elif kind == "UNARY_OPERATOR":
+            self._unary(cursor)
+        elif kind == "MEMBER_REF_EXPR":
+            self._member(cursor)
+        elif kind == "CALL_EXPR":
+            self._call(cursor)
+        elif kind in _LOOPS:
+            self._loop(cursor)
+        elif kind in ("GOTO_STMT", "INDIRECT_GOTO_STMT"):
+            self.add(cursor, "goto in host code")
+        elif kind in ("ASM_STMT", "GCC_ASM_STMT", "MS_ASM_STMT"):
+            self.add(cursor, "inline assembly in host code")
+        elif kind in ("CXX_NEW_EXPR", "CXX_DELETE_EXPR"):
+            self.add(cursor, "allocates host memory (new/delete) in host code")
+        outer, self.query = self.query, kind == "CALL_EXPR" and _callee(cursor) in QUERY_CALLS
+        for child in cursor.get_children():
+            self.code(child)
+        self.query = outer
+
+    def _unary(self, cursor) -> None:
+        op = _first_token(cursor)
+        if op == "*":
+            self.add(cursor, "dereferences a pointer in host code (unary *)")
+        elif op == "&":
+            operand = _strip(next(cursor.get_children(), cursor))
+            ref = operand.referenced if operand.kind.name == "DECL_REF_EXPR" else None
+            if ref is not None and ref.kind.name in _FUNCTIONS:
+                return  # &kernel
+            if not self.query:
+                self.add(cursor, "takes the address of host memory (unary &): only CUDA's query calls take one")
+
+    def _member(self, cursor) -> None:
+        base = next(cursor.get_children(), None)
+        if base is not None and base.type.get_canonical().kind.name == "POINTER":
+            self.add(cursor, f"reads a member through a pointer in host code (->{cursor.spelling})")
+
+    def _loop(self, cursor) -> None:
+        if cursor.kind.name == "DO_STMT":
+            cond = _strip(list(cursor.get_children())[-1])
+            if cond.kind.name in ("INTEGER_LITERAL", "CXX_BOOL_LITERAL_EXPR") and _first_token(cond) in ("0", "false"):
+                return  # do { ... } while (0)
+        if not any(self._launches(c) for c in cursor.walk_preorder() if c.kind.name == "CALL_EXPR"):
+            self.add(cursor, "a loop in host code that launches no kernel (loops over data belong in a kernel)")
+
+    @staticmethod
+    def _launches(call) -> bool:
+        return call.spelling in _LAUNCH
+
+    def _call(self, cursor) -> None:
+        ref = cursor.referenced
+        name = _qualified(ref) if ref is not None else _callee(cursor)
+        base = name.rpartition("::")[2]
+        if ref is not None and ref.kind.name in ("VAR_DECL", "PARM_DECL", "FIELD_DECL", "TEMPLATE_NON_TYPE_PARAMETER"):
+            if not self._closure(ref):
+                self.add(cursor, f"calls {base} (a variable, parameter or template parameter: a pointer or "
+                                 "reference to a function no reader sees) in host code")
+            return
+        if ref is not None and self._own(ref):
+            return  # this source's function: judged on its own
+        if base in _MEMCPY_KIND:
+            self._memcpy_kind(cursor, base)
+        if self._allowed(ref, name, base):
+            return
+        self.add(cursor, f"calls {name}() in host code: a launcher computes grid sizes from scalars and launches "
+                         "kernels")
+
+    def _allowed(self, ref, name: str, base: str) -> bool:
+        from opforge.backends.cuda.static_cxx import CUDA_CALLS
+        if base in _LAUNCH or base in CUDA_CALLS or base in HOST_CALLS or base.startswith("cuda") and ref is None:
+            return True  # an unknown cuda* name: static_cxx refuses it by name
+        if ref is None:
+            return not name  # an implicit call (a conversion) has no name
+        if ref.kind.name in ("CONSTRUCTOR", "CONVERSION_FUNCTION", "DESTRUCTOR"):
+            owner = ref.semantic_parent.spelling if ref.semantic_parent else ""
+            return owner == "dim3" or bool(_VECTOR.match(owner))
+        return bool(_VECTOR.match(base))
+
+    def _own(self, ref) -> bool:
+        """A function this source defines (clang declares a builtin where it is first called:
+        in the source, but with no definition)."""
+        definition = ref.get_definition()
+        if definition is None and ref.kind.name == "FUNCTION_DECL" and ref.get_num_template_arguments() > 0:
+            return self.source(ref)  # a template's specialisation: its pattern is the source's
+        return definition is not None and self.source(definition)
+
+    def _closure(self, ref) -> bool:
+        """A variable holding one of this source's lambdas (its body is host code read here)."""
+        if not self.source(ref):
+            return False
+        for child in ref.get_children():
+            if _strip(child).kind.name == "LAMBDA_EXPR":
+                return True
+        decl = ref.type.get_canonical().get_declaration()
+        return decl is not None and decl.kind.name != "NO_DECL_FOUND" and self.source(decl) \
+            and decl.kind.name in ("CLASS_DECL", "STRUCT_DECL", "LAMBDA_EXPR")
+
+    def _memcpy_kind(self, cursor, base: str) -> None:
+        args = list(cursor.get_arguments())
+        index = _MEMCPY_KIND[base]
+        kind = _strip(args[index]) if index < len(args) else None
+        if kind is None or kind.kind.name != "DECL_REF_EXPR" or kind.spelling != "cudaMemcpyDeviceToDevice" \
+                or kind.referenced is None or kind.referenced.kind.name != "ENUM_CONSTANT_DECL":
+            self.add(cursor, f"{base} whose kind is not the constant cudaMemcpyDeviceToDevice (a computed kind "
+                             "can be DeviceToHost)")
