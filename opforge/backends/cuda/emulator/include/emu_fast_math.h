@@ -13,7 +13,7 @@
 // The range reduction is where sin/cos go wrong: t = x * (1/2pi) keeps 24 bits, so the fraction of
 // a revolution that MUFU.SIN sees loses a bit for every doubling of |x| (error ~6.9e-4 at x = 1e4,
 // 0.12 at 1e6, the result is unrelated to sin(x) past ~1e7 and exactly 0 once t is an integer).
-// Inside [-pi, pi] the model is within 2^-21.6 of sin (2^-21.9 of cos): inside the Programming
+// Inside [-pi, pi] the model is within 2^-21.6 of sin (2^-21.8 of cos): inside the Programming
 // Guide's 2^-21.41 (2^-21.19 for __cosf). __expf's error grows with |x| through the rounding of
 // x * log2(e): the model stays under the Guide's 2 + floor(|1.173 x|) ulp (up to 0.99 of it).
 //
