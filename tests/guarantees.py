@@ -64,6 +64,10 @@ FM = "tests/test_cuda_fast_math.py::"
 FAST_H = "opforge/backends/cuda/emulator/include/emu_fast_math.h"
 RACES = "opforge/backends/triton/races.py"
 TIM = "tests/test_interpreter_memory.py::"
+ST = "tests/test_cuda_emulator_state.py::"
+STATE = "opforge/backends/cuda/emulator/state.py"
+BUFFERS = "opforge/backends/cuda/emulator/buffers.py"
+GLOBALS_H = "opforge/backends/cuda/emulator/include/emu_globals.h"
 SNAPSHOT = "opforge/harness/snapshot.py"
 CE = "tests/test_compiled_is_executed.py::"
 TRITON_PLUGIN = "opforge/backends/triton/__init__.py"
@@ -590,6 +594,45 @@ GUARANTEES: tuple[Guarantee, ...] = (
        "flush to zero) is not emulated as IEEE: its CPU run is unsupported, with the reason",
        f"{FM}test_use_fast_math_keeps_a_float32_load_inline_op_off_the_emulator",
        ("opforge/backends/cuda/__init__.py", "        elif found.fast_math and float32_spec:", "        elif False:")),
+    # -- the CUDA emulator's memory as a GPU leaves it (issue #33: statics.py, state.py, buffers.py) --
+    _g("cuda-namespace-shared-poisoned", "a namespace-scope __shared__ array is poisoned before every block: "
+       "read before written it gives NaN",
+       f"{ST}test_a_namespace_scope_shared_array_is_poisoned_before_every_block",
+       (GLOBALS_H, "static inline void shared_at_load(void* p, size_t n) { shared_seen(p, n); }",
+        "static inline void shared_at_load(void*, size_t) {}")),
+    _g("cuda-args-at-tensor-alignment", "a tensor argument reaches the kernel at its view's offset modulo 256 "
+       "(a float4 access on a storage_offset-1 view stays misaligned)",
+       f"{ST}test_a_misaligned_view_reaches_the_kernel_at_its_offset",
+       (BUFFERS, "        self.nbytes, self.offset = nbytes, offset % ALIGN\n",
+        "        self.nbytes, self.offset = nbytes, 0\n")),
+    _g("cuda-guard-fence", "a read far past the end of an argument, or far before its start, beyond the canaries, "
+       "faults in the unmapped fences (out-of-bounds)",
+       f"{ST}test_a_read_far_past_the_end_or_before_the_start_faults_in_the_fence",
+       (BUFFERS, "        _libc.mprotect(base, FENCE_BEFORE, 0)\n        _libc.mprotect(base + FENCE_BEFORE + body, "
+        "FENCE_AFTER, 0)\n", "")),
+    _g("cuda-state-call-count", "a CUDA call that leaves static storage (__device__ variables, launcher statics) "
+       "changed must do what a first call would, or fails as stateful: a launch-count time bomb, a cache "
+       "answering from an earlier call",
+       (f"{ST}test_a_launch_count_time_bomb_is_refused_at_the_first_call[device_bomb_launch-launches_seen-4]",
+        f"{ST}test_a_launch_count_time_bomb_is_refused_at_the_first_call[host_bomb_launch-calls-4]",
+        f"{ST}test_a_cache_answering_from_an_earlier_call_is_refused"),
+       (STATE, "    mine = [v for v in found if seen.owner.get(v.address) == name and v.moved()]\n",
+        "    mine = []\n")),
+    _g("cuda-state-registered", "every variable of static storage is registered with its load-time bytes "
+       "(namespace scope and static locals; functions, typedefs and templates left alone)",
+       (f"{ST}test_the_translator_registers_variables_of_static_storage_and_nothing_else",
+        f"{ST}test_a_launch_count_time_bomb_is_refused_at_the_first_call[host_bomb_launch-calls-4]"),
+       ("opforge/backends/cuda/emulator/statics.py",
+        "    return sorted(_namespace_scope(code, bodies) + _local_statics(code, bodies), key=lambda d: d.end)\n",
+        "    return sorted(_namespace_scope(code, bodies), key=lambda d: d.end)\n")),
+    _g("cuda-state-workspace-passes", "a __device__ workspace a call rewrites (partly, for a smaller call), a "
+       "counter the last block resets and a lazily built table pass call after call",
+       f"{ST}test_state_a_call_rewrites_or_resets_passes_call_after_call",
+       (STATE, "    bad = ((l != f) & ((l != b) | (f != s))).nonzero()\n", "    bad = (l != f).nonzero()\n")),
+    _g("cuda-stateful-verdict", "a CUDA launch-count time bomb fails verification as stateful, in the anticheat check",
+       f"{ST}test_a_time_bomb_fails_verification_as_stateful_in_the_anticheat_check",
+       ("opforge/backends/cuda/__init__.py", "limits.findings().get(\"memory\", []) + state.take_findings()",
+        "limits.findings().get(\"memory\", [])")),
     _g("knowledge-examples-share-a-tag", "an example kernel goes to the prompt only when it shares a tag with the spec",
        "tests/test_knowledge.py::test_unrelated_examples_do_not_take_the_place_of_notes",
        ("opforge/knowledge/retrieve.py", "(score >= SAME_OP_BONUS or doc.tags & tags)", "True")),
