@@ -98,28 +98,34 @@ static FiberChain& chain_of(const void* fiber) {
     }
 }
 
-static int frame_slot(const char* fn);
-static int g_slot_frame[512];
+static int g_slot_frame[512];  // slot 0: none (a function not yet seen, or past 511)
 static char g_slot_name[512][96];
-static int g_nslots = 0;
+static int g_nslots = 1;
 
+// A __device__ function's activation. The common case (an inlined or frameless function: ptxas
+// reports no frame) costs one load and a branch; only functions with a frame join the chain.
 struct Frame {
-    Frame* prev = nullptr;
+    Frame* prev;
     FiberChain* chain = nullptr;
-    int slot, bytes = 0, depth = 0;
-    explicit Frame(int s) : slot(s) {
-        if (!E.in_launch || !E.cur_fiber || s < 0 || !g_slot_frame[s]) return;
+    int slot, bytes, depth;
+    __attribute__((always_inline)) explicit Frame(int s) : slot(s) {
+        if (__builtin_expect(g_slot_frame[s] != 0, 0)) enter();
+    }
+    __attribute__((always_inline)) ~Frame() {
+        if (__builtin_expect(chain != nullptr, 0)) chain->top = prev;
+    }
+    Frame(const Frame&) = delete;
+    Frame& operator=(const Frame&) = delete;
+    __attribute__((noinline, cold)) void enter() {
+        if (!E.in_launch || !E.cur_fiber) return;
         chain = &chain_of(E.cur_fiber);
         prev = chain->top;
-        bytes = (prev ? prev->bytes : g_base_frame) + g_slot_frame[s];
+        bytes = (prev ? prev->bytes : g_base_frame) + g_slot_frame[slot];
         depth = (prev ? prev->depth : 0) + 1;
         chain->top = this;
         note_call_depth(depth);
         if ((size_t)bytes > g_stack_limit) overflow();
     }
-    ~Frame() { if (chain) chain->top = prev; }
-    Frame(const Frame&) = delete;
-    Frame& operator=(const Frame&) = delete;
     // Past the limit: a fault when a function recurs on the chain (its depth is data, so ptxas
     // could not size the stack and the driver gave cudaLimitStackSize); a chain without recursion
     // is sized by ptxas and the driver provides it.
@@ -147,7 +153,7 @@ static int frame_of(const char* base) {  // overloads and instantiations share a
     return frame;
 }
 static int frame_slot(const char* fn) {
-    if (g_nslots == 512) return -1;
+    if (g_nslots == 512) return 0;
     int s = g_nslots++;
     base_name(fn, g_slot_name[s], sizeof g_slot_name[s]);
     g_slot_frame[s] = frame_of(g_slot_name[s]);
@@ -232,9 +238,11 @@ static bool launch_resources_ok(const LaunchConfig& c, const void* fn) {
 }  // namespace opforge_emu
 
 // The translator puts this first in every __device__ function body (not in constexpr ones).
-#define OPFORGE_EMU_FRAME()                                                     \
-    static const int opforge_emu_frame_slot_ = ::opforge_emu::frame_slot(__func__); \
-    ::opforge_emu::Frame opforge_emu_frame_(opforge_emu_frame_slot_)
+// A plain static (no guard variable): the slot is taken on the first call.
+#define OPFORGE_EMU_FRAME()                                                                  \
+    static int opforge_emu_frame_slot_ = 0;                                                  \
+    ::opforge_emu::Frame opforge_emu_frame_(opforge_emu_frame_slot_ ? opforge_emu_frame_slot_ \
+        : (opforge_emu_frame_slot_ = ::opforge_emu::frame_slot(__func__)))
 
 enum cudaLimit { cudaLimitStackSize = 0, cudaLimitPrintfFifoSize = 1, cudaLimitMallocHeapSize = 2 };
 static inline cudaError_t cudaDeviceSetLimit(cudaLimit limit, size_t value) {
@@ -272,7 +280,7 @@ extern "C" __attribute__((visibility("default"))) int opforge_emu_set_frame(cons
     FnFrame& f = g_frames_known[g_nframes_known++];
     base_name(name, f.base, sizeof f.base);
     f.frame = frame;
-    for (int s = 0; s < g_nslots; ++s)  // functions that already ran
+    for (int s = 1; s < g_nslots; ++s)  // functions that already ran
         if (!std::strcmp(g_slot_name[s], f.base) && frame > g_slot_frame[s]) g_slot_frame[s] = frame;
     return 0;
 }
