@@ -198,7 +198,7 @@ def test_translation_keeps_every_line_in_place():
     source = "k<<<dim3(2,\n 3), 64>>>(a,\n b);\nint after;\n"
     unit = translate(source)[len(PREAMBLE):].split('\n#line 1 "opforge-invokers"')[0]
     assert unit.count("\n") == source.count("\n")
-    assert unit.splitlines()[3] == "int after;"
+    assert unit.splitlines()[3].startswith("int after;")  # then its registration (statics.py), on that line
     assert '::opforge_emu::launch(__LINE__, "k", ::opforge_emu::cfg(dim3(2,\n 3), 64), k, a,\n b);' in unit
 
 
