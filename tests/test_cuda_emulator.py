@@ -43,8 +43,10 @@ def test_block_per_row_softmax_matches_torch(lib):
 
 
 def test_missing_syncthreads_in_a_shared_reduction_is_a_race(lib):
-    with pytest.raises(RaceError, match=r"^race: result depends on the thread schedule \(reverse differs from "
-                                        r"forward in argument out at element 0"):
+    line = line_with("s[t] = x[blockIdx.x * 128 + t];")
+    with pytest.raises(RaceError, match=rf"^race: kernel sum_no_sync .* thread \(1,0,0\) \(line {line}\) writes byte 4 "
+                                        r"of shared memory, which block \(0,0,0\) thread \(0,0,0\) read \(one warp, and "
+                                        r"no __syncwarp\(\) between them\) \(launcher racy_launch, forward schedule\)"):
         lib.call("racy_launch", [torch.randn(4 * 128), torch.empty(4), 4])
 
 
@@ -59,7 +61,7 @@ def test_half_warp_shuffle_with_a_full_mask_deadlocks(lib):
 
 def test_an_out_of_bounds_write_names_the_argument(lib):
     with pytest.raises(OutOfBoundsError, match=r"^out-of-bounds: a write 4 bytes past the end of argument y "
-                                               r"\(launcher oob_launch"):
+                                               r"\(element 1000; it has 1000 elements\) in kernel write_one_past"):
         lib.call("oob_launch", [torch.empty(1000), 1000])
 
 
@@ -243,8 +245,9 @@ def test_activemask_names_the_lanes_in_the_branch(lib):
 
 
 def test_a_result_that_depends_on_the_block_order_is_a_race(lib):
-    with pytest.raises(RaceError, match=r"^race: result depends on the thread schedule \(reverse differs from forward "
-                                        r"in argument y at element 2"):
+    with pytest.raises(RaceError, match=r"^race: kernel prefix_across_blocks .* block \(2,0,0\), thread \(0,0,0\) "
+                                        r"\(line \d+\) reads element 1 of argument y, which block \(1,0,0\) thread "
+                                        r"\(0,0,0\) wrote \(different blocks, and no __threadfence\(\)"):
         lib.call("block_order_launch", [torch.ones(8), 8])
 
 
@@ -290,8 +293,9 @@ def test_threads_at_two_different_syncthreads_deadlock(lib):
 
 
 def test_a_read_past_the_end_is_out_of_bounds(lib):
-    with pytest.raises(OutOfBoundsError, match=r"^out-of-bounds: a read or write just past the end of argument x "
-                                               r"in kernel shift_left .* thread \(255,0,0\)"):
+    with pytest.raises(OutOfBoundsError, match=r"^out-of-bounds: a read 4 bytes past the end of argument x "
+                                               r"\(element 1024; it has 1024 elements\) in kernel shift_left .* "
+                                               r"thread \(255,0,0\)"):
         lib.call("oob_read_launch", [torch.ones(1024), torch.empty(1024), 1024])
 
 
@@ -358,7 +362,8 @@ def test_float_atomics_may_round_differently_per_schedule_but_not_race(cache):
         out = torch.zeros(1)
         lib.call("sum_launch", [x, out, 4096])
         assert out.item() == pytest.approx(x.double().sum().item(), rel=1e-4, abs=0.1)
-        with pytest.raises(RaceError, match="race: result depends on the thread schedule"):
+        with pytest.raises(RaceError, match=r"race: kernel stale_kernel .* of shared memory, which .* read "
+                                            r"\(no __syncthreads\(\) between them\)"):
             lib.call("stale_launch", [x, torch.zeros(1), 4096])
 
 
@@ -394,7 +399,8 @@ def test_a_float_atomic_kernel_gets_room_for_rounding_not_for_a_race(cache):
     value read from the sum while other blocks still add to it is 1e-4 of the sum apart between the
     schedules here (0.41 of 4096), ten times that room and a tenth of a room 100x looser."""
     lib = EmulatedLibrary.build(PEEKED_ATOMIC_SUM, cache_dir=cache)
-    with pytest.raises(RaceError, match=r"argument out at element 1: .*floating-point atomics"):
+    with pytest.raises(RaceError, match=r"race: kernel peek_kernel .* updates element 0 of argument out, which "
+                                        r"block \(0,0,0\) thread \(0,0,0\) read"):
         lib.call("peek_launch", [torch.ones(4096), torch.zeros(2), 4096])
 
 
@@ -434,5 +440,6 @@ def test_a_missing_barrier_before_a_shared_buffer_is_reused_is_a_race(cache):
     good.call("launch", [x, out, 4, 300])
     assert out[0::2].tolist() == pytest.approx(x.sum(1).tolist(), rel=1e-5, abs=1e-4)
     racy = EmulatedLibrary.build(TWO_BLOCK_SUMS.replace("BARRIER", ""), cache_dir=cache)
-    with pytest.raises(RaceError, match="warps-ahead differs from forward"):
+    with pytest.raises(RaceError, match=r"race: kernel two_sums .* writes byte 0 of shared memory, which block "
+                                        r"\(0,0,0\) thread \(96,0,0\) read \(no __syncthreads\(\) between them\)"):
         racy.call("launch", [x, torch.zeros(8), 4, 300])

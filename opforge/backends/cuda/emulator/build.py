@@ -27,8 +27,13 @@ INCLUDE_DIR = Path(__file__).resolve().parent / "include"
 # multiply-adds the source did not ask for; -fno-finite-loops: an endless loop stays one (to be
 # stopped by the step limit) instead of being deleted as undefined behaviour; -Bsymbolic: two emulated libraries in one process
 # never bind to each other's runtime.
-FLAGS = ["-std=c++17", "-O2", "-fPIC", "-shared", "-w", "-pthread", "-fno-strict-aliasing",
-         "-ffp-contract=off", "-fno-finite-loops", "-Wl,-Bsymbolic"]
+# -fsanitize=thread: GCC's instrumentation calls a hook before every memory access the compiler
+# cannot prove thread-private; the hooks are the emulator's memory model (include/emu_mem.h), so the
+# object is linked without libtsan; volatile accesses get hooks of their own; -g1: line tables, so a
+# race or fault names its CUDA_SRC line.
+FLAGS = ["-std=c++17", "-O2", "-fPIC", "-w", "-pthread", "-fno-strict-aliasing", "-ffp-contract=off",
+         "-fno-finite-loops", "-fsanitize=thread", "--param", "tsan-distinguish-volatile=1", "-g1"]
+LINK_FLAGS = ["-shared", "-pthread", "-Wl,-Bsymbolic", "-Wl,-z,defs"]
 LOAD_TIMEOUT_S = 5.0  # wall seconds for the load probe (a Python start and a dlopen: about 0.05 s)
 _ERROR = re.compile(rf"^(?P<file>[^:\n]+):(?P<line>\d+):(?:\d+:)? (?:fatal )?error: (?P<msg>.*)$", re.M)
 _SOURCE_LINE = re.compile(rf"^{FILE_NAME}:(\d+):", re.M)
@@ -68,7 +73,7 @@ def build_library(source: str, cache_dir: str | None = None) -> Built:
     gxx = compiler()
     if gxx is None:
         raise EmuBuildError("emu-build: no g++ on PATH (the emulator compiles CUDA_SRC for the host with g++)")
-    key = hashlib.sha256("\0".join([unit, _header_digest(), " ".join(FLAGS)]).encode()).hexdigest()[:32]
+    key = hashlib.sha256("\0".join([unit, _header_digest(), " ".join(FLAGS + LINK_FLAGS)]).encode()).hexdigest()[:32]
     folder = Path(cache_dir or default_cache_dir())
     target = folder / f"emu-{key}.so"
     if target.exists():
@@ -86,9 +91,15 @@ def _compile(gxx: str, unit: str, source: str, target: Path) -> None:
         out = Path(scratch) / target.name
         # -save-temps: the preprocessed unit is checked for asm that only macros reveal, before the
         # library may be loaded (asm in host C++ would run on this CPU).
-        proc = subprocess.run([gxx, *FLAGS, "-save-temps=obj", "-I", str(INCLUDE_DIR), str(cpp), "-o", str(out)],
-                              capture_output=True, text=True, cwd=scratch,
-                              env={**os.environ, "LC_ALL": "C"})  # ASCII quotes in messages
+        obj = Path(scratch) / "candidate.o"
+        env = {**os.environ, "LC_ALL": "C"}  # ASCII quotes in messages
+        proc = subprocess.run([gxx, *FLAGS, "-c", "-save-temps=obj", "-I", str(INCLUDE_DIR), str(cpp), "-o", str(obj)],
+                              capture_output=True, text=True, cwd=scratch, env=env)
+        if proc.returncode != 0:
+            raise EmuBuildError(build_error_message(proc.stderr, source))
+        # -z defs: a symbol nothing defines (a runtime call the emulator lacks) fails here, not at load
+        proc = subprocess.run([gxx, str(obj), *LINK_FLAGS, "-o", str(out)], capture_output=True, text=True,
+                              cwd=scratch, env=env)
         if proc.returncode != 0:
             raise EmuBuildError(build_error_message(proc.stderr, source))
         for ii in Path(scratch).glob("*.ii"):

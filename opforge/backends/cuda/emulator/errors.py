@@ -19,11 +19,16 @@ class DeadlockError(EmulatorError):
 
 
 class RaceError(EmulatorError):
-    """Two thread schedules gave bitwise different results."""
+    """Two threads' accesses to the same bytes with no happens-before (the memory model's race
+    detector), or two thread schedules that gave bitwise different results."""
 
 
 class OutOfBoundsError(EmulatorError):
     """A write into the guard zone around a buffer (or past the dynamic shared memory)."""
+
+
+class MisalignedError(EmulatorError):
+    """An access of an aligned type (float4, double...) at an address its size does not divide."""
 
 
 class StepLimitError(EmulatorError):
@@ -32,4 +37,4 @@ class StepLimitError(EmulatorError):
 
 # The runtime's error codes (emu_sched.h: enum Code) to the exception raised for them.
 BY_CODE = {1: DeadlockError, 2: StepLimitError, 3: EmulatorError, 4: EmulatorError, 5: EmulatorError,
-           6: EmulatorError, 7: OutOfBoundsError, 8: EmulatorError}
+           6: EmulatorError, 7: OutOfBoundsError, 8: EmulatorError, 9: RaceError, 10: MisalignedError}

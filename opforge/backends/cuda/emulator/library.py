@@ -11,7 +11,7 @@ import re
 import threading
 from collections import OrderedDict
 
-from opforge.backends.cuda.emulator import limits, state
+from opforge.backends.cuda.emulator import limits, locate, state
 from opforge.backends.cuda.emulator.buffers import ITEMSIZE, GuardedBuffer, view_offset
 from opforge.backends.cuda.emulator.build import build_library
 from opforge.backends.cuda.emulator.translate import INVOKE_PREFIX
@@ -215,7 +215,7 @@ class _Bound:
         try:
             library._run_once(self.launcher, values, schedule, seed, limit)
         except EmulatorError as e:
-            raise self._located(e, buffers) from None
+            raise self._located(type(e)(locate.explain(str(e), library.path, self.tensors)), buffers) from None
         for buffer, (_, name, _, _) in zip(buffers, self.tensors):
             where = buffer.overrun()
             if where:

@@ -62,10 +62,15 @@ static inline cudaError_t cudaMemcpyAsync(void* d, const void* s, size_t n, cuda
 }
 template <class T> static inline cudaError_t cudaMalloc(T** p, size_t n) {
     *p = (T*)std::aligned_alloc(256, (n + 255) / 256 * 256 + 256);
-    if (*p) opforge_emu::add_range(*p, n);
+    if (*p) { opforge_emu::add_range(*p, n); opforge_emu::track(*p, n, 1, -1); }
     return *p ? cudaSuccess : cudaErrorMemoryAllocation;
 }
-static inline cudaError_t cudaFree(void* p) { opforge_emu::remove_range(p); std::free(p); return cudaSuccess; }
+static inline cudaError_t cudaFree(void* p) {
+    opforge_emu::remove_range(p);
+    opforge_emu::untrack(p);
+    std::free(p);
+    return cudaSuccess;
+}
 template <class T> static inline cudaError_t cudaMallocAsync(T** p, size_t n, cudaStream_t) { return cudaMalloc(p, n); }
 static inline cudaError_t cudaFreeAsync(void* p, cudaStream_t) { return cudaFree(p); }
 

@@ -73,6 +73,7 @@ static inline void shared_seen(void* p, size_t n) {
         if (g_shared[i].p == p) return;
     if (g_nshared == 256) return;
     g_shared[g_nshared++] = SharedRegion{p, n};
+    track(p, n, 2, -1);
     std::memset(p, 0xFF, n);  // first sight: no thread of this block can have written it yet
 }
 
@@ -113,6 +114,8 @@ static void run_launch(const LaunchConfig& c, int line, const char* name, const 
     if (E.fibers_dirty) reset_fibers();
     static size_t smem;
     smem = c.smem;
+    launch_begin((unsigned long long)c.grid.x * c.grid.y * c.grid.z);
+    if (smem) track(g_dyn_smem, smem, 2, -1);
     E.in_launch = true;
     if (W.armed) {  // inside invoke(): its watchdog covers the whole launcher call
         run_blocks(smem);
@@ -126,6 +129,7 @@ static void run_launch(const LaunchConfig& c, int line, const char* name, const 
     E.in_launch = false;
     E.cur = nullptr;
     E.cur_fiber = nullptr;
+    launch_end();
     if (E.err_code) E.fibers_dirty = true;
 }
 
@@ -234,7 +238,12 @@ extern "C" __attribute__((visibility("default"))) int opforge_emu_configure(int 
 // The launcher's buffers for the next call: n (address, bytes) pairs; cudaMalloc'd blocks are kept.
 extern "C" __attribute__((visibility("default"))) int opforge_emu_set_buffers(const unsigned long long* pairs, int n) {
     opforge_emu::g_nranges = 0;
-    for (int i = 0; i < n; ++i) opforge_emu::add_range((const void*)(uintptr_t)pairs[2 * i], (size_t)pairs[2 * i + 1]);
+    opforge_emu::untrack_buffers();
+    for (int i = 0; i < n; ++i) {
+        opforge_emu::add_range((const void*)(uintptr_t)pairs[2 * i], (size_t)pairs[2 * i + 1]);
+        opforge_emu::track((const void*)(uintptr_t)pairs[2 * i], (size_t)pairs[2 * i + 1], 0, i);
+    }
+    opforge_emu::prune_buffers();
     return 0;
 }
 extern "C" __attribute__((visibility("default"))) int opforge_emu_error(char* buf, int n) {

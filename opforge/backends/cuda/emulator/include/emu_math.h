@@ -128,9 +128,16 @@ template <class T> static inline void __stcg(T* p, T v) { *p = v; }
 template <class T> static inline void __stcs(T* p, T v) { *p = v; }
 template <class T> static inline void __stwb(T* p, T v) { *p = v; }
 template <class T> static inline void __stwt(T* p, T v) { *p = v; }
-static inline void __threadfence() { __asm__ __volatile__("" ::: "memory"); }
-static inline void __threadfence_block() { __asm__ __volatile__("" ::: "memory"); }
-static inline void __threadfence_system() { __asm__ __volatile__("" ::: "memory"); }
+// The memory model (emu_mem.h): fences are release points, atomics strong accesses.
+namespace opforge_emu {
+static void fence(int scope);
+static void strong_access(const volatile void* p, size_t size, int flags, void* pc);
+static void preempt_point();
+}
+#define OPF_FENCE(scope) { __asm__ __volatile__("" ::: "memory"); ::opforge_emu::fence(scope); }
+static inline void __threadfence() OPF_FENCE(1)
+static inline void __threadfence_block() OPF_FENCE(0)
+static inline void __threadfence_system() OPF_FENCE(1)
 static inline void __nanosleep(unsigned) {}
 
 // Atomics: fibers switch only at barriers and warp collectives, so a read-modify-write is atomic.
@@ -164,10 +171,13 @@ static inline double float_atomic_spread() {
 }
 }
 // The compiler barrier keeps a spin on an atomic a loop that reloads memory, as on the GPU.
-#define OPFORGE_RMW(name, T, expr) static inline T name(T* a, T v) { \
-    __asm__ __volatile__("" ::: "memory"); T old = *a; *a = (expr); return old; }
-#define OPFORGE_FRMW(name, T, expr) static inline T name(T* a, T v) { \
-    __asm__ __volatile__("" ::: "memory"); T old = *a; *a = (expr); \
+// An atomic is not instrumented as plain accesses: it is one strong read-modify-write (emu_mem.h).
+#define OPF_ATOMIC_HOOK(a) ::opforge_emu::strong_access(a, sizeof(*a), 3, __builtin_return_address(0))
+#define OPFORGE_RMW(name, T, expr) __attribute__((no_sanitize_thread, noinline)) static T name(T* a, T v) { \
+    OPF_ATOMIC_HOOK(a); __asm__ __volatile__("" ::: "memory"); T old = *a; *a = (expr); \
+    ::opforge_emu::preempt_point(); return old; }
+#define OPFORGE_FRMW(name, T, expr) __attribute__((no_sanitize_thread, noinline)) static T name(T* a, T v) { \
+    OPF_ATOMIC_HOOK(a); __asm__ __volatile__("" ::: "memory"); T old = *a; *a = (expr); \
     opforge_emu::note_float_atomic(a, opforge_emu::as_double(old), opforge_emu::as_double(v), opforge_emu::as_double(*a)); \
     return old; }
 OPFORGE_RMW(atomicAdd, int, old + v) OPFORGE_RMW(atomicAdd, unsigned, old + v)
@@ -183,7 +193,9 @@ OPFORGE_RMW_INT(atomicMax, old > v ? old : v) OPFORGE_RMW_INT(atomicMin, old < v
 OPFORGE_RMW_INT(atomicAnd, old & v) OPFORGE_RMW_INT(atomicOr, old | v) OPFORGE_RMW_INT(atomicXor, old ^ v)
 OPFORGE_RMW(atomicInc, unsigned, old >= v ? 0u : old + 1u)
 OPFORGE_RMW(atomicDec, unsigned, (old == 0u || old > v) ? v : old - 1u)
-#define OPFORGE_CAS(T) static inline T atomicCAS(T* a, T cmp, T v) { __asm__ __volatile__("" ::: "memory"); T old = *a; if (old == cmp) *a = v; return old; }
+#define OPFORGE_CAS(T) __attribute__((no_sanitize_thread, noinline)) static T atomicCAS(T* a, T cmp, T v) { \
+    OPF_ATOMIC_HOOK(a); __asm__ __volatile__("" ::: "memory"); T old = *a; if (old == cmp) *a = v; \
+    ::opforge_emu::preempt_point(); return old; }
 OPFORGE_CAS(int) OPFORGE_CAS(unsigned) OPFORGE_CAS(unsigned long long) OPFORGE_CAS(unsigned short)
 #define OPFORGE_SCOPED(name) template <class... A> static inline auto name##_block(A... a) { return name(a...); } \
                              template <class... A> static inline auto name##_system(A... a) { return name(a...); }

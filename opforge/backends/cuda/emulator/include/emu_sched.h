@@ -13,7 +13,8 @@ static dim3 blockDim, gridDim;
 
 namespace opforge_emu {
 enum State { T_NEW, T_READY, T_RUN, T_SYNC, T_WARP, T_EXITED };
-enum Code { E_OK, E_DEADLOCK, E_STEP_LIMIT, E_TRAP, E_LAUNCH, E_UNDEFINED, E_CRASH, E_OOB, E_POINTER };
+enum Code { E_OK, E_DEADLOCK, E_STEP_LIMIT, E_TRAP, E_LAUNCH, E_UNDEFINED, E_CRASH, E_OOB, E_POINTER, E_RACE,
+            E_MISALIGNED };
 enum Kind { K_SYNCWARP, K_SHFL, K_SHFL_UP, K_SHFL_DOWN, K_SHFL_XOR, K_BALLOT, K_ANY, K_ALL,
             K_ACTIVEMASK, K_REDUCE };
 static const char* const kKindNames[] = {"__syncwarp", "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync",
@@ -22,6 +23,12 @@ static const char* const kKindNames[] = {"__syncwarp", "__shfl_sync", "__shfl_up
 static const int kMaxThreads = 1024;
 static const int kWarpsAhead = 3;  // the schedule number of sweep_warps_ahead (0 forward, 1 reverse, else shuffles)
 
+// The memory model's per-thread state (emu_mem.h): what it knows of other blocks, what its last
+// fence released, and writes whose race verdict waits for the stored bytes.
+struct KEntry;
+struct Clock { KEntry* e; uint32_t n, cap; };
+struct Pending { uintptr_t word; void* pc; uint32_t before, other; uint8_t mask; int theirs, flags; };
+
 struct Thread {
     uint3 idx;
     int lin, state, kind, line, width;
@@ -29,7 +36,19 @@ struct Thread {
     long long arg;
     uint64_t val, res;
     Fiber* fiber;
+    uint32_t vc[32];   // clocks of the lanes of its warp, as far as this thread has synchronised with them
+    uint32_t epoch;    // its current epoch (emu_mem.h), 0 after a synchronisation event
+    Clock know, rel;
+    bool released;
+    int npending;
+    Pending pending[8];
 };
+static void barrier_sync(Thread* threads, int n);
+static void warp_sync(Thread** lanes, int count);
+static void check_pending(Thread* t);
+static void reset_thread(Thread* t);
+static void block_begin(unsigned long long block);
+static int g_call_depth = 0;  // kernel call depth (the instrumentation's function entry and exit)
 
 struct Emu {
     Thread threads[kMaxThreads];
@@ -145,6 +164,7 @@ static void release_barrier() {
         if (E.cur_fiber) abort_thread();
         return;
     }
+    barrier_sync(E.threads, E.n);
     E.sync_result = E.pred_count;
     E.sync_arrivals = E.arrived;
     E.pred_count = E.arrived = 0;
@@ -157,6 +177,8 @@ static void release_barrier() {
 static int barrier(int line, int site, int pred, int op) {
     Thread* t = E.cur;
     if (!t) { format_error(E_UNDEFINED, "undefined: __syncthreads (line %d) called outside a kernel", line); return 0; }
+    if (t->npending) check_pending(t);
+    if (E.err_code) abort_thread();
     t->state = T_SYNC;
     t->line = line;
     t->arg = site;
@@ -173,6 +195,7 @@ static int barrier(int line, int site, int pred, int op) {
 
 // A finished thread's fiber runs the next unstarted thread of the sweep, or returns to the pool.
 static void thread_exit(Fiber* f) {
+    if (f->thread->npending) check_pending(f->thread);
     f->thread->state = T_EXITED;
     E.live--;
     if (E.arrived && E.arrived == E.live) release_barrier();
@@ -225,7 +248,9 @@ static void init_block(unsigned long long block) {
         t.lin = i;
         t.state = T_NEW;
         t.fiber = nullptr;
+        reset_thread(&t);
     }
+    block_begin(block);
     E.live = E.n;
     E.arrived = E.pred_count = E.activemask_waiters = 0;
     E.released = false;

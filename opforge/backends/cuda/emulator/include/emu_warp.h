@@ -75,6 +75,7 @@ static bool try_complete(Thread* t) {
         lanes[count++] = o;
     }
     compute_collective(lanes, count, base);
+    warp_sync(lanes, count);
     for (int i = 0; i < count; ++i) lanes[i]->state = T_READY;
     E.warp_waiting[base / 32] -= count;
     t->state = T_RUN;
@@ -97,6 +98,7 @@ static uint64_t collective(int kind, int line, unsigned mask, uint64_t val, long
         snprintf(msg, sizeof msg, "undefined: %s (line %d): width %d is not a power of 2 up to 32", kKindNames[kind], line, width);
         fail(E_UNDEFINED, msg);
     }
+    if (t->npending) check_pending(t);
     t->state = T_WARP;
     t->kind = kind;
     t->line = line;
@@ -146,6 +148,7 @@ static bool resolve_activemask() {
 static unsigned activemask(int line) {
     Thread* t = E.cur;
     if (!t) return 0;
+    if (t->npending) check_pending(t);
     t->state = T_WARP;
     t->kind = K_ACTIVEMASK;
     t->line = line;

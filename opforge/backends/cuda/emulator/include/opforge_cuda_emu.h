@@ -14,6 +14,7 @@
 #include "emu_math.h"
 #include "emu_sched.h"
 #include "emu_warp.h"
+#include "emu_mem.h"
 #include "emu_report.h"
 #include "emu_watch.h"
 #include "emu_launch.h"
