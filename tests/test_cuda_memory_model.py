@@ -140,3 +140,16 @@ def test_an_order_that_only_a_shuffled_schedule_shows_is_found(lib):
     with pytest.raises(RaceError, match=r"^race: result depends on the thread schedule \(shuffle 1 \(seed 5\) differs "
                                         r"from forward in argument winner at element 0: 1 vs 0"):
         lib.call("first_ticket_launch", [ints(), ints()], schedules=3, seed=5)
+
+
+def test_the_verifications_seed_orders_the_shuffled_schedules(lib):
+    """The run job's seed reaches the emulator (the plugin's start_run): a race cannot be tuned to
+    the one shuffle a fixed seed would give."""
+    from opforge.backends.cuda import PLUGIN
+
+    PLUGIN.start_run({"models": [{"seed": 1234}]})
+    try:
+        with pytest.raises(RaceError, match=r"^race: result depends on the thread schedule \(shuffle 1 \(seed 1234\)"):
+            lib.call("first_ticket_launch", [ints(), ints()], schedules=3)
+    finally:
+        PLUGIN.start_run({"models": [{"seed": 0}]})

@@ -117,6 +117,13 @@ class CudaPlugin(BackendPlugin):
 
             inline.install()
 
+    def start_run(self, data: dict) -> None:
+        """The verification's seed orders the emulator's shuffled schedules (each run's differ)."""
+        from opforge.backends.cuda.emulator import library
+
+        models = data.get("models") or [{}]
+        library.set_seed(models[0].get("seed", 0) if isinstance(models[0], dict) else 0)
+
     def call_findings(self) -> dict:
         """What the emulated launches since the last call were refused for (`out-of-resources`), and
         a call whose result could depend on the call count (`stateful`, emulator/state.py)."""

@@ -27,6 +27,14 @@ DEFAULT_TIME_LIMIT_S = 10.0
 _FAULT = re.compile(r"^crash: memory fault in (.*) at address (0x[0-9a-f]+) \(a wild pointer, or a stack overflow\)(.*)$")
 
 
+SEED = [0]  # the shuffled schedules' seed: the verification's, set by the CUDA plugin's start_run
+
+
+def set_seed(seed: int) -> None:
+    """Every later call's shuffles follow `seed` (a run job's seed; each verification's differs)."""
+    SEED[0] = int(seed) & ((1 << 63) - 1)
+
+
 WARPS_AHEAD = 3  # emu_sched.h's kWarpsAhead: each warp runs as far as it can before the next starts
 SCHEDULES = 4  # forward, reverse, a seeded shuffle, warps ahead
 
@@ -69,9 +77,11 @@ class EmulatedLibrary:
         fn.restype = ctypes.c_int
         return fn
 
-    def call(self, name: str, args: list, *, schedules: int = SCHEDULES, seed: int = 0,
+    def call(self, name: str, args: list, *, schedules: int = SCHEDULES, seed: int | None = None,
              time_limit_s: float = DEFAULT_TIME_LIMIT_S) -> None:
-        """Run launcher `name` on `args` (tensors for pointers, numbers for scalars, no stream)."""
+        """Run launcher `name` on `args` (tensors for pointers, numbers for scalars, no stream); the
+        shuffled schedules follow `seed`, by default the verification's (set_seed)."""
+        seed = SEED[0] if seed is None else seed
         launcher = self.launchers.get(name)
         if launcher is None:
             raise EmulatorError(f"arguments: no launcher {name} (launchers: {', '.join(self.launchers) or 'none'})")
