@@ -76,6 +76,12 @@ STATIC = [
     ("bypass_observer", "cuda-format", "_lib.emulator: a CUDA library is used only by calling its launchers"),
     # 256 MiB of initialised __device__ data: nvcc ran past 100 s on it, g++ writes it all out
     ("data_bomb", "cuda-format", "an array of 268435456 elements"),
+    # host code read after g++ -E on libclang's parse (host_ast.py), where a token reader is fooled:
+    ("host_if0_device", "cuda-host-compute", "peek: indexes memory in host code"),  # `#if 0 __device__ #endif`
+    ("host_cast_deref", "cuda-host-compute", "dereferences a pointer in host code (unary *)"),  # (T)*p, T an alias
+    ("host_make_callee", "cuda-host-compute", "calls make_copy (a variable"),  # make_copy = memcpy
+    ("host_template_default", "cuda-host-compute", "load: calls copy_t (a variable"),  # <... copy_t = memcpy>
+    ("host_memcpy_kind", "cuda-host-compute", "cudaMemcpyAsync whose kind is not the constant"),
 ]
 
 

@@ -225,6 +225,56 @@ def test_a_host_device_helper_is_host_code():
     assert reasons(candidate(launcher=device_only + LAUNCHER)) == []
 
 
+# -- host code after the preprocessor, on libclang's parse (host_ast.py) -------------------------------------
+
+PEEK = """#if 0
+__device__
+#endif
+inline float peek(const float* p) {
+#ifdef __CUDA_ARCH__
+    return p[0];
+#else
+    return 0.0f;
+#endif
+}
+"""
+
+
+def test_host_code_is_read_in_nvccs_device_pass_too():
+    """`#ifdef __CUDA_ARCH__` in a host function: nvcc's host pass compiles the #else, the emulator
+    (and nvcc's device pass) the branch that reads memory; both are read. A __device__ function
+    may read there (the control)."""
+    assert_code(candidate(launcher=PEEK + LAUNCHER), "cuda-host-compute", "peek: indexes memory in host code")
+    assert reasons(candidate(launcher=PEEK.replace("#if 0\n__device__\n#endif\n", "__device__ ") + LAUNCHER)) == []
+
+
+def test_parsed_host_code_leaves_correct_idioms_alone():
+    """What the parse resolves must not refuse what correct launchers write: a cast through an alias,
+    a helper with a default template argument, dim3 and make_float4, the constant device-to-device
+    kind (the token rule still reads inside `#if 0`)."""
+    extra = ("using T = float;\n"
+             "template <int BLOCK = 256> static int blocks_for(int n) { return (n + BLOCK - 1) / BLOCK; }\n")
+    body = ("    float scale = (T)rows * 2.0f; int nb = blocks_for(rows); dim3 g2 = dim3(nb, 1, 1);\n"
+            "    float4 z = make_float4(0.f, 0.f, 0.f, 0.f); (void)z; (void)scale; (void)g2;\n"
+            "    cudaMemcpyAsync(y, x, 4, cudaMemcpyDeviceToDevice, stream);")
+    assert reasons(with_body(body, extra)) == []
+
+
+def test_without_libclang_the_token_rule_judges_alone_and_says_so(monkeypatch):
+    from opforge.backends.cuda import host_ast
+
+    def missing():
+        raise host_ast.Unavailable("libclang is not available (ImportError: no module named clang)")
+    monkeypatch.setattr(host_ast, "_clang", missing)
+    host_ast._cached.cache_clear()
+    try:
+        result = check_cuda_candidate(with_body("    float v = x[0];"), float32_spec=True)
+    finally:
+        host_ast._cached.cache_clear()
+    assert any(r.startswith("cuda-host-compute:") and "indexes memory" in r for r in result.reasons), result.reasons
+    assert any("token by token only" in w and "libclang" in w for w in result.warnings), result.warnings
+
+
 def test_launch_loops_error_checks_and_helpers_pass():
     body = ('    for (int part = 0; part < 2; ++part) softmax_kernel<<<1, 32, 0, stream>>>(x + part, y, cols);\n'
             "    do { if (cudaGetLastError() != cudaSuccess) return; } while (0);\n"

@@ -39,6 +39,7 @@ from pathlib import Path
 from opforge.backends.cuda.host_code import HOST_CALLS, QUERY_CALLS
 
 FILE = "CUDA_SRC"
+INCLUDE = Path(__file__).parent / "emulator" / "include"
 # What the parse needs of CUDA's headers to read host code, declared here (the emulator's header,
 # <cmath> and <utility> are 1.4 MB of text, and clang took 0.3-0.9 s over them: a candidate's
 # `#include` of them finds an empty file instead, STUBBED). Host code may call nothing else
@@ -128,11 +129,17 @@ template <class T> T min(T, T); template <class T> T max(T, T);
               f"double {f}({a.replace('float', 'double')}); }}\n"
               for names, a in ((_MATH1, "float"), (_MATH2, "float, float")) for f in names.split()) + r"""extern "C" int __cudaPushCallConfiguration(dim3, dim3, size_t = 0, void* = 0);
 """
+# The slow path (0.3-0.9 s): the emulator's own header, qualifiers redefined after it.
+_FULL_PRELUDE = ('#include "opforge_cuda_emu.h"\n#undef __CUDA_ARCH__\n'
+                 + "".join(f"#undef __{q}__\n#define __{q}__ __attribute__(({q}))\n"
+                           for q in ("global", "device", "host", "shared", "constant", "managed"))
+                 + 'extern "C" int __cudaPushCallConfiguration(dim3, dim3, size_t = 0, void* = 0);\n')
 _PASSES = ("", "#define __CUDA_ARCH__ 900\n")  # nvcc's host pass; its device pass and the emulator
 # Compile-time bombs (hostile_cuda_template_bomb: fib(90) in constexpr, a template 800 deep) cost
 # the parse 10 s at clang's defaults; these limits make it 0.4 s (nvcc refuses the bomb anyway).
 _CLANG_ARGS = ["-x", "cuda", "--cuda-host-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_90", "-std=c++17",
                "-ferror-limit=0", "-w", "-ftemplate-depth=256", "-fconstexpr-depth=64", "-fconstexpr-steps=100000"]
+_LIMITS = re.compile(r"maximum depth|exceeded|evaluation steps")
 _VECTOR = re.compile(r"^(?:make_)?(?:u?char|u?short|u?int|u?long|u?longlong|float|double)[1-4]$")
 _LAUNCH = frozenset({"__cudaPushCallConfiguration", "cudaLaunchKernel"})
 _MEMCPY_KIND = {"cudaMemcpyAsync": 3, "cudaMemcpy2DAsync": 6}
@@ -182,9 +189,16 @@ def _stubs() -> str:
     return str(base)
 
 
-def _one_pass(cindex, source: str, arch: str) -> list[tuple[int, str]]:
-    text = f'{_PRELUDE}{arch}#line 1 "{FILE}"\n{source}'
-    pre = subprocess.run(["g++", "-E", "-std=c++17", "-x", "c++", "-I", _stubs(), "-"], input=text,
+def _one_pass(cindex, source: str, arch: str, full: bool = False) -> list[tuple[int, str]]:
+    """One preprocessing and parse. Light (the prelude, empty headers) first; where clang reports
+    an error outside device code, again with the emulator's whole header (the prelude may lack a
+    declaration the code needs: a declaration with an error can vanish from the parse, and its
+    host code with it); an error left then is a reason: host code the parse cannot read is not
+    judged, and a construct g++ takes and clang does not could hide anything. (The errors of this
+    parse's own compile-time limits, _LIMITS, are not: nvcc has its own and reports them.)"""
+    prelude, include = (_FULL_PRELUDE, str(INCLUDE)) if full else (_PRELUDE, _stubs())
+    text = f'{prelude}{arch}#line 1 "{FILE}"\n{source}'
+    pre = subprocess.run(["g++", "-E", "-std=c++17", "-x", "c++", "-I", include, "-"], input=text,
                          capture_output=True, text=True, timeout=60)
     if pre.returncode:
         return []  # an #error, a header not allowed: the include rule or the build says why
@@ -192,7 +206,13 @@ def _one_pass(cindex, source: str, arch: str) -> list[tuple[int, str]]:
     walker = _Walker(_line_map(pre.stdout))
     for cursor in tu.cursor.get_children():
         walker.top(cursor)
-    return walker.found
+    errors = [d for d in tu.diagnostics if d.severity >= 3 and d.location.file is not None
+              and walker.lines[d.location.line][0] == FILE and not walker.in_device(d.location.line)
+              and not _LIMITS.search(d.spelling)]
+    if errors and not full:
+        return _one_pass(cindex, source, arch, full=True)
+    return walker.found + [(walker.lines[d.location.line][1], f"host code this check cannot parse ({d.spelling})")
+                           for d in errors[:1]]
 
 
 _MARKER = re.compile(r'^# (\d+) "((?:[^"\\]|\\.)*)"')
@@ -263,6 +283,10 @@ class _Walker:
         self.found: list[tuple[int, str]] = []
         self.where = ""
         self.query = False  # inside the arguments of one of CUDA's query calls (`cudaGetDevice(&d)`)
+        self.device: list[tuple[int, int]] = []  # lines of the unit that device functions span
+
+    def in_device(self, line: int) -> bool:
+        return any(a <= line <= b for a, b in self.device)
 
     def add(self, cursor, detail: str) -> None:
         self.found.append((self.lines[cursor.location.line][1], f"{self.where}: {detail}"))
@@ -287,6 +311,8 @@ class _Walker:
             if _is_host(cursor):
                 self.where = cursor.spelling
                 self.code(cursor)
+            else:
+                self.device.append((cursor.extent.start.line, cursor.extent.end.line))
         elif kind in ("VAR_DECL", "FIELD_DECL") and not _spaces(cursor):
             self.where = cursor.spelling  # a namespace-scope initialiser runs on the host, at load
             for child in cursor.get_children():

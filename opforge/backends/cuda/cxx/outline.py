@@ -53,8 +53,10 @@ def _signature(head: list[Token]) -> tuple[str, list[list[Token]], list[Token]] 
             k = end + 1
         else:
             k += 1
-    if found is None or any(t.text == "=" and t.kind == "punct" for t in head[:found[0]]):
-        return None  # `auto f = [](...) {...}`, an initialiser, not a definition
+    after = _template_end(head)
+    if found is None or any(t.text == "=" and t.kind == "punct" for t in head[after:found[0]]):
+        return None  # `auto f = [](...) {...}`, an initialiser, not a definition (a default
+        # template argument, `template <int B = 256>`, is none)
     name, inside, tail = head[found[0]].text, found[1], found[2]
     params, current, depth = [], [], 0
     for t in inside:
@@ -66,6 +68,23 @@ def _signature(head: list[Token]) -> tuple[str, list[list[Token]], list[Token]] 
             current.append(t)
     params += [current] if current else []
     return name, params, tail
+
+
+def _template_end(head: list[Token]) -> int:
+    """Index after the `template <...>` heads that open `head` (0 where there are none)."""
+    k = 0
+    while k + 1 < len(head) and head[k].text == "template" and head[k + 1].text == "<":
+        depth, k = 0, k + 1
+        while k < len(head):
+            t = head[k]
+            if t.kind == "punct" and t.text in "([":
+                k = closing_bracket(head, k)
+            elif t.kind == "punct" and t.text in ("<", ">", ">>"):
+                depth += {"<": 1, ">": -1, ">>": -2}[t.text]
+            k += 1
+            if depth <= 0:
+                break
+    return k
 
 
 def _kind(head: list[Token]) -> str:
