@@ -47,10 +47,11 @@ def test_the_translator_registers_variables_of_static_storage_and_nothing_else()
     static __device__ P pairs[2] = {{1, 2}, {3, 4}};
     __constant__ float weights[8];
     namespace ns { int host_counter; }
+    thread_local unsigned per_thread; static auto deduced = 0u;
     __global__ void k(float* y) { static int local_in_kernel; __shared__ float s[4]; y[0] = s[0]; }
     extern "C" void launch(float* y, cudaStream_t st) { static int calls = 0; ++calls; k<<<1, 1, 0, st>>>(y); }
     """
-    assert registered(source) == [("aligned", "plain"), ("pairs",), ("weights",), ("host_counter",),
+    assert registered(source) == [("aligned", "plain"), ("pairs",), ("weights",), ("host_counter",), ("per_thread",), ("deduced",),
                                   ("local_in_kernel",), ("calls",)]
 
 

@@ -16,6 +16,9 @@ __device__ real_t (*g_fn)(real_t) = nullptr;
 namespace detail { __device__ index_t g_in_namespace; }
 namespace { __device__ float g_anonymous[3]; }
 extern "C" { int g_in_extern_c_block; }
+thread_local unsigned g_per_thread;
+static auto g_deduced = 0u;
+static auto g_closure = []() { static int n = 0; return ++n; };
 __device__ __forceinline__ float twice(float v) { return v * kScale; }
 static __device__ int g_unused(int v) { return v + Holder<3>::value; }
 

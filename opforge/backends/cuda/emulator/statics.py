@@ -23,8 +23,7 @@ _DIRECTIVE = re.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
 _ATTRIBUTES = re.compile(r"__align__\s*\(\s*\d+\s*\)|alignas\s*\([^()]*\)|__attribute__\s*\(\(.*?\)\)|\[\[.*?\]\]", re.S)
 _OPEN_SCOPE = re.compile(r"\bnamespace\b[\w\s:]*$|\bextern\s*$")
 _SKIP = re.compile(r"\b(?:typedef|using|template|extern|friend|static_assert|constexpr|consteval|constinit|"
-                   r"namespace|struct|class|union|enum|operator|return|goto|thread_local|__thread|"
-                   r"__managed__|register|auto|decltype|asm|__asm__)\b")
+                   r"namespace|struct|class|union|enum|operator|return|goto|__managed__|decltype|asm|__asm__)\b")
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _TYPE = re.compile(r"^[\w\s*&:<>,]*$")  # decl-specifiers and a declarator's pointer marks
 _LOCAL_STATIC = re.compile(r"\bstatic\b")
@@ -134,7 +133,8 @@ def _declaration(text: str, end: int, namespace: bool) -> Declaration | None:
 
 
 _KEYWORDS = frozenset({"const", "volatile", "static", "int", "float", "double", "char", "unsigned", "signed",
-                       "long", "short", "bool", "void", "__device__", "__constant__", "__shared__", "inline"})
+                       "long", "short", "bool", "void", "auto", "thread_local", "__thread", "__device__",
+                       "__constant__", "__shared__", "inline"})
 
 
 def _split_top(text: str) -> list[str]:
