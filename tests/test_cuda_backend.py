@@ -93,12 +93,21 @@ def test_torch_compute_in_forward_is_rejected():
     assert not v["correct"] and any(r.startswith("torch-compute") for r in v["reasons"]), v["reasons"]
 
 
-def test_a_load_inline_candidate_on_a_cpu_build_of_torch_is_static_and_exit_3():
+@pytest.mark.parametrize("spelling", ["imported", "in_full"])
+def test_a_load_inline_candidate_on_a_cpu_build_of_torch_is_static_and_exit_3(spelling, tmp_path):
+    """`torch.utils.cpp_extension.load_inline(...)` spelt in full gets the same exit 3 as the import."""
     import torch
 
     if torch.version.cuda is not None:
         pytest.skip("this PyTorch is a CUDA build: load_inline can build here")
-    v = verify(TINY, KERNELS / "cuda_load_inline.py", FAST)
+    path = KERNELS / "cuda_load_inline.py"
+    if spelling == "in_full":
+        path = tmp_path / "cuda_load_inline_in_full.py"
+        path.write_text((KERNELS / "cuda_load_inline.py").read_text().replace(
+            "from torch.utils.cpp_extension import load_inline\n", "import torch.utils.cpp_extension\n").replace(
+            "= load_inline(", "= torch.utils.cpp_extension.load_inline("))
+        assert "torch.utils.cpp_extension.load_inline(" in path.read_text()
+    v = verify(TINY, path, FAST)
     assert not v["correct"] and v["level"] == "static", (v["reasons"], v["steps"])
     assert v["steps"]["compile"]["status"] == "skipped" and "CUDA build of PyTorch" in v["steps"]["compile"]["reason"]
     assert ladder.exit_code(v) == 3

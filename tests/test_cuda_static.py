@@ -268,11 +268,12 @@ def test_without_libclang_the_token_rule_judges_alone_and_says_so(monkeypatch):
     monkeypatch.setattr(host_ast, "_clang", missing)
     host_ast._cached.cache_clear()
     try:
-        result = check_cuda_candidate(with_body("    float v = x[0];"), float32_spec=True)
+        clean = check_cuda_candidate(candidate(), float32_spec=True)
+        hostile = check_cuda_candidate(with_body("    float v = x[0];"), float32_spec=True)
     finally:
         host_ast._cached.cache_clear()
-    assert any(r.startswith("cuda-host-compute:") and "indexes memory" in r for r in result.reasons), result.reasons
-    assert any("token by token only" in w and "libclang" in w for w in result.warnings), result.warnings
+    assert clean.reasons == [] and any("token by token only" in w and "libclang" in w for w in clean.warnings)
+    assert any(r.startswith("cuda-host-compute:") and "indexes memory" in r for r in hostile.reasons), hostile.reasons
 
 
 def test_launch_loops_error_checks_and_helpers_pass():
@@ -314,6 +315,17 @@ def test_low_precision_in_a_float32_op():
                                                                         "__half h = __float2half(1.f); float m = -FLT_MAX;"))
     assert any(r.startswith("low-precision: uses __half") for r in reasons(half))
     assert reasons(half, float32=False) == []
+
+
+def test_a_variable_named_half_is_no_half_type():
+    """Low precision is judged on the parse's types, not on the spelling: a float32 kernel's local
+    `int half` passes (in opforge's format and in load_inline's), the type half beside it does not."""
+    local = KERNEL.replace("float m = -FLT_MAX;", "int half = blockDim.x / 2; float m = -FLT_MAX + 0 * half;")
+    assert reasons(candidate(kernel=local)) == []
+    assert reasons(inline(INLINE_CUDA.replace("int idx =", "int half = 1; int idx = half - 1 +"))) == []
+    typed = "#include <cuda_fp16.h>\n" + local + "__device__ float rounded(float v) { half h = __float2half(v); return v; }\n"
+    assert_code(candidate(kernel=typed.replace("__float2half(v)", "h")), "low-precision", "uses the type half")
+    assert_code(candidate(kernel=typed), "low-precision", "__float2half")
 
 
 # -- KernelBench's load_inline ----------------------------------------------------------------------------
@@ -383,6 +395,33 @@ def test_load_inline_build_options_are_refused(kwargs, needle):
 def test_load_inline_fast_math_is_a_warning():
     result = check_cuda_candidate(inline(kwargs='extra_cuda_cflags=["--use_fast_math"]'), float32_spec=True)
     assert result.reasons == [] and any("--use_fast_math" in w for w in result.warnings)
+
+
+QUALIFIED = inline().replace("add = load_inline(", "add = torch.utils.cpp_extension.load_inline(")
+
+
+@pytest.mark.parametrize("imports", ["from torch.utils.cpp_extension import load_inline\n",
+                                     "import torch.utils.cpp_extension\n", ""])
+def test_load_inline_spelt_in_full_is_load_inline(imports):
+    """`torch.utils.cpp_extension.load_inline(...)`, as many KernelBench answers write it: the same
+    format and rules as the imported name."""
+    source = QUALIFIED.replace("from torch.utils.cpp_extension import load_inline\n", imports)
+    result = check_cuda_candidate(source, float32_spec=True)
+    assert result.reasons == [] and result.format == "load_inline" and result.kernels == ["add_kernel"]
+
+
+@pytest.mark.parametrize("change, code, needle", [
+    (("torch.utils.cpp_extension.load_inline(", "torch.utils.cpp_extension.load("), "forbidden-attribute",
+     "leads only to torch.utils.cpp_extension.load_inline"),  # load builds from files
+    (("add = torch.utils.cpp_extension.load_inline(", "d = torch.utils.data\nadd = torch.utils.cpp_extension.load_inline("),
+     "forbidden-attribute", "torch.utils.data"),
+    (("add = torch.utils.cpp_extension.load_inline(", "f = torch.utils.cpp_extension.load_inline\nadd = f("),
+     "cuda-format", "used other than in a direct call"),
+    (("add = torch.utils.cpp_extension.load_inline(", "print(torch.utils)\nadd = torch.utils.cpp_extension.load_inline("),
+     "forbidden-attribute", "torch.utils used as a value"),
+])
+def test_load_inline_spelt_in_full_opens_nothing_else(change, code, needle):
+    assert_code(QUALIFIED.replace(*change), code, needle)
 
 
 def test_load_inline_functions_must_be_defined():

@@ -34,6 +34,7 @@ import shutil
 import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 from opforge.backends.cuda.host_code import HOST_CALLS, QUERY_CALLS
@@ -48,7 +49,7 @@ INCLUDE = Path(__file__).parent / "emulator" / "include"
 STUBBED = ("cuda_runtime.h", "cuda_runtime_api.h", "cuda.h", "cuda_fp16.h", "cuda_bf16.h", "cmath", "math.h",
            "type_traits", "utility", "cuda/std/cmath", "cuda/std/utility", "cuda/std/type_traits",
            "cuda/std/cstdint", "cuda/std/limits", "math_constants.h", "device_functions.h",
-           "device_launch_parameters.h")
+           "device_launch_parameters.h", "torch/extension.h", "ATen/cuda/CUDAContext.h", "c10/cuda/CUDAStream.h")
 _MATH1 = ("exp exp2 expm1 log log2 log10 log1p sqrt cbrt sin cos tan asin acos atan sinh cosh tanh erf erfc "
           "ceil floor trunc round rint fabs")
 _MATH2 = "pow atan2 fmod hypot copysign fmin fmax remainder fdim"
@@ -162,21 +163,36 @@ def _clang():
     return cindex
 
 
+@dataclass(frozen=True)
+class Parsed:
+    host: tuple[tuple[int, str], ...]  # (line in CUDA_SRC, detail): host compute
+    declared: frozenset[str]  # low-precision names (`half`) the source declares as its own variables or functions
+    types: tuple[tuple[int, str], ...]  # (line, name): uses of CUDA's reduced-precision types
+
+
+def read(source: str, host_code: bool = True) -> Parsed:
+    """What the parse finds in CUDA_SRC; Unavailable without libclang or g++. `host_code=False`
+    (load_inline's sources: their host code needs PyTorch's headers, which this parse stubs): only
+    the names declared and the types used; the token rule judges their host code."""
+    return _cached(hashlib.sha256(source.encode()).hexdigest(), source, host_code)
+
+
 def host_findings(source: str) -> list[tuple[int, str]]:
     """(line in CUDA_SRC, detail) for each piece of host compute; Unavailable without the tools."""
-    return list(_cached(hashlib.sha256(source.encode()).hexdigest(), source))
+    return list(read(source).host)
 
 
 @functools.lru_cache(maxsize=256)
-def _cached(digest: str, source: str) -> tuple[tuple[int, str], ...]:
+def _cached(digest: str, source: str, host_code: bool) -> Parsed:
     del digest  # the key: a source is parsed once per process
     cindex = _clang()
     if shutil.which("g++") is None:
         raise Unavailable("g++ is not on PATH")
     passes = _PASSES if "__CUDA_ARCH__" in source else _PASSES[:1]
     with ThreadPoolExecutor(len(passes)) as pool:  # g++ and libclang release the GIL
-        found = list(pool.map(lambda arch: _one_pass(cindex, source, arch), passes))
-    return tuple(sorted(set(f for pass_ in found for f in pass_)))
+        found = list(pool.map(lambda arch: _one_pass(cindex, source, arch, host_code=host_code), passes))
+    return Parsed(tuple(sorted({f for p in found for f in p.host})), frozenset(n for p in found for n in p.declared),
+                  tuple(sorted({t for p in found for t in p.types})))
 
 
 @functools.lru_cache(maxsize=1)
@@ -189,7 +205,7 @@ def _stubs() -> str:
     return str(base)
 
 
-def _one_pass(cindex, source: str, arch: str, full: bool = False) -> list[tuple[int, str]]:
+def _one_pass(cindex, source: str, arch: str, full: bool = False, host_code: bool = True) -> Parsed:
     """One preprocessing and parse. Light (the prelude, empty headers) first; where clang reports
     an error outside device code, again with the emulator's whole header (the prelude may lack a
     declaration the code needs: a declaration with an error can vanish from the parse, and its
@@ -201,7 +217,7 @@ def _one_pass(cindex, source: str, arch: str, full: bool = False) -> list[tuple[
     pre = subprocess.run(["g++", "-E", "-std=c++17", "-x", "c++", "-I", include, "-"], input=text,
                          capture_output=True, text=True, timeout=60)
     if pre.returncode:
-        return []  # an #error, a header not allowed: the include rule or the build says why
+        return Parsed((), frozenset(), ())  # an #error, a header not allowed: the include rule or the build says why
     tu = cindex.Index.create().parse("unit.cu", args=_CLANG_ARGS, unsaved_files=[("unit.cu", pre.stdout)])
     walker = _Walker(_line_map(pre.stdout))
     for cursor in tu.cursor.get_children():
@@ -209,10 +225,45 @@ def _one_pass(cindex, source: str, arch: str, full: bool = False) -> list[tuple[
     errors = [d for d in tu.diagnostics if d.severity >= 3 and d.location.file is not None
               and walker.lines[d.location.line][0] == FILE and not walker.in_device(d.location.line)
               and not _LIMITS.search(d.spelling)]
-    if errors and not full:
+    if not host_code:
+        return Parsed((), *_precision(tu, walker))
+    if errors and not full and not all(_hopeless(d.spelling) for d in errors):
         return _one_pass(cindex, source, arch, full=True)
-    return walker.found + [(walker.lines[d.location.line][1], f"host code this check cannot parse ({d.spelling})")
+    host = walker.found + [(walker.lines[d.location.line][1], f"host code this check cannot parse ({d.spelling})")
                            for d in errors[:1]]
+    return Parsed(tuple(host), *_precision(tu, walker))
+
+
+def _hopeless(message: str) -> bool:
+    """An error about a name the emulator's header does not declare either (`cublasSgemm`): the
+    slow parse would stop at it the same way."""
+    name = re.search(r"'([A-Za-z_]\w*)'", message)
+    return name is not None and name.group(1) not in _full_names()
+
+
+@functools.lru_cache(maxsize=1)
+def _full_names() -> frozenset[str]:
+    """Every identifier in the emulator's header as g++ preprocesses it (read once, 0.2 s)."""
+    pre = subprocess.run(["g++", "-E", "-std=c++17", "-x", "c++", "-I", str(INCLUDE), "-"], input=_FULL_PRELUDE,
+                         capture_output=True, text=True, timeout=60)
+    return frozenset(re.findall(r"[A-Za-z_]\w*", pre.stdout))
+
+
+def _precision(tu, walker: "_Walker") -> tuple[frozenset[str], tuple[tuple[int, str], ...]]:
+    """The low-precision names (static_cxx.LOW_PRECISION) this source declares itself (`int half =
+    n / 2;` is no half type), and where CUDA's reduced-precision types are used as types."""
+    from opforge.backends.cuda.static_cxx import LOW_PRECISION
+    declared, types = set(), []
+    for c in tu.cursor.walk_preorder():
+        kind = c.kind.name
+        if kind in ("VAR_DECL", "PARM_DECL", "FIELD_DECL", "FUNCTION_DECL") and LOW_PRECISION.match(c.spelling) \
+                and walker.source(c):
+            declared.add(c.spelling)
+        elif kind == "TYPE_REF" and walker.source(c) and c.referenced is not None and not walker.source(c.referenced):
+            name = c.referenced.spelling
+            if LOW_PRECISION.match(name):
+                types.append((walker.lines[c.location.line][1], name))
+    return frozenset(declared), tuple(types)
 
 
 _MARKER = re.compile(r'^# (\d+) "((?:[^"\\]|\\.)*)"')

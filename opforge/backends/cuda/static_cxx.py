@@ -61,9 +61,12 @@ LOW_PRECISION = re.compile(r"^(?:__)?(?:half2?|nv_bfloat162?|bfloat162?|nv_fp8\w
 ASM = frozenset({"asm", "__asm__", "__asm"})
 CONDITIONALS = frozenset({"if", "ifdef", "ifndef", "elif", "elifdef", "elifndef"})
 class _Rules:
-    def __init__(self, unit: cxx.Unit, first_line: int, inline: bool, float32: bool, defined: set[str]):
+    def __init__(self, unit: cxx.Unit, first_line: int, inline: bool, float32: bool, defined: set[str],
+                 shadowed: frozenset = frozenset()):
+        """`shadowed`: low-precision names the parse found declared by the source (`int half`): the
+        parse judges their uses, not the spelling."""
         self.unit, self.first_line, self.inline, self.float32 = unit, first_line, inline, float32
-        self.defined = defined
+        self.defined, self.shadowed = defined, shadowed
         self.device = {id(t) for f in unit.functions if f.kind != "host" for t in [*f.head, *f.body]}
         self.device_lines = [(f.line, f.body[-1].line) for f in unit.functions if f.kind != "host" and f.body]
         self.found: list[str] = []
@@ -190,7 +193,7 @@ class _Rules:
             self._runtime(tok, calls, call)
         elif parts[0] in TORCH_ROOTS:
             self._torch(tok, parts, host)
-        if self.float32 and LOW_PRECISION.match(parts[-1]):
+        if self.float32 and LOW_PRECISION.match(parts[-1]) and parts[-1] not in self.shadowed:
             self.add("low-precision", f"uses {text} in a float32 op", tok.line)
 
     def _runtime(self, tok: cxx.Token, calls: bool, call: tuple) -> None:
@@ -261,12 +264,18 @@ def check_cxx(sources, out, *, float32: bool, inline: bool, functions: list[str]
             out.reasons.append(f"cuda-format: cannot read the C++ source: {exc} (line {src.first_line + exc.line - 1})")
     defined = {f.name for _, unit in units for f in unit.functions}
     for src, unit in units:
-        try:
-            out.reasons += _Rules(unit, src.first_line, inline, float32, defined).run()
-        except cxx.CxxError as exc:  # brackets balanced as braces but not as parentheses, say
-            out.reasons.append(f"cuda-format: cannot read the C++ source: {exc} (line {src.first_line + exc.line - 1})")
-        if src.role == "cuda" and not inline:
-            _parsed_host_code(src, out)
+        found = _token_rules(src, unit, inline, float32, defined)
+        # The parse (50-100 ms, 1-3 s where it needs the emulator's whole header) where the tokens
+        # found nothing else: a candidate refused already gains nothing from it.
+        if src.role == "cuda" and not any(not r.startswith("low-precision:") for r in out.reasons + found):
+            parsed = _parse(src, out, host_code=not inline)
+            if parsed is not None and parsed.declared and any(r.startswith("low-precision:") for r in found):
+                found = _token_rules(src, unit, inline, float32, defined, parsed.declared)
+            out.reasons += found
+            if parsed is not None:
+                _parsed_findings(src, parsed, out, float32)
+        else:
+            out.reasons += found
         kernels = [f.name for f in unit.functions if f.kind == "kernel"]
         launchers = [f.name for f in unit.functions if f.kind == "host" and f.extern_c]
         out.kernels += kernels
@@ -287,17 +296,34 @@ def check_cxx(sources, out, *, float32: bool, inline: bool, functions: list[str]
 _HOST_REASON = re.compile(r"^cuda-host-compute: .*\(line (\d+)\)$")
 
 
-def _parsed_host_code(src, out) -> None:
-    """host_ast's findings on CUDA_SRC after the preprocessor, on lines the token rule left alone;
-    without libclang or g++, a warning that host code was read token by token only."""
+def _token_rules(src, unit, inline: bool, float32: bool, defined: set[str], shadowed: frozenset = frozenset()) -> list[str]:
     try:
-        found = host_ast.host_findings(src.text)
+        return _Rules(unit, src.first_line, inline, float32, defined, shadowed).run()
+    except cxx.CxxError as exc:  # brackets balanced as braces but not as parentheses, say
+        return [f"cuda-format: cannot read the C++ source: {exc} (line {src.first_line + exc.line - 1})"]
+
+
+def _parse(src, out, host_code: bool) -> host_ast.Parsed | None:
+    """host_ast's reading of a CUDA source after the preprocessor; without libclang or g++, None and
+    a warning that it was read token by token only."""
+    try:
+        return host_ast.read(src.text, host_code)
     except host_ast.Unavailable as exc:
-        out.warnings.append(f"cuda-host-compute: host code read token by token only ({exc}): code behind the "
-                            "preprocessor, casts and callees the tokens cannot tell apart was not judged")
-        return
+        out.warnings.append(f"cuda-host-compute: C++ read token by token only ({exc}): code behind the "
+                            "preprocessor, casts and callees the tokens cannot tell apart was not judged, and "
+                            "a variable named like a half type (half, hadd...) is refused as one")
+        return None
+
+
+def _parsed_findings(src, parsed: host_ast.Parsed, out, float32: bool) -> None:
+    """The parse's host compute on lines the token rule left alone, and, in a float32 op, the
+    reduced-precision types used under a name the source also declares (`int half`): the token
+    rule leaves those names to the parse."""
     seen = {int(m.group(1)) for r in out.reasons if (m := _HOST_REASON.match(r))}
-    for line, detail in found:
+    for line, detail in parsed.host:
         at = src.first_line + line - 1
         if at not in seen:
             out.reasons.append(f"cuda-host-compute: {detail} (line {at})")
+    for line, name in parsed.types if float32 else ():
+        if name in parsed.declared:
+            out.reasons.append(f"low-precision: uses the type {name} in a float32 op (line {src.first_line + line - 1})")

@@ -116,6 +116,14 @@ def live_attribute(obj: object, name: str) -> tuple[bool, object]:
         return False, None
 
 
+def _submodule_or_attr(module: types.ModuleType, name: str) -> object:
+    """`module.name` on a module reached only on the way to an extra import: its submodule (imported
+    if need be: `import torch` does not import torch.utils.cpp_extension) or its attribute."""
+    if name in vars(module):
+        return vars(module)[name]
+    return importlib.import_module(f"{module.__name__}.{name}")
+
+
 def verdict(ref: Ref) -> tuple[str, str] | None:
     """(code, detail) when the object itself is off-limits, else None."""
     obj = ref.obj
@@ -349,12 +357,27 @@ class Resolver:
             return []
         if name.startswith("_"):
             return self._report(("forbidden-attribute", f"{path} is private"), node)
-        found, value = live_attribute(base.obj, name)
+        passage = isinstance(base.obj, types.ModuleType) and base.obj.__name__ not in ALLOWED_MODULES
+        if passage and not self._on_extra_path(path):  # torch.utils.cpp_extension.load: not load_inline
+            allowed = sorted(p for p in self._extra_paths() if p.startswith(base.path + "."))
+            return self._report(("forbidden-attribute", f"{path}: {base.path} leads only to {', '.join(allowed)}"),
+                                node)
+        found, value = (True, _submodule_or_attr(base.obj, name)) if passage else live_attribute(base.obj, name)
         if not found:
             return self._report(("forbidden-attribute", f"{path} is not a known attribute"), node)
         ref = Ref(path, value)
+        if self._on_extra_path(path):  # `torch.utils.cpp_extension.load_inline`, spelt in full
+            return [ref]
         problem = verdict(ref)
         return self._report(problem, node) if problem else [ref]
+
+    def _extra_paths(self) -> set[str]:
+        return {f"{module}.{name}" for module, names in self.extra_imports.items() for name in names}
+
+    def _on_extra_path(self, path: str) -> bool:
+        """`path` is a name extra_imports allows (`torch.utils.cpp_extension.load_inline`), or a module
+        on the way to one (`torch.utils`): a candidate may spell the name in full."""
+        return any(full == path or full.startswith(path + ".") for full in self._extra_paths())
 
     def import_bindings(self, node: ast.Import | ast.ImportFrom) -> list[tuple[str, tuple[Ref, ...]]]:
         if isinstance(node, ast.Import):
@@ -377,7 +400,7 @@ class Resolver:
         parts = alias.name.split(".")
         bound = alias.asname or parts[0]
         for i in range(1, len(parts) + 1):
-            if ".".join(parts[:i]) not in ALLOWED_MODULES:
+            if ".".join(parts[:i]) not in ALLOWED_MODULES and not self._on_extra_path(".".join(parts[:i])):
                 return bound, tuple(self._report(("forbidden-import", ".".join(parts[:i])), node))
         name = alias.name if alias.asname else parts[0]
         return bound, (Ref(name, importlib.import_module(name)),)
