@@ -44,6 +44,8 @@ def apply_mutation(row: Guarantee, root: Path, write: bool = True) -> None:
             path.write_text(text)
 
 
+MEM_H = "opforge/backends/cuda/emulator/include/emu_mem.h"
+
 def _g(id: str, promise: str, tests: str | tuple[str, ...], *edits: tuple[str, str, str]) -> Guarantee:
     tests = (tests,) if isinstance(tests, str) else tests
     return Guarantee(id, promise, tests, tuple(Edit(*e) for e in edits))
@@ -536,6 +538,54 @@ GUARANTEES: tuple[Guarantee, ...] = (
        "tests/test_tolerance.py::test_a_tanh_gelu_is_wrong_on_a_randn_spec_and_the_erf_gelu_right",
        ("opforge/harness/compare.py", "    torch.float32: Tolerance(1e-4, 1e-4, 1e-3, 2e-2, 1e-5),\n",
         "    torch.float32: Tolerance(1e-4, 1e-4, 1e-3, 2e-2, 1e-4),\n")),
+    # -- the CUDA emulator's memory model (issue #33) --
+    _g("cuda-race-barrier-interval", "__syncthreads orders a block's threads and nothing else does across warps: "
+       "shared or global accesses of two warps between barriers, one writing, are a race",
+       ("tests/test_cuda_memory_model.py::test_syncwarp_does_not_order_the_warps_of_a_block",),
+       (MEM_H, "    M.interval++;\n", "")),
+    _g("cuda-race-warp-collective", "a warp collective (__syncwarp, shuffles, votes) orders the lanes of its mask",
+       "tests/test_cuda_memory_model.py::test_syncwarp_orders_the_lanes_of_a_warp",
+       (MEM_H, "    if (!M.enabled || count < 2) return;\n    uint32_t joined[32] = {0};",
+        "    return;\n    uint32_t joined[32] = {0};")),
+    _g("cuda-race-across-blocks", "accesses of two blocks to the same bytes, one writing, need a fence + atomic/volatile "
+       "release and its acquire between them (last-block reduction, chained scan, lazy init, split-K, scratch)",
+       ("tests/test_cuda_memory_model.py::test_a_last_block_reduction_needs_the_fence_before_its_ticket",
+        "tests/test_cuda_memory_model.py::test_lazy_initialisation_through_a_flag_without_a_fence_is_a_race",
+        "tests/test_cuda_memory_model.py::test_split_k_adds_partials_atomically_not_with_a_plain_add",
+        "tests/test_cuda_memory_model.py::test_one_scratch_buffer_for_all_blocks_is_a_race_and_one_row_each_is_not",
+        "tests/test_cuda_memory_model.py::test_the_output_used_as_another_blocks_scratch_is_a_race"),
+       (MEM_H, "    return clock_covers(t->know, p) || clock_covers(M.bk, p);\n", "    return true;\n")),
+    _g("cuda-release-needs-fence", "an atomic or volatile write releases only what a __threadfence() before it covers",
+       ("tests/test_cuda_memory_model.py::test_a_last_block_reduction_needs_the_fence_before_its_ticket",
+        "tests/test_cuda_memory_model.py::test_a_chained_scan_publishes_its_sum_with_a_fence_before_the_flag"),
+       (MEM_H, "    if ((flags & A_WRITE) && t->released) clock_join(*sync_clock(a, true), t->rel);",
+        "    if (flags & A_WRITE) { release_snapshot(t); clock_join(*sync_clock(a, true), t->rel); }")),
+    _g("cuda-acquire-joins-release", "an atomic or volatile read acquires what the releases it reads from published "
+       "(the fenced last-block reduction and chained scan verify)",
+       ("tests/test_cuda_memory_model.py::test_a_last_block_reduction_needs_the_fence_before_its_ticket",
+        "tests/test_cuda_memory_model.py::test_a_chained_scan_publishes_its_sum_with_a_fence_before_the_flag"),
+       (MEM_H, "        if (c && c->n) { clock_join(t->know, *c); t->epoch = 0; }", "        (void)c;")),
+    _g("cuda-race-same-bytes-benign", "threads storing the same bytes are not a race (every thread stores the total)",
+       "tests/test_cuda_memory_model.py::test_threads_storing_the_same_bytes_are_not_a_race",
+       (MEM_H, "        if ((now & m) != (q.before & m)) {", "        if (true) {")),
+    _g("cuda-atomics-do-not-race", "two atomics to the same bytes are not a race (atomicMax); a check-then-store is",
+       "tests/test_cuda_memory_model.py::test_check_then_store_is_a_race_and_atomic_max_is_not",
+       (MEM_H, "&& c.w != me && !(strong && (c.fl & 1)) && !ordered(c.w, t)) {",
+        "&& c.w != me && !ordered(c.w, t)) {")),
+    _g("cuda-misaligned-vector", "an aligned-type access (float4) at an address its size does not divide faults",
+       "tests/test_cuda_memory_model.py::test_a_float4_access_one_float_off_is_misaligned",
+       (MEM_H, "if ((flags & A_ALIGNED) && size > 1 && (a & (size - 1)))", "if (false)")),
+    _g("cuda-oob-read-hooked", "a read just past a buffer (in its guard zone) is out-of-bounds, named with the element",
+       "tests/test_cuda_emulator.py::test_a_read_past_the_end_is_out_of_bounds",
+       (MEM_H, "            if (g.kind != 2 && a + size > g.lo - 1024 && a < g.hi + 1024)", "            if (false)")),
+    _g("cuda-shuffle-schedule", "the shuffled schedules really shuffle: an order only a shuffle shows is found",
+       "tests/test_cuda_memory_model.py::test_an_order_that_only_a_shuffled_schedule_shows_is_found",
+       ("opforge/backends/cuda/emulator/include/emu_sched.h",
+        "    if (E.schedule < 2 || E.schedule == kWarpsAhead) return;\n", "    return;\n")),
+    _g("cuda-seed-reaches-emulator", "the verification's seed orders the emulator's shuffles",
+       "tests/test_cuda_memory_model.py::test_the_verifications_seed_orders_the_shuffled_schedules",
+       ("opforge/backends/cuda/__init__.py",
+        '        library.set_seed(models[0].get("seed", 0) if isinstance(models[0], dict) else 0)\n', "        pass\n")),
     # -- CUDA emulator and knowledge --
     _g("emulator-atomic-rounding-not-a-race", "a float atomicAdd sum differs between schedules by rounding, never a race",
        "tests/test_cuda_emulator.py::test_a_float_atomic_sum_that_cancels_keeps_its_terms_rounding",
