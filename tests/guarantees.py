@@ -679,6 +679,42 @@ GUARANTEES: tuple[Guarantee, ...] = (
        "counter the last block resets and a lazily built table pass call after call",
        f"{ST}test_state_a_call_rewrites_or_resets_passes_call_after_call",
        (STATE, "    bad = ((l != f) & ((l != b) | (f != s))).nonzero()\n", "    bad = (l != f).nonzero()\n")),
+    # -- CUDA host code after the preprocessor, on libclang's parse (backends/cuda/host_ast.py) --
+    _g("cuda-host-code-parsed", "CUDA host code is judged after g++ -E on a real parse: host compute behind "
+       "`#if 0 __device__ #endif`, a cast through an alias, make_* or template-parameter callees is refused",
+       tuple(f"tests/test_cuda_forgery.py::test_static_check_rejects[host_{k}-cuda-host-compute]"
+             for k in ("if0_device", "cast_deref", "make_callee", "template_default")),
+       ("opforge/backends/cuda/static_cxx.py", "            if parsed is not None:\n                "
+        "_parsed_findings(src, parsed, out, float32)\n", "")),
+    _g("cuda-host-call-through-variable", "a host call through a variable, parameter or template parameter (a "
+       "function pointer no reader sees) is refused",
+       ("tests/test_cuda_forgery.py::test_static_check_rejects[host_make_callee-cuda-host-compute]",
+        "tests/test_cuda_forgery.py::test_static_check_rejects[host_template_default-cuda-host-compute]"),
+       ("opforge/backends/cuda/host_ast.py", "            if not self._closure(ref):", "            if False:")),
+    _g("cuda-host-memcpy-kind", "cudaMemcpyAsync in host code only with the constant cudaMemcpyDeviceToDevice, "
+       "not a kind computed to DeviceToHost",
+       "tests/test_cuda_forgery.py::test_static_check_rejects[host_memcpy_kind-cuda-host-compute]",
+       ("opforge/backends/cuda/host_ast.py", "            self._memcpy_kind(cursor, base)\n", "            pass\n")),
+    _g("cuda-host-device-pass", "host code is read in nvcc's device pass too (`#ifdef __CUDA_ARCH__`: the "
+       "emulator's view), a __device__ function's branch left alone",
+       "tests/test_cuda_static.py::test_host_code_is_read_in_nvccs_device_pass_too",
+       ("opforge/backends/cuda/host_ast.py", "    passes = _PASSES if \"__CUDA_ARCH__\" in source else _PASSES[:1]\n",
+        "    passes = _PASSES[:1]\n")),
+    _g("cuda-host-parse-said", "without libclang the CUDA host-code rule falls back to tokens and says so in a warning",
+       "tests/test_cuda_static.py::test_without_libclang_the_token_rule_judges_alone_and_says_so",
+       ("opforge/backends/cuda/static_cxx.py", "        out.warnings.append(f\"cuda-host-compute: C++ read token by "
+        "token only ({exc}): code behind the \"\n", "        0 and (f\"\"\n")),
+    _g("cuda-half-variable-no-half-type", "a float32 CUDA kernel's variable named half is no half type (the parse's "
+       "types decide), the type half beside it is refused",
+       "tests/test_cuda_static.py::test_a_variable_named_half_is_no_half_type",
+       ("opforge/backends/cuda/static_cxx.py", "LOW_PRECISION.match(parts[-1]) and parts[-1] not in self.shadowed:",
+        "LOW_PRECISION.match(parts[-1]):")),
+    _g("cuda-load-inline-in-full", "torch.utils.cpp_extension.load_inline(...) spelt in full is KernelBench's "
+       "load_inline (exit 3 on a CPU-only PyTorch); the modules on its path lead nowhere else",
+       ("tests/test_cuda_static.py::test_load_inline_spelt_in_full_is_load_inline",
+        "tests/test_cuda_static.py::test_load_inline_spelt_in_full_opens_nothing_else"),
+       ("opforge/backends/triton/static_resolve.py", "        if self._on_extra_path(path):  # `torch.utils.cpp_extension"
+        ".load_inline`, spelt in full\n            return [ref]\n", "")),
     _g("cuda-stateful-verdict", "a CUDA launch-count time bomb fails verification as stateful, in the anticheat check",
        f"{ST}test_a_time_bomb_fails_verification_as_stateful_in_the_anticheat_check",
        ("opforge/backends/cuda/__init__.py", "limits.findings().get(\"memory\", []) + state.take_findings()",
