@@ -631,7 +631,7 @@ GUARANTEES: tuple[Guarantee, ...] = (
        (EMU_LIMITS, "    if (take > g_heap_limit || g_heap_used > g_heap_limit - take) return nullptr;", "")),
     _g("cuda-recursion-stack", "a recursion whose depth x ptxas frame exceeds cudaLimitStackSize faults",
        f"{LIM}test_recursion_past_the_stack_limit_faults_and_a_shallow_one_runs",
-       (EMU_LIMITS, "        if ((size_t)bytes > g_stack_limit) overflow();\n", "")),
+       (EMU_LIMITS, "    if ((size_t)f->bytes > g_stack_limit) f->overflow();\n", "")),
     _g("cuda-resources-in-the-cpu-run", "the CPU run of a CUDA candidate holds every launch to ptxas's numbers "
        "(a launch over __launch_bounds__ fails verification as out-of-resources)",
        f"{LIM}test_a_launch_over_its_launch_bounds_fails_verification_as_out_of_resources",

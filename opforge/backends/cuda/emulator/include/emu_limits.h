@@ -102,34 +102,16 @@ static int g_slot_frame[512];  // slot 0: none (a function not yet seen, or past
 static char g_slot_name[512][96];
 static int g_nslots = 1;
 
-// A __device__ function's activation. The common case (an inlined or frameless function: ptxas
-// reports no frame) costs one load and a branch; only functions with a frame join the chain.
+// A __device__ function's activation with a ptxas frame: a link of its fiber's chain.
 struct Frame {
     Frame* prev;
-    FiberChain* chain = nullptr;
+    FiberChain* chain;
     int slot, bytes, depth;
-    __attribute__((always_inline)) explicit Frame(int s) : slot(s) {
-        if (__builtin_expect(g_slot_frame[s] != 0, 0)) enter();
-    }
-    __attribute__((always_inline)) ~Frame() {
-        if (__builtin_expect(chain != nullptr, 0)) chain->top = prev;
-    }
-    Frame(const Frame&) = delete;
-    Frame& operator=(const Frame&) = delete;
-    __attribute__((noinline, cold)) void enter() {
-        if (!E.in_launch || !E.cur_fiber) return;
-        chain = &chain_of(E.cur_fiber);
-        prev = chain->top;
-        bytes = (prev ? prev->bytes : g_base_frame) + g_slot_frame[slot];
-        depth = (prev ? prev->depth : 0) + 1;
-        chain->top = this;
-        note_call_depth(depth);
-        if ((size_t)bytes > g_stack_limit) overflow();
-    }
+
     // Past the limit: a fault when a function recurs on the chain (its depth is data, so ptxas
     // could not size the stack and the driver gave cudaLimitStackSize); a chain without recursion
     // is sized by ptxas and the driver provides it.
-    void overflow() {
+    __attribute__((no_sanitize_thread)) void overflow() {
         int same = 0;
         for (Frame* f = this; f; f = f->prev) same += f->slot == slot;
         if (same < 2) return;
@@ -141,8 +123,37 @@ struct Frame {
                  g_slot_frame[slot], g_base_frame, g_stack_limit);
         E.last_error = kCudaLaunchFailure;
         chain->top = prev;
-        chain = nullptr;
         fail(E_LAUNCH, msg);
+    }
+};
+struct FrameBuf { alignas(Frame) unsigned char bytes[sizeof(Frame)]; };
+
+static int frame_slot(const char* fn);
+
+// Entry: the Frame linked in `buf`, or nullptr for the common case (an inlined or frameless
+// function: nothing to charge). Not instrumented, and the only code that touches the slot and
+// the buffer, so a guard costs the instrumented kernel one call and no memory hooks.
+__attribute__((noinline, no_sanitize_thread)) static Frame* frame_enter(int* slot, const char* fn, FrameBuf* buf) {
+    if (!*slot) *slot = frame_slot(fn);
+    int s = *slot;
+    if (!g_slot_frame[s] || !E.in_launch || !E.cur_fiber) return nullptr;
+    Frame* f = reinterpret_cast<Frame*>(buf);
+    f->chain = &chain_of(E.cur_fiber);
+    f->prev = f->chain->top;
+    f->slot = s;
+    f->bytes = (f->prev ? f->prev->bytes : g_base_frame) + g_slot_frame[s];
+    f->depth = (f->prev ? f->prev->depth : 0) + 1;
+    f->chain->top = f;
+    note_call_depth(f->depth);
+    if ((size_t)f->bytes > g_stack_limit) f->overflow();
+    return f;
+}
+__attribute__((noinline, no_sanitize_thread)) static void frame_leave(Frame* f) { f->chain->top = f->prev; }
+
+struct FrameScope {
+    Frame* f;
+    __attribute__((always_inline)) ~FrameScope() {
+        if (__builtin_expect(f != nullptr, 0)) frame_leave(f);
     }
 };
 
@@ -239,10 +250,10 @@ static bool launch_resources_ok(const LaunchConfig& c, const void* fn) {
 
 // The translator puts this first in every __device__ function body (not in constexpr ones).
 // A plain static (no guard variable): the slot is taken on the first call.
-#define OPFORGE_EMU_FRAME()                                                                  \
-    static int opforge_emu_frame_slot_ = 0;                                                  \
-    ::opforge_emu::Frame opforge_emu_frame_(opforge_emu_frame_slot_ ? opforge_emu_frame_slot_ \
-        : (opforge_emu_frame_slot_ = ::opforge_emu::frame_slot(__func__)))
+#define OPFORGE_EMU_FRAME()                                   \
+    static int opforge_emu_frame_slot_ = 0;                   \
+    ::opforge_emu::FrameBuf opforge_emu_frame_buf_;           \
+    ::opforge_emu::FrameScope opforge_emu_frame_{::opforge_emu::frame_enter(&opforge_emu_frame_slot_, __func__, &opforge_emu_frame_buf_)}
 
 enum cudaLimit { cudaLimitStackSize = 0, cudaLimitPrintfFifoSize = 1, cudaLimitMallocHeapSize = 2 };
 static inline cudaError_t cudaDeviceSetLimit(cudaLimit limit, size_t value) {
