@@ -6,7 +6,8 @@ CUDA_SRC's (a `#line 1 "CUDA_SRC"` follows the header include):
   `::opforge_emu::launch(__LINE__, "k", ::opforge_emu::cfg(grid, block, smem, stream), k, args)`
   (a template launched without its arguments gets a lambda that calls it, so they are deduced);
 - `extern __shared__ T name[];` becomes a `T*` into the launch's dynamic shared-memory buffer;
-- `#include <cassert>` / `<assert.h>` are dropped, so `assert` stays the emulator's (a trap);
+- `#include <cassert>` / `<assert.h>` are dropped, so `assert` stays the emulator's (a trap); so is
+  `static` beside `__shared__` (the header defines `__shared__` as `static`);
 - a `__shared__` declaration inside a function is followed by `::opforge_emu::shared_seen(&v, sizeof v)`
   for each variable, so the runtime can fill it with NaN bytes before every block (uninitialised
   shared memory must not read as the previous block's values, or as zeros); a namespace-scope one
@@ -42,6 +43,7 @@ def translate(source: str) -> str:
     """The host C++ translation unit for `source`."""
     code = blank_comments(source, strings=True)
     edits = [(m.start(), m.end(), "") for m in _ASSERT_INCLUDE.finditer(code)]
+    edits += [(m.start(), m.end(), "") for m in re.finditer(r"\bstatic\b", code) if _beside_shared(code, m)]
     edits += [_extern_shared(source, m) for m in _EXTERN_SHARED.finditer(code)]
     edits += [_launch(source, code, m.start()) for m in re.finditer(r"<<<", code)]
     bodies = function_bodies(code)
@@ -58,6 +60,11 @@ def translate(source: str) -> str:
         pos = end
     out.append(source[pos:])
     return PREAMBLE + "".join(out) + _invokers(source)
+
+
+def _beside_shared(code: str, m: re.Match) -> bool:
+    """`static __shared__` or `__shared__ static`: the header's `__shared__` is `static` already."""
+    return re.search(r"\b__shared__\s*$", code[:m.start()]) is not None or re.match(r"\s*__shared__\b", code[m.end():]) is not None
 
 
 def _invokers(source: str) -> str:
