@@ -629,6 +629,9 @@ GUARANTEES: tuple[Guarantee, ...] = (
     _g("cuda-device-heap", "device malloc past cudaLimitMallocHeapSize (8 MB by default) returns NULL",
        f"{LIM}test_device_malloc_past_the_heap_limit_returns_null",
        (EMU_LIMITS, "    if (take > g_heap_limit || g_heap_used > g_heap_limit - take) return nullptr;", "")),
+    _g("cuda-device-heap-tracked", "a device-malloc block is device memory to the memory model: a write past it is "
+       "out-of-bounds", f"{LIM}test_a_write_past_a_device_malloc_block_is_out_of_bounds",
+       (EMU_LIMITS, "    track(raw + kHeapPad, take, 1, -1);\n", "")),
     _g("cuda-recursion-stack", "a recursion whose depth x ptxas frame exceeds cudaLimitStackSize faults",
        f"{LIM}test_recursion_past_the_stack_limit_faults_and_a_shallow_one_runs",
        (EMU_LIMITS, "    if ((size_t)f->bytes > g_stack_limit) f->overflow();\n", "")),

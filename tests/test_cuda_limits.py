@@ -83,6 +83,11 @@ def test_device_malloc_past_the_heap_limit_returns_null(lib):
     assert ok.item() == 1.0
 
 
+def test_a_write_past_a_device_malloc_block_is_out_of_bounds(lib):
+    with pytest.raises(EmulatorError, match=r"^out-of-bounds: .*heap_overrun"):
+        lib.call("run_heap_overrun", [torch.zeros(1), 64])
+
+
 def test_recursion_past_the_stack_limit_faults_and_a_shallow_one_runs(lib, report):
     frame = next(f for f in report["functions"] if f["name"] == "depth_sum")["stack_bytes"]
     assert 0 < frame * 2000 and frame * 11 <= 1024, f"ptxas gave depth_sum a {frame}-byte frame"

@@ -71,3 +71,16 @@ __global__ void recurse(int* out, int d) { out[threadIdx.x] = depth_sum(d); }
 extern "C" void run_recurse(int* out, int depth, cudaStream_t stream) {
     recurse<<<1, 32, 0, stream>>>(out, depth);
 }
+
+// A device-heap block is device memory: a write one element past it is out of bounds.
+__global__ void heap_overrun(float* out, int n) {
+    float* p = (float*)malloc(n * sizeof(float));
+    if (!p) return;
+    for (int i = 0; i <= n; ++i) p[i] = 1.0f;
+    out[0] = p[0];
+    free(p);
+}
+
+extern "C" void run_heap_overrun(float* out, int n, cudaStream_t stream) {
+    heap_overrun<<<1, 1, 0, stream>>>(out, n);
+}

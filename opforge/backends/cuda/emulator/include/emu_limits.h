@@ -172,27 +172,35 @@ static int frame_slot(const char* fn) {
 }
 
 // ---- the device heap ---------------------------------------------------------------------------
+// A block is device memory to the memory model (a tracked region, so races and out-of-bounds
+// accesses in it are found) with 1 KB of padding each side: its guard zone is its own.
 struct HeapHeader { size_t n; size_t magic; };
 static const size_t kHeapMagic = 0x0f0f6865617021ull;
-static void* device_malloc(size_t n) {
+static const size_t kHeapPad = 1024;
+__attribute__((no_sanitize_thread)) static void* device_malloc(size_t n) {
     if (!E.in_launch) return std::malloc(n);  // host code: the process's heap
     size_t take = (n + 15) / 16 * 16;
     if (take > g_heap_limit || g_heap_used > g_heap_limit - take) return nullptr;  // as a GPU: NULL
-    HeapHeader* h = (HeapHeader*)std::malloc(sizeof(HeapHeader) + take);
-    if (!h) return nullptr;
+    unsigned char* raw = (unsigned char*)std::malloc(kHeapPad + take + kHeapPad);
+    if (!raw) return nullptr;
+    HeapHeader* h = (HeapHeader*)(raw + kHeapPad) - 1;
     h->n = take;
     h->magic = kHeapMagic;
     g_heap_used += take;
-    return h + 1;
+    add_range(raw + kHeapPad, take);
+    track(raw + kHeapPad, take, 1, -1);
+    return raw + kHeapPad;
 }
-static void device_free(void* p) {
+__attribute__((no_sanitize_thread)) static void device_free(void* p) {
     if (!p) return;
     if (!E.in_launch) { std::free(p); return; }
     HeapHeader* h = (HeapHeader*)p - 1;
     if (h->magic != kHeapMagic) return;  // not from the device heap: a GPU's free would corrupt it; ignored
     h->magic = 0;
     g_heap_used -= h->n;
-    std::free(h);
+    remove_range(p);
+    untrack(p);
+    std::free((unsigned char*)p - kHeapPad);
 }
 
 // ---- the launch --------------------------------------------------------------------------------
