@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from opforge.backends.cuda.signature import matching
 
 _DIRECTIVE = re.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
-_ATTRIBUTES = re.compile(r"__align__\s*\(\s*\d+\s*\)|alignas\s*\([^()]*\)|__attribute__\s*\(\(.*?\)\)|\[\[.*?\]\]", re.S)
+_ATTRIBUTES = re.compile(r"__align__\s*\(\s*\d+\s*\)|alignas\s*\([^()]*\)|__attribute__\s*\(\(.*?\)\)|\[\[.*?\]\]",
+                         re.S)
 _OPEN_SCOPE = re.compile(r"\bnamespace\b[\w\s:]*$|\bextern\s*$")
 _SKIP = re.compile(r"\b(?:typedef|using|template|extern|friend|static_assert|constexpr|consteval|constinit|"
                    r"namespace|struct|class|union|enum|operator|return|goto|__managed__|decltype|asm|__asm__)\b")

@@ -64,7 +64,8 @@ def translate(source: str) -> str:
 
 def _beside_shared(code: str, m: re.Match) -> bool:
     """`static __shared__` or `__shared__ static`: the header's `__shared__` is `static` already."""
-    return re.search(r"\b__shared__\s*$", code[:m.start()]) is not None or re.match(r"\s*__shared__\b", code[m.end():]) is not None
+    before = re.search(r"\b__shared__\s*$", code[max(0, m.start() - 64):m.start()])
+    return before is not None or re.match(r"\s*__shared__\b", code[m.end():m.end() + 64]) is not None
 
 
 def _invokers(source: str) -> str:
