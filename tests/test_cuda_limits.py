@@ -65,6 +65,12 @@ def test_static_and_dynamic_shared_memory_over_48kb_need_the_opt_in(lib, report)
     assert y[0] == 256.0
 
 
+def test_static_shared_memory_alone_over_48kb_is_ptxas_own_error(report, tmp_path):
+    source = "__global__ void big(float* y) { __shared__ float s[12800]; s[threadIdx.x] = y[0]; y[1] = s[5]; }\n"
+    with pytest.raises(nvcc.NvccError, match=r"too much shared data \(0xc800 bytes, 0xc000 max\)"):
+        nvcc.compile_cubin(source, 90, cache_dir=str(tmp_path))
+
+
 def test_more_threads_than_launch_bounds_fail_the_launch(lib, report):
     assert kernel(report, "bounded")["max_threads"] == 256 and kernel(report, "heavy")["max_threads"] is None
     y = torch.zeros(512)
