@@ -30,7 +30,10 @@ candidate file's lines (the tables are in static_cxx.py and host_code.py):
   parentheses (`(memcpy)(...)` calls memcpy), and calls only to this source's functions,
   CUDA_CALLS, HOST_CALLS
   (scalar math, casts) and, in load_inline, the allocation API above, with no operator applied
-  to a tensor. A constructor's initialiser list counts as its body.
+  to a tensor. A constructor's initialiser list counts as its body. In opforge's format the same
+  rule is applied again after `g++ -E` on libclang's parse (host_ast.py: conditionals evaluated,
+  casts and callees resolved, calls through function pointers and memcpy kinds other than the
+  constant DeviceToDevice refused); without libclang, a warning says the tokens judged alone.
 - cuda-format for load_inline's build options: no libraries, include paths or macros (extra_ldflags,
   extra_include_paths empty; extra_cflags/extra_cuda_cflags from an optimisation-flag list), no
   build_directory; `--use_fast_math` is a warning, and `fast_math` keeps float32 ops off the emulator
@@ -38,7 +41,8 @@ candidate file's lines (the tables are in static_cxx.py and host_code.py):
 - cuda-format: the sources are found and readable, and define a `__global__` kernel (and, in
   opforge's format, an `extern "C"` launcher); `_lib.<name>` on a load_cuda library names one of
   its launchers (`_lib.emulator().call(...)` would run kernels the launch log never sees).
-- low-precision (float32 ops): no half, bfloat16 or fp8 types or intrinsics, no mma in the C++.
+- low-precision (float32 ops): no half, bfloat16 or fp8 types or intrinsics, no mma in the C++ (a
+  name the source declares itself, `int half`, is judged by the parse's types, not its spelling).
 """
 from __future__ import annotations
 
@@ -51,8 +55,9 @@ from opforge.backends.triton.static import check_source
 from opforge.backends.triton.static_resolve import Resolver
 
 # What a CUDA candidate's Python may import besides Triton's rules: opforge's launch helper and
-# KernelBench's load_inline, each name alone by `from M import name`, never its module (torch.utils
-# also holds cpp_extension.load, which builds from files). This module judges the C++ they are given.
+# KernelBench's load_inline, by `from M import name` or spelt in full (`torch.utils.cpp_extension.
+# load_inline(...)`: the modules on that path lead to nothing else; torch.utils also holds
+# cpp_extension.load, which builds from files). This module judges the C++ they are given.
 CUDA_IMPORTS = {"opforge.cuda": frozenset({"load_cuda"}),
                 "torch.utils.cpp_extension": frozenset({"load_inline"})}
 
