@@ -19,8 +19,11 @@ static bool g_statics_overflow = false;
 
 // Called once per variable (a namespace-scope one at load, a static local when its declaration
 // first runs). Const objects cannot change; objects that are not trivially copyable (a class with
-// its own copy semantics) are left out, as restoring their bytes would not be a copy.
-template <class T> static bool static_var(T& v, const char* name, int line) {
+// its own copy semantics) are left out, as restoring their bytes would not be a copy. Not hooked
+// (no_sanitize_thread): a static local's registration runs inside its guarded initialisation, where
+// no fiber may switch.
+template <class T> __attribute__((noinline, no_sanitize_thread)) static bool static_var(T& v, const char* name,
+                                                                                       int line) {
     if constexpr (std::is_const<T>::value || !std::is_trivially_copyable<T>::value) {
         return false;
     } else {
