@@ -276,6 +276,20 @@ def test_without_libclang_the_token_rule_judges_alone_and_says_so(monkeypatch):
     assert any(r.startswith("cuda-host-compute:") and "indexes memory" in r for r in hostile.reasons), hostile.reasons
 
 
+@pytest.mark.parametrize("extra, where", [
+    ("struct Box { friend float peek(const float* p) { return p[0]; } };\n", "peek"),  # a friend defined in a class
+    ("static auto peek = [device = 0](const float* p) { return p[device]; };\n", "peek"),  # no __device__ lambda
+])
+def test_the_parse_finds_host_code_where_it_hides(extra, where):
+    from opforge.backends.cuda import host_ast
+
+    (source, _), = check_cuda_candidate(candidate(launcher=extra + LAUNCHER), float32_spec=True).cuda_sources
+    assert any(d.startswith(f"{where}: indexes memory") for _, d in host_ast.host_findings(source))
+    device = "static auto twice = [] __device__ (float v) { float a[2] = {v, v}; return a[0] + a[1]; };\n"
+    (source, _), = check_cuda_candidate(candidate(launcher=device + LAUNCHER), float32_spec=True).cuda_sources
+    assert host_ast.host_findings(source) == []
+
+
 def test_launch_loops_error_checks_and_helpers_pass():
     body = ('    for (int part = 0; part < 2; ++part) softmax_kernel<<<1, 32, 0, stream>>>(x + part, y, cols);\n'
             "    do { if (cudaGetLastError() != cudaSuccess) return; } while (0);\n"

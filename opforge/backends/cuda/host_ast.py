@@ -216,6 +216,8 @@ def _one_pass(cindex, source: str, arch: str, full: bool = False, host_code: boo
     text = f'{prelude}{arch}#line 1 "{FILE}"\n{source}'
     pre = subprocess.run(["g++", "-E", "-std=c++17", "-x", "c++", "-I", include, "-"], input=text,
                          capture_output=True, text=True, timeout=60)
+    if pre.returncode and not full:  # a header the prelude's empty ones do not stand for
+        return _one_pass(cindex, source, arch, full=True, host_code=host_code)
     if pre.returncode:
         return Parsed((), frozenset(), ())  # an #error, a header not allowed: the include rule or the build says why
     tu = cindex.Index.create().parse("unit.cu", args=_CLANG_ARGS, unsaved_files=[("unit.cu", pre.stdout)])
@@ -292,7 +294,9 @@ def _spaces(cursor) -> set[str]:
             if t.spelling == "{":
                 break
             head.append(t.spelling)
-        found |= {w for w in ("device", "host") if w in head}
+        # the attribute's own tokens, not a capture or parameter that happens to be named device
+        found |= {head[k + 3] for k in range(len(head) - 3)
+                  if head[k:k + 3] == ["__attribute__", "(", "("] and head[k + 3] in ("device", "host")}
     return found
 
 
@@ -355,7 +359,7 @@ class _Walker:
             return
         kind = cursor.kind.name
         if kind in ("NAMESPACE", "LINKAGE_SPEC", "UNEXPOSED_DECL", "STRUCT_DECL", "CLASS_DECL", "UNION_DECL",
-                    "CLASS_TEMPLATE", "CLASS_TEMPLATE_PARTIAL_SPECIALIZATION"):
+                    "CLASS_TEMPLATE", "CLASS_TEMPLATE_PARTIAL_SPECIALIZATION", "FRIEND_DECL"):
             for child in cursor.get_children():
                 self.top(child)
         elif kind in _FUNCTIONS:
