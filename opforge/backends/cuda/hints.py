@@ -29,6 +29,10 @@ REASON_HINTS = {
                    "non-const pointers and never cast const away.",
     "arguments": "forward called a launcher with the wrong arguments: pass exactly its parameters but the "
                  "stream, tensors of the pointee's dtype for pointers and Python numbers for scalars.",
+    "stateful": "A call left state the next call starts from changed (a __device__ variable, a static, a Python "
+                "attribute: a counter, a cache, a flag); a GPU keeps __device__ memory from call to call. Reset "
+                "such state within the call (a reset launch first, or the last block), or compute from the inputs "
+                "alone.",
 }
 _CODE = re.compile(r"(?:^|: )(" + "|".join(map(re.escape, REASON_HINTS)) + r"): ")
 
