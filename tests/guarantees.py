@@ -701,8 +701,8 @@ GUARANTEES: tuple[Guarantee, ...] = (
     _g("cuda-host-device-pass", "host code is read in nvcc's device pass too (`#ifdef __CUDA_ARCH__`: the "
        "emulator's view), a __device__ function's branch left alone",
        "tests/test_cuda_static.py::test_host_code_is_read_in_nvccs_device_pass_too",
-       ("opforge/backends/cuda/host_ast.py", "    passes = _PASSES if \"__CUDA_ARCH__\" in source else _PASSES[:1]\n",
-        "    passes = _PASSES[:1]\n")),
+       ("opforge/backends/cuda/host_ast.py", "    passes = PASSES if \"__CUDA_ARCH__\" in source else PASSES[:1]\n",
+        "    passes = PASSES[:1]\n")),
     _g("cuda-host-parse-said", "without libclang the CUDA host-code rule falls back to tokens and says so in a warning",
        "tests/test_cuda_static.py::test_without_libclang_the_token_rule_judges_alone_and_says_so",
        ("opforge/backends/cuda/static_cxx.py", "        out.warnings.append(f\"cuda-host-compute: C++ read token by "

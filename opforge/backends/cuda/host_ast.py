@@ -5,12 +5,13 @@ conditionals and guesses casts, kinds and callees from the spelling. So a host f
 `#if 0 __device__ #endif` read as device code, `(T)*p` with `using T = float;` read as a product,
 a callee `make_copy` bound to memcpy, a default template argument naming it, or `cudaMemcpyAsync`
 with a computed kind all passed. Here the source goes through what compiles it:
-- the emulator's translation (emulator/translate.py: launches become calls, line for line), the
-  emulator's header with `__global__`, `__device__`, `__host__` redefined as annotations, then
-  `g++ -E` (nvcc's host compiler and the emulator's compiler): conditionals and macros evaluated as
-  they are for the build. Twice when the source names `__CUDA_ARCH__`: without it (nvcc's host
-  pass) and with it (nvcc's device pass, and the emulator, which defines it everywhere);
-- libclang parses the result as C++17; line markers keep CUDA_SRC's lines for the reasons.
+- `g++ -E` (nvcc's host compiler and the emulator's compiler) after host_prelude.py's declarations
+  of CUDA's runtime, the qualifiers defined as clang's CUDA attributes: conditionals and macros
+  evaluated as they are for the build. Twice when the source names `__CUDA_ARCH__`: without it
+  (nvcc's host pass) and with it (nvcc's device pass, and the emulator, which defines it everywhere);
+- libclang parses the result as CUDA C++17, host side (`<<<...>>>` is a launch, a kernel's kind
+  its attribute); line markers keep CUDA_SRC's lines for the reasons. Where clang errs outside
+  device code, the same again with the emulator's whole header (host_prelude.FULL_PRELUDE).
 Host code is every function not annotated __global__ or __device__ alone (`__host__ __device__`
 included), with its template parameters, default arguments and initialisers, lambdas in it, and
 namespace-scope initialisers. Found there is refused as cuda-host-compute: a subscript, a unary `*`,
@@ -20,8 +21,9 @@ runtime calls static_cxx allows (`cudaMemcpyAsync` only with the constant
 cudaMemcpyDeviceToDevice), HOST_CALLS and dim3/vector constructors. A call through a variable, a
 parameter or a template parameter (`make_copy(...)`) calls what no reader sees: refused.
 
-Only opforge's format (CUDA_SRC): load_inline's sources need PyTorch's headers (and on a CPU-only
-PyTorch they never run here). Without libclang or g++ the caller says so in a warning and only the
+Host code only in opforge's format (CUDA_SRC): load_inline's host code needs PyTorch's headers
+(and on a CPU-only PyTorch it never runs here); its sources are parsed for the types only (`int
+half` is no half type: static_cxx.py). Without libclang or g++ the caller says so in a warning and only the
 token rule applies. Each source's findings are cached by its hash.
 """
 from __future__ import annotations
@@ -38,104 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from opforge.backends.cuda.host_code import HOST_CALLS, QUERY_CALLS
-
-FILE = "CUDA_SRC"
-INCLUDE = Path(__file__).parent / "emulator" / "include"
-# What the parse needs of CUDA's headers to read host code, declared here (the emulator's header,
-# <cmath> and <utility> are 1.4 MB of text, and clang took 0.3-0.9 s over them: a candidate's
-# `#include` of them finds an empty file instead, STUBBED). Host code may call nothing else
-# (a name not declared here is judged by its name), so nothing else need be declared; the
-# qualifiers are clang's CUDA attributes and `<<<...>>>` lowers to __cudaPushCallConfiguration.
-STUBBED = ("cuda_runtime.h", "cuda_runtime_api.h", "cuda.h", "cuda_fp16.h", "cuda_bf16.h", "cmath", "math.h",
-           "type_traits", "utility", "cuda/std/cmath", "cuda/std/utility", "cuda/std/type_traits",
-           "cuda/std/cstdint", "cuda/std/limits", "math_constants.h", "device_functions.h",
-           "device_launch_parameters.h", "torch/extension.h", "ATen/cuda/CUDAContext.h", "c10/cuda/CUDAStream.h")
-_MATH1 = ("exp exp2 expm1 log log2 log10 log1p sqrt cbrt sin cos tan asin acos atan sinh cosh tanh erf erfc "
-          "ceil floor trunc round rint fabs")
-_MATH2 = "pow atan2 fmod hypot copysign fmin fmax remainder fdim"
-_PRELUDE = r"""#include <cstddef>
-#include <cstdint>
-#include <cfloat>
-#include <climits>
-#include <stdlib.h>
-#include <string.h>
-#include <stdio.h>
-""" + "".join(f"#define __{q}__ __attribute__(({q}))\n" for q in ("global", "device", "host", "shared", "constant",
-                                                                  "managed")) + r"""
-#define __forceinline__ inline
-#define __noinline__
-#define __restrict__ __restrict
-#define __launch_bounds__(...)
-#define __align__(n) __attribute__((aligned(n)))
-#define __grid_constant__
-#define __CUDACC__ 1
-#define INFINITY (__builtin_inff())
-#define NAN (__builtin_nanf(""))
-#define HUGE_VALF (__builtin_huge_valf())
-#define HUGE_VAL (__builtin_huge_val())
-#define M_PI 3.14159265358979323846
-#define M_LN2 0.69314718055994530942
-#define M_SQRT2 1.41421356237309504880
-#define CUDART_INF_F INFINITY
-#define CUDART_NAN_F NAN
-#define CUDART_PI_F 3.141592654f
-#define OPFORGE_V(T, N) struct N##1 { T x; }; struct N##2 { T x, y; }; struct N##3 { T x, y, z; }; \
-    struct N##4 { T x, y, z, w; }; N##2 make_##N##2(T, T); N##3 make_##N##3(T, T, T); N##4 make_##N##4(T, T, T, T);
-OPFORGE_V(float, float) OPFORGE_V(double, double) OPFORGE_V(int, int) OPFORGE_V(unsigned, uint)
-OPFORGE_V(signed char, char) OPFORGE_V(unsigned char, uchar) OPFORGE_V(short, short) OPFORGE_V(unsigned short, ushort)
-OPFORGE_V(long long, longlong) OPFORGE_V(unsigned long long, ulonglong)
-#undef OPFORGE_V
-struct dim3 {
-    unsigned x, y, z;
-    constexpr dim3(unsigned vx = 1, unsigned vy = 1, unsigned vz = 1) : x(vx), y(vy), z(vz) {}
-    constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
-    constexpr operator uint3() const { return uint3{x, y, z}; }
-};
-extern const uint3 threadIdx, blockIdx; extern const dim3 blockDim, gridDim; static constexpr int warpSize = 32;
-struct __half { unsigned short x; }; struct __half2 { __half x, y; }; typedef __half half; typedef __half2 half2;
-struct __nv_bfloat16 { unsigned short x; }; struct __nv_bfloat162 { __nv_bfloat16 x, y; };
-typedef __nv_bfloat16 nv_bfloat16; typedef __nv_bfloat162 nv_bfloat162;
-typedef struct CUstream_st* cudaStream_t;
-enum cudaError_t { cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorMemoryAllocation = 2 }; typedef cudaError_t cudaError;
-enum cudaMemcpyKind { cudaMemcpyHostToHost = 0, cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2,
-                      cudaMemcpyDeviceToDevice = 3, cudaMemcpyDefault = 4 };
-enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8, cudaFuncAttributePreferredSharedMemoryCarveout = 9 };
-enum cudaFuncCache { cudaFuncCachePreferNone, cudaFuncCachePreferShared, cudaFuncCachePreferL1, cudaFuncCachePreferEqual };
-enum cudaDeviceAttr { cudaDevAttrMaxThreadsPerBlock = 1, cudaDevAttrMaxSharedMemoryPerBlock = 8, cudaDevAttrWarpSize = 10,
-                      cudaDevAttrMultiProcessorCount = 16, cudaDevAttrMaxSharedMemoryPerMultiprocessor = 81,
-                      cudaDevAttrMaxSharedMemoryPerBlockOptin = 97 };
-cudaError_t cudaGetLastError(); cudaError_t cudaPeekAtLastError();
-const char* cudaGetErrorString(cudaError_t); const char* cudaGetErrorName(cudaError_t);
-cudaError_t cudaGetDevice(int*); cudaError_t cudaDeviceGetAttribute(int*, cudaDeviceAttr, int);
-template <class F> cudaError_t cudaFuncSetAttribute(F*, cudaFuncAttribute, int);
-template <class F> cudaError_t cudaFuncSetCacheConfig(F*, cudaFuncCache);
-struct cudaFuncAttributes { size_t sharedSizeBytes, constSizeBytes, localSizeBytes; int maxThreadsPerBlock, numRegs,
-    ptxVersion, binaryVersion, cacheModeCA, maxDynamicSharedSizeBytes, preferredShmemCarveout; };
-struct cudaDeviceProp { char name[256]; size_t totalGlobalMem, sharedMemPerBlock, sharedMemPerBlockOptin,
-    sharedMemPerMultiprocessor; int regsPerBlock, warpSize, maxThreadsPerBlock, maxThreadsDim[3], maxGridSize[3],
-    multiProcessorCount, maxThreadsPerMultiProcessor, major, minor, regsPerMultiprocessor, l2CacheSize; };
-cudaError_t cudaGetDeviceProperties(cudaDeviceProp*, int);
-template <class F> cudaError_t cudaFuncGetAttributes(cudaFuncAttributes*, F*);
-template <class F> cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int*, F, int, size_t);
-template <class F> cudaError_t cudaOccupancyMaxPotentialBlockSize(int*, int*, F, size_t = 0, int = 0);
-template <class F> cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t*, F, int, int);
-cudaError_t cudaLaunchKernel(const void*, dim3, dim3, void**, size_t, cudaStream_t);
-cudaError_t cudaMemsetAsync(void*, int, size_t, cudaStream_t = 0);
-cudaError_t cudaMemcpyAsync(void*, const void*, size_t, cudaMemcpyKind, cudaStream_t = 0);
-cudaError_t cudaMemcpy2DAsync(void*, size_t, const void*, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t = 0);
-namespace std { using ::size_t; template <class T> const T& min(const T&, const T&);
-                template <class T> const T& max(const T&, const T&); int abs(int); long abs(long); long long abs(long long); }
-template <class T> T min(T, T); template <class T> T max(T, T);
-""" + "".join(f"float {f}f({a}); double {f}({a.replace('float', 'double')}); namespace std {{ float {f}({a}); "
-              f"double {f}({a.replace('float', 'double')}); }}\n"
-              for names, a in ((_MATH1, "float"), (_MATH2, "float, float")) for f in names.split()) + r"""extern "C" int __cudaPushCallConfiguration(dim3, dim3, size_t = 0, void* = 0);
-"""
-# The slow path (0.3-0.9 s): the emulator's own header, qualifiers redefined after it.
-_FULL_PRELUDE = ('#include "opforge_cuda_emu.h"\n#undef __CUDA_ARCH__\n'
-                 + "".join(f"#undef __{q}__\n#define __{q}__ __attribute__(({q}))\n"
-                           for q in ("global", "device", "host", "shared", "constant", "managed"))
-                 + 'extern "C" int __cudaPushCallConfiguration(dim3, dim3, size_t = 0, void* = 0);\n')
-_PASSES = ("", "#define __CUDA_ARCH__ 900\n")  # nvcc's host pass; its device pass and the emulator
+from opforge.backends.cuda.host_prelude import FILE, FULL_PRELUDE, INCLUDE, PASSES, PRELUDE, STUBBED
 # Compile-time bombs (hostile_cuda_template_bomb: fib(90) in constexpr, a template 800 deep) cost
 # the parse 10 s at clang's defaults; these limits make it 0.4 s (nvcc refuses the bomb anyway).
 _CLANG_ARGS = ["-x", "cuda", "--cuda-host-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_90", "-std=c++17",
@@ -188,7 +93,7 @@ def _cached(digest: str, source: str, host_code: bool) -> Parsed:
     cindex = _clang()
     if shutil.which("g++") is None:
         raise Unavailable("g++ is not on PATH")
-    passes = _PASSES if "__CUDA_ARCH__" in source else _PASSES[:1]
+    passes = PASSES if "__CUDA_ARCH__" in source else PASSES[:1]
     with ThreadPoolExecutor(len(passes)) as pool:  # g++ and libclang release the GIL
         found = list(pool.map(lambda arch: _one_pass(cindex, source, arch, host_code=host_code), passes))
     return Parsed(tuple(sorted({f for p in found for f in p.host})), frozenset(n for p in found for n in p.declared),
@@ -212,7 +117,7 @@ def _one_pass(cindex, source: str, arch: str, full: bool = False, host_code: boo
     host code with it); an error left then is a reason: host code the parse cannot read is not
     judged, and a construct g++ takes and clang does not could hide anything. (The errors of this
     parse's own compile-time limits, _LIMITS, are not: nvcc has its own and reports them.)"""
-    prelude, include = (_FULL_PRELUDE, str(INCLUDE)) if full else (_PRELUDE, _stubs())
+    prelude, include = (FULL_PRELUDE, str(INCLUDE)) if full else (PRELUDE, _stubs())
     text = f'{prelude}{arch}#line 1 "{FILE}"\n{source}'
     pre = subprocess.run(["g++", "-E", "-std=c++17", "-x", "c++", "-I", include, "-"], input=text,
                          capture_output=True, text=True, timeout=60)
@@ -246,7 +151,7 @@ def _hopeless(message: str) -> bool:
 @functools.lru_cache(maxsize=1)
 def _full_names() -> frozenset[str]:
     """Every identifier in the emulator's header as g++ preprocesses it (read once, 0.2 s)."""
-    pre = subprocess.run(["g++", "-E", "-std=c++17", "-x", "c++", "-I", str(INCLUDE), "-"], input=_FULL_PRELUDE,
+    pre = subprocess.run(["g++", "-E", "-std=c++17", "-x", "c++", "-I", str(INCLUDE), "-"], input=FULL_PRELUDE,
                          capture_output=True, text=True, timeout=60)
     return frozenset(re.findall(r"[A-Za-z_]\w*", pre.stdout))
 
