@@ -130,8 +130,8 @@ def test_array_extents_are_evaluated_at_no_cost():
 
 # -- 2. the emulator, called directly: kernel, error class, text -------------------------------------
 EMULATED = [
-    ("block_order", emulator.RaceError, "reverse differs from forward"),   # block b reads block b-1
-    ("warp_race", emulator.RaceError, "differs from forward"),             # no barrier after lane 0
+    ("block_order", emulator.RaceError, "which block (0,0,0) thread (0,0,0) wrote (different blocks"),  # block b reads block b-1
+    ("warp_race", emulator.RaceError, "wrote (one warp, and no __syncwarp() between them)"),  # no barrier after lane 0
     ("oob_before", emulator.OutOfBoundsError, "before the start of argument y"),
     ("big_block", emulator.EmulatorError, "2048 threads"),
     ("zero_grid", emulator.EmulatorError, "grid"),

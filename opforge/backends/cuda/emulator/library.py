@@ -222,6 +222,8 @@ class _Bound:
         values = [buffers[slot].address if p.kind == "pointer" else slot for p, slot in zip(self.params, self.slots)]
         ranges = [v for b in buffers for v in (b.address, b.nbytes)]
         library._lib.opforge_emu_set_buffers((ctypes.c_ulonglong * len(ranges))(*ranges), len(buffers))
+        readonly = [i for i, (*_, writes) in enumerate(self.tensors) if not writes]
+        library._lib.opforge_emu_set_readonly((ctypes.c_int * max(len(readonly), 1))(*readonly), len(readonly))
         try:
             library._run_once(self.launcher, values, schedule, seed, limit)
         except EmulatorError as e:

@@ -1,7 +1,7 @@
 """The emulator's messages in the candidate's words: the runtime names what it cannot know itself with
 placeholders, rewritten here.
 
-- `{@K:OFFSET:KIND}`: a location; KIND 0 is launcher buffer K (named with its parameter and element),
+- `{@K:OFFSET:KIND:BYTES:SIZE}`: a location; KIND 0 (3: read-only) is launcher buffer K (named with its parameter and element),
   1 device memory a cudaMalloc or a __device__ variable holds, 2 shared memory;
 - `{pc:0x...}`: a code address in the emulated library, named as its CUDA_SRC line (the library is
   built with line tables; addr2line reads them, inlined frames unwound to the candidate's own line)."""
@@ -27,7 +27,7 @@ def explain(text: str, library_path: str, tensors: list) -> str:
 
 def _place(buf: int, offset: int, kind: int, nbytes: int, size: int, tensors: list) -> str:
     """"element 5 of argument y", "4 bytes past the end of argument y (element 1000; it has 1000)"."""
-    if kind == 0 and 0 <= buf < len(tensors):
+    if kind in (0, 3) and 0 <= buf < len(tensors):
         _, name, ctype, _ = tensors[buf]
         what = f"argument {name}"
         item = ITEMSIZE.get(ctype, 1)

@@ -11,6 +11,11 @@
 #include <ucontext.h>
 #endif
 
+// The emulator's own code is not instrumented (emu_mem.h): only the candidate's accesses reach the hooks.
+#ifndef OPF_NOSAN
+#define OPF_NOSAN __attribute__((no_sanitize_thread))
+#endif
+
 namespace opforge_emu {
 struct Thread;
 static const size_t kStackBytes = 256 * 1024;  // CUDA's default local-memory stack is 1 KB; this is roomy
@@ -61,12 +66,12 @@ opforge_emu_switch:
     ret
     .size opforge_emu_switch, .-opforge_emu_switch
 )");
-static inline void switch_to(Context* save, Context* to) {
+OPF_NOSAN static inline void switch_to(Context* save, Context* to) {
     __asm__ __volatile__("" ::: "memory");
     opforge_emu_switch(&save->sp, to->sp);
     __asm__ __volatile__("" ::: "memory");
 }
-static void init_context(Fiber* f, void (*entry)()) {
+OPF_NOSAN static void init_context(Fiber* f, void (*entry)()) {
     uint64_t* sp = (uint64_t*)(((uintptr_t)(f->stack + kStackBytes)) & ~(uintptr_t)15);
     *--sp = 0;                          // the entry's return address: it never returns
     *--sp = (uint64_t)(uintptr_t)entry; // popped by `ret`
@@ -75,8 +80,8 @@ static void init_context(Fiber* f, void (*entry)()) {
     f->ctx.sp = sp;
 }
 #else
-static inline void switch_to(Context* save, Context* to) { swapcontext(&save->uc, &to->uc); }
-static void init_context(Fiber* f, void (*entry)()) {
+OPF_NOSAN static inline void switch_to(Context* save, Context* to) { swapcontext(&save->uc, &to->uc); }
+OPF_NOSAN static void init_context(Fiber* f, void (*entry)()) {
     getcontext(&f->ctx.uc);
     f->ctx.uc.uc_stack.ss_sp = f->stack;
     f->ctx.uc.uc_stack.ss_size = kStackBytes;
@@ -87,7 +92,7 @@ static void init_context(Fiber* f, void (*entry)()) {
 
 // Stacks get a guard page below them, so an overflow faults (and is reported) instead of
 // silently writing into the next fiber's stack.
-static char* new_stack() {
+OPF_NOSAN static char* new_stack() {
     size_t page = 4096;
     void* p = mmap(nullptr, kStackBytes + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) std::abort();

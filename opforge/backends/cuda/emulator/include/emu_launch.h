@@ -16,19 +16,19 @@ static const size_t kSmemCanary = 256;
 alignas(1024) static unsigned char g_dyn_smem[kSmemMax + kSmemCanary];
 
 struct LaunchConfig { dim3 grid, block; size_t smem; };
-static inline LaunchConfig cfg(dim3 g, dim3 b, size_t smem = 0, cudaStream_t = nullptr) { return {g, b, smem}; }
+OPF_NOSAN static inline LaunchConfig cfg(dim3 g, dim3 b, size_t smem = 0, cudaStream_t = nullptr) { return {g, b, smem}; }
 
 struct FuncAttr { const void* fn; int max_dynamic_smem; };
 static FuncAttr g_attrs[256];
 static int g_nattrs = 0;
-static int max_dynamic_smem(const void* fn) {
+OPF_NOSAN static int max_dynamic_smem(const void* fn) {
     if (!fn) return (int)kSmemMax;  // a deduced template launch: its attribute cannot be looked up
     for (int i = 0; i < g_nattrs; ++i)
         if (g_attrs[i].fn == fn) return g_attrs[i].max_dynamic_smem;
     return (int)kSmemDefault;
 }
 
-static bool launch_error(int cuda_code, const char* fmt, unsigned long long a, unsigned long long b) {
+OPF_NOSAN static bool launch_error(int cuda_code, const char* fmt, unsigned long long a, unsigned long long b) {
     char what[256];
     snprintf(what, sizeof what, fmt, a, b);
     E.last_error = cuda_code;
@@ -36,7 +36,7 @@ static bool launch_error(int cuda_code, const char* fmt, unsigned long long a, u
     return false;
 }
 
-static bool valid_config(const LaunchConfig& c, const void* fn) {
+OPF_NOSAN static bool valid_config(const LaunchConfig& c, const void* fn) {
     unsigned long long threads = (unsigned long long)c.block.x * c.block.y * c.block.z;
     if (!c.block.x || !c.block.y || !c.block.z || threads > 1024 || c.block.z > 64)
         return launch_error(9, "a block of %llu threads (at most 1024, z at most 64; blockDim.z=%llu)", threads, c.block.z);
@@ -52,7 +52,7 @@ static bool valid_config(const LaunchConfig& c, const void* fn) {
     return true;
 }
 
-static bool smem_canary_intact(size_t smem) {
+OPF_NOSAN static bool smem_canary_intact(size_t smem) {
     for (size_t i = 0; i < kSmemCanary; ++i)
         if (g_dyn_smem[smem + i] != 0xA5) {
             size_t last = kSmemCanary;
@@ -68,7 +68,7 @@ static bool smem_canary_intact(size_t smem) {
 struct SharedRegion { void* p; size_t n; };
 static SharedRegion g_shared[256];
 static int g_nshared = 0;
-static inline void shared_seen(void* p, size_t n) {
+OPF_NOSAN static inline void shared_seen(void* p, size_t n) {
     for (int i = g_nshared - 1; i >= 0; --i)
         if (g_shared[i].p == p) return;
     if (g_nshared == 256) return;
@@ -77,10 +77,10 @@ static inline void shared_seen(void* p, size_t n) {
     std::memset(p, 0xFF, n);  // first sight: no thread of this block can have written it yet
 }
 
-static unsigned long long gcd(unsigned long long a, unsigned long long b) { return b ? gcd(b, a % b) : a; }
+OPF_NOSAN static unsigned long long gcd(unsigned long long a, unsigned long long b) { return b ? gcd(b, a % b) : a; }
 
 // Blocks in the schedule's order: forward, reverse, or a seeded affine permutation (a*k+b mod n).
-static void run_blocks(size_t smem) {
+OPF_NOSAN static void run_blocks(size_t smem) {
     unsigned long long nb = (unsigned long long)gridDim.x * gridDim.y * gridDim.z, a = 1, b = 0;
     if (E.schedule >= 2 && nb > 1) {
         unsigned long long s = E.seed * 31ull + E.schedule;
@@ -98,8 +98,8 @@ static void run_blocks(size_t smem) {
     }
 }
 
-static bool launch_resources_ok(const LaunchConfig& c, const void* fn);  // emu_limits.h: ptxas's numbers
-static void run_launch(const LaunchConfig& c, int line, const char* name, const void* fn, void (*body)(void*), void* arg) {
+OPF_NOSAN static bool launch_resources_ok(const LaunchConfig& c, const void* fn);  // emu_limits.h: ptxas's numbers
+OPF_NOSAN static void run_launch(const LaunchConfig& c, int line, const char* name, const void* fn, void (*body)(void*), void* arg) {
     if (E.err_code) return;  // an earlier launch of this call failed: CUDA errors are sticky too
     E.kernel = name;
     E.launch_line = line;
@@ -136,10 +136,10 @@ static void run_launch(const LaunchConfig& c, int line, const char* name, const 
 // A launcher called from Python: args[i] points at the value of parameter i. The CPU-time limit
 // and fault capture cover the whole call, host code included (a launcher looping forever).
 template <class... P, size_t... I>
-static void call_unpacked(void (*fn)(P...), void** args, std::index_sequence<I...>) {
+OPF_NOSAN static void call_unpacked(void (*fn)(P...), void** args, std::index_sequence<I...>) {
     fn(*static_cast<std::decay_t<P>*>(args[I])...);
 }
-template <class... P> static int invoke(void (*fn)(P...), void** args) {
+template <class... P> OPF_NOSAN static int invoke(void (*fn)(P...), void** args) {
     E.in_launch = false;
     if (sigsetjmp(W.jmp, 1) == 0) {
         arm_watchdog();
@@ -158,19 +158,19 @@ template <class... P> static int invoke(void (*fn)(P...), void** args) {
 struct Range { uintptr_t lo, hi; };
 static Range g_ranges[512];
 static int g_nranges = 0;
-static void add_range(const void* p, size_t n) {
+OPF_NOSAN static void add_range(const void* p, size_t n) {
     if (g_nranges < 512) g_ranges[g_nranges++] = Range{(uintptr_t)p, (uintptr_t)p + n};
 }
-static void remove_range(const void* p) {
+OPF_NOSAN static void remove_range(const void* p) {
     for (int i = 0; i < g_nranges; ++i)
         if (g_ranges[i].lo == (uintptr_t)p) { g_ranges[i] = g_ranges[--g_nranges]; return; }
 }
-static bool device_pointer(const void* p) {
+OPF_NOSAN static bool device_pointer(const void* p) {
     for (int i = 0; i < g_nranges; ++i)
         if ((uintptr_t)p >= g_ranges[i].lo && (uintptr_t)p <= g_ranges[i].hi) return true;
     return p == nullptr;
 }
-template <class T> static bool check_pointer(const T& v, int index) {
+template <class T> OPF_NOSAN static bool check_pointer(const T& v, int index) {
     if constexpr (std::is_pointer<T>::value) {
         if (!device_pointer((const void*)v)) {
             format_error(E_POINTER, "bad-pointer: kernel %s (line %d) did not run: argument %d points at %p, outside "
@@ -181,17 +181,17 @@ template <class T> static bool check_pointer(const T& v, int index) {
     }
     return true;
 }
-template <class Tuple, size_t... I> static bool pointers_ok(const Tuple& t, std::index_sequence<I...>) {
+template <class Tuple, size_t... I> OPF_NOSAN static bool pointers_ok(const Tuple& t, std::index_sequence<I...>) {
     return (check_pointer(std::get<I>(t), (int)I) && ...);
 }
 
-template <class Packed> static void run_packed(void* q) {
+template <class Packed> OPF_NOSAN static void run_packed(void* q) {
     Packed* p = (Packed*)q;
     std::apply(p->k, p->args);
 }
 
 template <class... P, class... A>
-static void launch(int line, const char* name, LaunchConfig c, void (*k)(P...), A&&... a) {
+OPF_NOSAN static void launch(int line, const char* name, LaunchConfig c, void (*k)(P...), A&&... a) {
     static_assert(sizeof...(P) == sizeof...(A), "a kernel launch passes as many arguments as the kernel takes");
     struct Packed {
         void (*k)(P...);
@@ -205,14 +205,14 @@ static void launch(int line, const char* name, LaunchConfig c, void (*k)(P...), 
     run_launch(c, line, name, (const void*)k, &run_packed<Packed>, &p);
 }
 
-template <class F> static void run_lambda(void* f) { (*(F*)f)(); }
+template <class F> OPF_NOSAN static void run_lambda(void* f) { (*(F*)f)(); }
 
 // The lambda form (a deduced template kernel): no function address, so no per-kernel attributes.
-template <class F> static void launch(int line, const char* name, LaunchConfig c, std::nullptr_t, F f) {
+template <class F> OPF_NOSAN static void launch(int line, const char* name, LaunchConfig c, std::nullptr_t, F f) {
     run_launch(c, line, name, nullptr, &run_lambda<F>, &f);
 }
 
-static void trap(int line, const char* what) {
+OPF_NOSAN static void trap(int line, const char* what) {
     char msg[512];
     snprintf(msg, sizeof msg, "trap: %s (line %d) in %s", what, line, where());
     fail(E_TRAP, msg);
@@ -244,6 +244,11 @@ extern "C" __attribute__((visibility("default"))) int opforge_emu_set_buffers(co
         opforge_emu::track((const void*)(uintptr_t)pairs[2 * i], (size_t)pairs[2 * i + 1], 0, i);
     }
     opforge_emu::prune_buffers();
+    return 0;
+}
+// Launcher buffers that every parameter takes as const: bounds-checked, not race-tracked (emu_mem.h).
+extern "C" __attribute__((visibility("default"))) int opforge_emu_set_readonly(const int* buffers, int n) {
+    for (int i = 0; i < n; ++i) opforge_emu::mark_readonly(buffers[i]);
     return 0;
 }
 extern "C" __attribute__((visibility("default"))) int opforge_emu_error(char* buf, int n) {

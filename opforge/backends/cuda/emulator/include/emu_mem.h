@@ -31,7 +31,9 @@
 #include <sys/mman.h>
 #include "emu_sched.h"
 
+#ifndef OPF_NOSAN
 #define OPF_NOSAN __attribute__((no_sanitize_thread))
+#endif
 #define OPF_HOOK extern "C" __attribute__((no_sanitize_thread, visibility("hidden")))
 
 namespace opforge_emu {
@@ -46,7 +48,9 @@ struct KEntry { uint32_t block, g, n, cap; uint32_t* tc; };  // Clock: emu_sched
 
 struct Region {
     uintptr_t lo, hi;
-    int kind;      // 0 global (a launcher buffer: index in buf), 1 cudaMalloc/__device__, 2 shared
+    int kind;      // 0 global (a launcher buffer: index in buf), 1 cudaMalloc/__device__, 2 shared, 3 a
+                   // launcher buffer every parameter takes as const (no write can race on it: a write
+                   // there fails the call as const-write), so only bounds and alignment are checked
     int buf;
     Cell* shadow;
     size_t shadow_bytes;
@@ -62,6 +66,7 @@ struct Mem {
     uint32_t interval;            // the running block's barrier interval
     uint32_t block;               // the running block's linear index
     Clock bk;                     // what the running block as a whole knows of other blocks
+    bool races;                   // this schedule runs the race detector (detects())
     // release clocks of synchronisation locations (atomics, volatile accesses): open addressing
     uintptr_t* sync_keys;
     Clock* sync_clocks;
@@ -76,10 +81,12 @@ OPF_NOSAN static void* shadow_map(size_t bytes) {
 }
 
 // -- regions -------------------------------------------------------------------------------------
+OPF_NOSAN static void forget_pages();
 OPF_NOSAN static void drop_region(int i) {
     if (M.regions[i].shadow) munmap(M.regions[i].shadow, M.regions[i].shadow_bytes);
     M.regions[i] = M.regions[--M.nregions];
     M.last = 0;
+    forget_pages();
 }
 OPF_NOSAN static void track(const void* p, size_t n, int kind, int buf) {
     uintptr_t lo = (uintptr_t)p, hi = lo + n;
@@ -91,6 +98,7 @@ OPF_NOSAN static void track(const void* p, size_t n, int kind, int buf) {
         if (M.regions[i].lo < hi && lo < M.regions[i].hi) drop_region(i);
     if (M.nregions == kMaxRegions || n == 0) return;
     M.regions[M.nregions++] = Region{lo, hi, kind, buf, nullptr, 0};
+    forget_pages();
 }
 OPF_NOSAN static void untrack(const void* p) {
     for (int i = 0; i < M.nregions; ++i)
@@ -99,11 +107,15 @@ OPF_NOSAN static void untrack(const void* p) {
 // The launcher's buffers change from call to call: every kind-0 region not in the new list goes.
 OPF_NOSAN static void untrack_buffers() {
     for (int i = M.nregions - 1; i >= 0; --i)
-        if (M.regions[i].kind == 0) M.regions[i].buf = -1;
+        if (M.regions[i].kind == 0 || M.regions[i].kind == 3) { M.regions[i].buf = -1; M.regions[i].kind = 0; }
 }
 OPF_NOSAN static void prune_buffers() {
     for (int i = M.nregions - 1; i >= 0; --i)
         if (M.regions[i].kind == 0 && M.regions[i].buf < 0) drop_region(i);
+}
+OPF_NOSAN static void mark_readonly(int buf) {
+    for (int i = 0; i < M.nregions; ++i)
+        if (M.regions[i].kind == 0 && M.regions[i].buf == buf) M.regions[i].kind = 3;
 }
 
 OPF_NOSAN static inline Region* find_region(uintptr_t a) {
@@ -114,6 +126,46 @@ OPF_NOSAN static inline Region* find_region(uintptr_t a) {
         if (a >= r->lo && a < r->hi) { M.last = i; return r; }
     }
     return nullptr;
+}
+
+// The region `a` is in or near: device memory within its guard zone (1 KB each side, inside the
+// guarded buffer's own mapping) counts as near, so an access there is out of bounds; shared memory
+// has no guard zone here (the dynamic buffer's canary catches overruns).
+static const uintptr_t kGuard = 1024;
+OPF_NOSAN static inline bool near(const Region* r, uintptr_t a, size_t size) {
+    uintptr_t pad = r->kind == 2 ? 0 : kGuard;
+    return a + size > r->lo - pad && a < r->hi + pad;
+}
+// Most accesses a hook sees are not device memory (the thread's stack, the emulator's own data): a
+// direct-mapped cache of 4 KB pages answers "no region near this page" (or the one region that is)
+// without a scan; any change to the regions empties it.
+static const int kPageCache = 4096;
+static uintptr_t g_page_key[kPageCache];
+static int g_page_val[kPageCache];  // -1 none near, -2 several (scan), else the region's index
+OPF_NOSAN static void forget_pages() { std::memset(g_page_key, 0, sizeof g_page_key); }
+OPF_NOSAN static Region* scan_near(uintptr_t a, size_t size) {
+    for (int i = 0; i < M.nregions; ++i)
+        if (near(&M.regions[i], a, size)) return &M.regions[i];
+    return nullptr;
+}
+OPF_NOSAN static inline Region* find_near(uintptr_t a, size_t size) {
+    uintptr_t page = (a >> 12) + 1;
+    int slot = (int)(page & (kPageCache - 1));
+    if (g_page_key[slot] != page) {
+        uintptr_t lo = (page - 1) << 12, hi = lo + 4096;
+        int found = -1;
+        for (int i = 0; i < M.nregions; ++i) {
+            const Region& r = M.regions[i];
+            uintptr_t pad = r.kind == 2 ? 0 : kGuard;
+            if (r.lo - pad < hi && r.hi + pad > lo) { found = found == -1 ? i : -2; if (found == -2) break; }
+        }
+        g_page_key[slot] = page;
+        g_page_val[slot] = found;
+    }
+    int v = g_page_val[slot];
+    if (v == -1 && a + size <= ((a >> 12) + 1) << 12) return nullptr;
+    if (v >= 0 && a + size <= ((a >> 12) + 1) << 12) return near(&M.regions[v], a, size) ? &M.regions[v] : nullptr;
+    return scan_near(a, size);  // several regions near the page, or an access across pages
 }
 
 OPF_NOSAN static Cell* cells(Region* r) {
@@ -274,12 +326,14 @@ OPF_NOSAN static void warp_sync(Thread** lanes, int count) {
     clock_free(all);
 }
 
-OPF_NOSAN static void reset_thread(Thread* t) {
-    std::memset(t->vc, 0, sizeof t->vc);
-    t->vc[t->lin & 31] = 1;
+// A thread struct starts a new block's thread. Its lane clocks are kept: every thread's own clock only
+// grows (within a launch and across), so what it knew of a lane in an earlier block is below anything
+// that lane does now, and covers none of it.
+OPF_NOSAN static inline void reset_thread(Thread* t) {
+    t->vc[t->lin & 31]++;
     t->epoch = 0;
-    clock_free(t->know);
-    clock_free(t->rel);
+    if (t->know.e) clock_free(t->know);
+    if (t->rel.e) clock_free(t->rel);
     t->released = false;
     t->npending = 0;
 }
@@ -366,24 +420,19 @@ OPF_NOSAN static void access(uintptr_t a, size_t size, int flags, void* pc) {
     Thread* t = E.cur;
     if (!t || !M.enabled) return;
     if (t->npending) check_pending(t);
-    Region* r = find_region(a);
-    if (!r) {
-        for (int i = 0; i < M.nregions; ++i) {  // the guard zone around a buffer
-            const Region& g = M.regions[i];
-            if (g.kind != 2 && a + size > g.lo - 1024 && a < g.hi + 1024) { report_fault("out-of-bounds", &g, a, size, flags, pc); return; }
-        }
-        return;
-    }
-    if (a + size > r->hi) { report_fault("out-of-bounds", r, a, size, flags, pc); return; }
+    Region* r = find_near(a, size);
+    if (!r) return;
+    if (a < r->lo || a + size > r->hi) { report_fault("out-of-bounds", r, a, size, flags, pc); return; }
     if ((flags & A_ALIGNED) && size > 1 && (a & (size - 1))) { report_fault("misaligned", r, a, size, flags, pc); return; }
+    if (r->kind == 3 || !M.races) return;
     Cell* sh = cells(r);
     if (!sh) return;
     uint32_t me = epoch_of(t);
     bool strong = flags & A_STRONG;
     uintptr_t off = a - r->lo, end = off + size;
     for (uintptr_t w = off & ~(uintptr_t)3; w < end; w += 4) {
-        uint8_t mask = 0;
-        for (uintptr_t b = w; b < w + 4; ++b) if (b >= off && b < end) mask |= 1u << (b - w);
+        uintptr_t b0 = off > w ? off - w : 0, b1 = end < w + 4 ? end - w : 4;
+        uint8_t mask = (uint8_t)(((1u << b1) - 1) & ~((1u << b0) - 1));
         Cell& c = sh[w / 4];
         uintptr_t word = r->lo + w;
         // the last write: a read or write of the same bytes must be ordered after it
@@ -451,6 +500,12 @@ OPF_NOSAN static void fence(int scope) {
     release_snapshot(t);
 }
 
+// Whether a happens-before race exists is a property of the accesses and the synchronisation a run
+// makes, not of the order the emulator ran them in: the forward schedule and the first shuffle (whose
+// atomics may hand out other tickets, so other accesses happen) are checked; the reverse and
+// warps-ahead schedules still run, bounds-checked, and their results must agree.
+OPF_NOSAN static inline bool detects(int schedule) { return schedule == 0 || schedule == 2; }
+
 OPF_NOSAN static void launch_begin(unsigned long long blocks) {
     (void)blocks;
     if (M.nepochs > (1u << 30)) {  // epochs wrap: forget every shadow
@@ -461,6 +516,7 @@ OPF_NOSAN static void launch_begin(unsigned long long blocks) {
     if (M.nepochs == 0) M.nepochs = 1;  // epoch 0 means none
     M.base = M.nepochs;
     M.enabled = true;
+    M.races = detects(E.schedule);
 }
 OPF_NOSAN static void block_begin(unsigned long long block) {
     M.block = (uint32_t)block;

@@ -20,7 +20,7 @@ struct Text {
     }
 };
 
-static void add_ranges(Text& out, const int* ids, int count) {
+OPF_NOSAN static void add_ranges(Text& out, const int* ids, int count) {
     for (int i = 0, shown = 0; i < count; ++i, ++shown) {
         int j = i;
         while (j + 1 < count && ids[j + 1] == ids[j] + 1) ++j;
@@ -30,12 +30,12 @@ static void add_ranges(Text& out, const int* ids, int count) {
     }
 }
 
-static void wait_label(const Thread& t, char* out, size_t size) {
+OPF_NOSAN static void wait_label(const Thread& t, char* out, size_t size) {
     snprintf(out, size, "%s (line %d)", t.state == T_SYNC ? "__syncthreads" : kKindNames[t.kind], t.line);
 }
 
 // The first collective whose mask names lanes that exited or do not exist.
-static void add_missing_lanes(Text& out) {
+OPF_NOSAN static void add_missing_lanes(Text& out) {
     for (int i = 0; i < E.n; ++i) {
         const Thread& t = E.threads[i];
         if (t.state != T_WARP) continue;
@@ -56,14 +56,14 @@ static void add_missing_lanes(Text& out) {
     }
 }
 
-static void report_deadlock();
-static void report_divergent_barrier() {
+OPF_NOSAN static void report_deadlock();
+OPF_NOSAN static void report_divergent_barrier() {
     report_deadlock();
     int n = (int)strlen(E.err);
     snprintf(E.err + n, sizeof E.err - n, " (divergent __syncthreads: every thread of a block must reach the same one)");
 }
 
-static void report_deadlock() {
+OPF_NOSAN static void report_deadlock() {
     static char labels[64][96];
     static int ids[64][kMaxThreads];
     int counts[64] = {0}, groups = 0;

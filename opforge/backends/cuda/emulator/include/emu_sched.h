@@ -43,11 +43,11 @@ struct Thread {
     int npending;
     Pending pending[8];
 };
-static void barrier_sync(Thread* threads, int n);
-static void warp_sync(Thread** lanes, int count);
-static void check_pending(Thread* t);
-static void reset_thread(Thread* t);
-static void block_begin(unsigned long long block);
+OPF_NOSAN static void barrier_sync(Thread* threads, int n);
+OPF_NOSAN static void warp_sync(Thread** lanes, int count);
+OPF_NOSAN static void check_pending(Thread* t);
+OPF_NOSAN static void reset_thread(Thread* t);
+OPF_NOSAN static void block_begin(unsigned long long block);
 static int g_call_depth = 0;  // kernel call depth (the instrumentation's function entry and exit)
 
 struct Emu {
@@ -75,9 +75,9 @@ struct Emu {
 };
 static Emu E;
 
-static void set_current(Thread* t) { E.cur = t; threadIdx = t->idx; }
+OPF_NOSAN static void set_current(Thread* t) { E.cur = t; threadIdx = t->idx; }
 
-static void format_error(int code, const char* fmt, ...) {
+OPF_NOSAN static void format_error(int code, const char* fmt, ...) {
     if (E.err_code) return;
     E.err_code = code;
     va_list ap;
@@ -88,7 +88,7 @@ static void format_error(int code, const char* fmt, ...) {
 
 // Where the error happened, for messages: "kernel k (launched at line 12), block (3,0,0), thread 17".
 // A static buffer, no allocation: the signal handlers call it too.
-static const char* where() {
+OPF_NOSAN static const char* where() {
     static char buf[256];
     int n = snprintf(buf, sizeof buf, "kernel %s (launched at line %d), block (%u,%u,%u)", E.kernel ? E.kernel : "?",
                      E.launch_line, blockIdx.x, blockIdx.y, blockIdx.z);
@@ -97,20 +97,20 @@ static const char* where() {
 }
 
 // Stop the launch: the fiber is abandoned (the pool is rebuilt before the next launch).
-[[noreturn]] static void abort_thread() {
+[[noreturn]] OPF_NOSAN static void abort_thread() {
     E.fibers_dirty = true;
     switch_to(&E.cur_fiber->ctx, &E.sched);
     std::abort();  // never resumed
 }
 
-static void fail(int code, const char* msg) {
+OPF_NOSAN static void fail(int code, const char* msg) {
     format_error(code, "%s", msg);
     if (E.cur_fiber) abort_thread();
 }
 
-static void fiber_main();
+OPF_NOSAN static void fiber_main();
 
-static Fiber* take_fiber() {
+OPF_NOSAN static Fiber* take_fiber() {
     if (Fiber* f = E.free_list) {
         E.free_list = f->next_free;
         return f;
@@ -122,7 +122,7 @@ static Fiber* take_fiber() {
     return f;
 }
 
-static void reset_fibers() {
+OPF_NOSAN static void reset_fibers() {
     E.free_list = nullptr;
     for (int i = E.nfibers - 1; i >= 0; --i) {
         init_context(E.fibers[i], fiber_main);
@@ -132,7 +132,7 @@ static void reset_fibers() {
     E.fibers_dirty = false;
 }
 
-static void resume(Fiber* f) {
+OPF_NOSAN static void resume(Fiber* f) {
     E.cur_fiber = f;
     f->thread->state = T_RUN;
     set_current(f->thread);
@@ -141,13 +141,13 @@ static void resume(Fiber* f) {
     E.cur = nullptr;
 }
 
-static void yield_thread() { switch_to(&E.cur_fiber->ctx, &E.sched); }
+OPF_NOSAN static void yield_thread() { switch_to(&E.cur_fiber->ctx, &E.sched); }
 
-static void report_divergent_barrier();
+OPF_NOSAN static void report_divergent_barrier();
 
 // Every waiting thread must be at the same __syncthreads: in CUDA, barriers at different call
 // sites in divergent code are undefined (they hang or pass at random on a GPU).
-static bool barrier_sites_agree() {
+OPF_NOSAN static bool barrier_sites_agree() {
     long long site = -1;
     for (int i = 0; i < E.n; ++i) {
         const Thread& t = E.threads[i];
@@ -158,7 +158,7 @@ static bool barrier_sites_agree() {
     return true;
 }
 
-static void release_barrier() {
+OPF_NOSAN static void release_barrier() {
     if (!barrier_sites_agree()) {
         report_divergent_barrier();
         if (E.cur_fiber) abort_thread();
@@ -174,7 +174,7 @@ static void release_barrier() {
 }
 
 // __syncthreads and its _count/_and/_or forms; threads that exited count as arrived.
-static int barrier(int line, int site, int pred, int op) {
+OPF_NOSAN static int barrier(int line, int site, int pred, int op) {
     Thread* t = E.cur;
     if (!t) { format_error(E_UNDEFINED, "undefined: __syncthreads (line %d) called outside a kernel", line); return 0; }
     if (t->npending) check_pending(t);
@@ -194,7 +194,7 @@ static int barrier(int line, int site, int pred, int op) {
 }
 
 // A finished thread's fiber runs the next unstarted thread of the sweep, or returns to the pool.
-static void thread_exit(Fiber* f) {
+OPF_NOSAN static void thread_exit(Fiber* f) {
     if (f->thread->npending) check_pending(f->thread);
     f->thread->state = T_EXITED;
     E.live--;
@@ -215,7 +215,7 @@ static void thread_exit(Fiber* f) {
     switch_to(&f->ctx, &E.sched);
 }
 
-static void fiber_main() {
+OPF_NOSAN static void fiber_main() {
     Fiber* f = E.cur_fiber;
     for (;;) {
         E.body(E.arg);
@@ -223,14 +223,14 @@ static void fiber_main() {
     }
 }
 
-static unsigned long long splitmix(unsigned long long& s) {
+OPF_NOSAN static unsigned long long splitmix(unsigned long long& s) {
     unsigned long long z = (s += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
 }
 
-static void build_order(unsigned long long block) {
+OPF_NOSAN static void build_order(unsigned long long block) {
     for (int i = 0; i < E.n; ++i) E.order[i] = E.schedule == 1 ? E.n - 1 - i : i;
     if (E.schedule < 2 || E.schedule == kWarpsAhead) return;
     unsigned long long s = E.seed * 1000003ull + E.schedule * 7919ull + block;
@@ -240,7 +240,7 @@ static void build_order(unsigned long long block) {
     }
 }
 
-static void init_block(unsigned long long block) {
+OPF_NOSAN static void init_block(unsigned long long block) {
     unsigned bx = blockDim.x, by = blockDim.y;
     for (int i = 0; i < E.n; ++i) {
         Thread& t = E.threads[i];
@@ -258,11 +258,11 @@ static void init_block(unsigned long long block) {
     build_order(block);
 }
 
-static bool resolve_activemask();
-static void report_deadlock();
+OPF_NOSAN static bool resolve_activemask();
+OPF_NOSAN static void report_deadlock();
 
 // Run the thread at order position E.pos (starting it if new); false when it cannot run now.
-static bool step_thread() {
+OPF_NOSAN static bool step_thread() {
     Thread* t = &E.threads[E.order[E.pos]];
     if (t->state == T_NEW) {
         Fiber* f = take_fiber();
@@ -279,7 +279,7 @@ static bool step_thread() {
 // its lanes can (through its own shuffles and votes) before the next warp starts. A warp then
 // races a whole phase ahead of the others, which is what exposes a missing barrier before a
 // shared buffer is reused (no thread-order sweep lets one warp write it again before the others read).
-static int sweep_warps_ahead() {
+OPF_NOSAN static int sweep_warps_ahead() {
     int progress = 0, warps = (E.n + 31) / 32;
     for (int w = warps - 1; w >= 0; --w) {
         int end = w * 32 + 32 < E.n ? w * 32 + 32 : E.n;
@@ -300,7 +300,7 @@ static int sweep_warps_ahead() {
     return progress;
 }
 
-static bool run_block(unsigned long long block) {
+OPF_NOSAN static bool run_block(unsigned long long block) {
     init_block(block);
     while (E.schedule == kWarpsAhead) {
         int progress = sweep_warps_ahead();

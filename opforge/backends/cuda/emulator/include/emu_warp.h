@@ -6,7 +6,7 @@
 #include "emu_sched.h"
 
 namespace opforge_emu {
-static int source_lane(const Thread& t) {
+OPF_NOSAN static int source_lane(const Thread& t) {
     int lane = t.lin & 31, w = t.width, seg = lane & ~(w - 1), last = seg + w - 1;
     long long b = t.arg, j;
     switch (t.kind) {
@@ -18,7 +18,7 @@ static int source_lane(const Thread& t) {
     return j <= last ? (int)j : lane;
 }
 
-static uint64_t reduce_lanes(Thread* lanes[], int count, long long op) {
+OPF_NOSAN static uint64_t reduce_lanes(Thread* lanes[], int count, long long op) {
     uint64_t acc = lanes[0]->val;
     for (int i = 1; i < count; ++i) {
         uint64_t v = lanes[i]->val;
@@ -37,7 +37,7 @@ static uint64_t reduce_lanes(Thread* lanes[], int count, long long op) {
     return acc;
 }
 
-static void compute_collective(Thread* lanes[], int count, int base) {
+OPF_NOSAN static void compute_collective(Thread* lanes[], int count, int base) {
     Thread& t0 = *lanes[0];
     unsigned bits = 0;
     for (int i = 0; i < count; ++i) bits |= (lanes[i]->val != 0) << (lanes[i]->lin & 31);
@@ -63,7 +63,7 @@ static void compute_collective(Thread* lanes[], int count, int base) {
     }
 }
 
-static bool try_complete(Thread* t) {
+OPF_NOSAN static bool try_complete(Thread* t) {
     int base = t->lin & ~31, count = 0;
     if (E.warp_waiting[base / 32] < __builtin_popcount(t->mask)) return false;  // not all there yet
     Thread* lanes[32];
@@ -82,7 +82,7 @@ static bool try_complete(Thread* t) {
     return true;
 }
 
-static uint64_t collective(int kind, int line, unsigned mask, uint64_t val, long long arg, int width) {
+OPF_NOSAN static uint64_t collective(int kind, int line, unsigned mask, uint64_t val, long long arg, int width) {
     Thread* t = E.cur;
     char msg[320];
     if (!t) {
@@ -114,7 +114,7 @@ static uint64_t collective(int kind, int line, unsigned mask, uint64_t val, long
 
 // __activemask: the lanes of the warp that reach the same __activemask while no other lane of the
 // warp can still run (they exited or wait elsewhere), which is what a converged warp would see.
-static bool resolve_activemask() {
+OPF_NOSAN static bool resolve_activemask() {
     bool any = false;
     for (int base = 0; base < E.n; base += 32) {
         int end = base + 32 < E.n ? base + 32 : E.n;
@@ -145,7 +145,7 @@ static bool resolve_activemask() {
     return any;
 }
 
-static unsigned activemask(int line) {
+OPF_NOSAN static unsigned activemask(int line) {
     Thread* t = E.cur;
     if (!t) return 0;
     if (t->npending) check_pending(t);
@@ -159,18 +159,18 @@ static unsigned activemask(int line) {
     return (unsigned)t->res;
 }
 
-template <class T> static inline uint64_t to_bits(T v) {
+template <class T> OPF_NOSAN static inline uint64_t to_bits(T v) {
     static_assert(sizeof(T) <= 8, "warp shuffles move at most 8 bytes");
     uint64_t b = 0;
     std::memcpy(&b, &v, sizeof(T));
     return b;
 }
-template <class T> static inline T from_bits(uint64_t b) {
+template <class T> OPF_NOSAN static inline T from_bits(uint64_t b) {
     T v;
     std::memcpy(&v, &b, sizeof(T));
     return v;
 }
-template <class T> static inline T shfl(int line, int kind, unsigned mask, T var, long long arg, int width = 32) {
+template <class T> OPF_NOSAN static inline T shfl(int line, int kind, unsigned mask, T var, long long arg, int width = 32) {
     return from_bits<T>(collective(kind, line, mask, to_bits(var), arg, width));
 }
 // __syncwarp() and __syncwarp(mask): a callable holding the line, so no empty-__VA_ARGS__ comma.
@@ -178,10 +178,10 @@ struct SyncWarp {
     int line;
     void operator()(unsigned mask = 0xffffffffu) const { collective(K_SYNCWARP, line, mask, 0, 0, 32); }
 };
-static inline unsigned vote(int line, int kind, unsigned mask, int pred) {
+OPF_NOSAN static inline unsigned vote(int line, int kind, unsigned mask, int pred) {
     return (unsigned)collective(kind, line, mask, pred != 0, 0, 32);
 }
-template <class T> static inline T reduce(int line, int op, unsigned mask, T value) {
+template <class T> OPF_NOSAN static inline T reduce(int line, int op, unsigned mask, T value) {
     static_assert(sizeof(T) == 4, "__reduce_*_sync takes int or unsigned");
     return from_bits<T>(collective(K_REDUCE, line, mask, to_bits(value), op, 32));
 }
@@ -208,6 +208,6 @@ template <class T> static inline T reduce(int line, int op, unsigned mask, T val
 #define __reduce_or_sync(m, v) ::opforge_emu::reduce(__LINE__, 6, (m), (v))
 #define __reduce_xor_sync(m, v) ::opforge_emu::reduce(__LINE__, 7, (m), (v))
 namespace opforge_emu {
-static inline bool is_signed_(int) { return true; }
-static inline bool is_signed_(unsigned) { return false; }
+OPF_NOSAN static inline bool is_signed_(int) { return true; }
+OPF_NOSAN static inline bool is_signed_(unsigned) { return false; }
 }  // namespace opforge_emu

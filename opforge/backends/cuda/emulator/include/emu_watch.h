@@ -25,18 +25,18 @@ struct Watch {
 };
 static Watch W;
 
-static void on_signal(int sig, siginfo_t* info, void*);
+OPF_NOSAN static void on_signal(int sig, siginfo_t* info, void*);
 
 // The timer's signal carries its library's handler (sigev_value), so whichever emulated library's
 // handler is installed process-wide passes the signal to the library whose launch it times.
-static void on_timer(int sig, siginfo_t* info, void* ctx) {
+OPF_NOSAN static void on_timer(int sig, siginfo_t* info, void* ctx) {
     if (info && info->si_code == SI_TIMER && info->si_value.sival_ptr && info->si_value.sival_ptr != (void*)on_signal)
         ((void (*)(int, siginfo_t*, void*))info->si_value.sival_ptr)(sig, info, ctx);
     else
         on_signal(sig, info, ctx);
 }
 
-static void on_signal(int sig, siginfo_t* info, void*) {
+OPF_NOSAN static void on_signal(int sig, siginfo_t* info, void*) {
     if (sig == SIGVTALRM && !W.armed) return;  // a stale tick after the launch
     if (!W.armed || !pthread_equal(pthread_self(), W.thread)) {
         for (int i = 1; i < 4; ++i)  // someone else's fault: hand it to the previous handler
@@ -57,7 +57,7 @@ static void on_signal(int sig, siginfo_t* info, void*) {
     siglongjmp(W.jmp, 1);
 }
 
-static void ensure_altstack() {
+OPF_NOSAN static void ensure_altstack() {
     static thread_local bool done = false;
     if (done) return;
     done = true;
@@ -70,7 +70,7 @@ static void ensure_altstack() {
     sigaltstack(&st, nullptr);
 }
 
-static void arm_watchdog() {
+OPF_NOSAN static void arm_watchdog() {
     ensure_altstack();
     struct sigaction sa;
     std::memset(&sa, 0, sizeof sa);
@@ -103,7 +103,7 @@ static void arm_watchdog() {
     W.armed = 1;
 }
 
-static void disarm_watchdog() {
+OPF_NOSAN static void disarm_watchdog() {
     W.armed = 0;
     if (W.has_timer) timer_delete(W.timer);
     W.has_timer = false;
