@@ -545,7 +545,7 @@ GUARANTEES: tuple[Guarantee, ...] = (
        (MEM_H, "    M.interval++;\n", "")),
     _g("cuda-race-warp-collective", "a warp collective (__syncwarp, shuffles, votes) orders the lanes of its mask",
        "tests/test_cuda_memory_model.py::test_syncwarp_orders_the_lanes_of_a_warp",
-       (MEM_H, "    if (!M.enabled || count < 2) return;\n    uint32_t joined[32] = {0};",
+       (MEM_H, "    if (!M.races || count < 2) return;\n    uint32_t joined[32] = {0};",
         "    return;\n    uint32_t joined[32] = {0};")),
     _g("cuda-race-across-blocks", "accesses of two blocks to the same bytes, one writing, need a fence + atomic/volatile "
        "release and its acquire between them (last-block reduction, chained scan, lazy init, split-K, scratch)",

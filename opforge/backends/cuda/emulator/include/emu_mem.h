@@ -300,7 +300,7 @@ OPF_NOSAN static void release_snapshot(Thread* t) {
 
 // A barrier opened: the block's threads start a new interval knowing what any of them knew.
 OPF_NOSAN static void barrier_sync(Thread* threads, int n) {
-    if (!M.enabled) return;
+    if (!M.races) return;
     M.interval++;
     for (int i = 0; i < n; ++i) {
         if (threads[i].know.n) { clock_join(M.bk, threads[i].know); clock_free(threads[i].know); }
@@ -309,7 +309,7 @@ OPF_NOSAN static void barrier_sync(Thread* threads, int n) {
 }
 // A warp collective completed: its lanes know what each of them knew.
 OPF_NOSAN static void warp_sync(Thread** lanes, int count) {
-    if (!M.enabled || count < 2) return;
+    if (!M.races || count < 2) return;
     uint32_t joined[32] = {0};
     bool know = false;
     for (int i = 0; i < count; ++i) {
@@ -528,7 +528,7 @@ OPF_NOSAN static void launch_end() {
     if (M.sync_keys) std::memset(M.sync_keys, 0, M.sync_cap * sizeof(uintptr_t));
     M.sync_n = 0;
     clock_free(M.bk);
-    M.enabled = false;
+    M.enabled = M.races = false;
 }
 }  // namespace opforge_emu
 
