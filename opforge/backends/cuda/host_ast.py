@@ -93,6 +93,10 @@ def _cached(digest: str, source: str, host_code: bool) -> Parsed:
     cindex = _clang()
     if shutil.which("g++") is None:
         raise Unavailable("g++ is not on PATH")
+    try:
+        _stubs()
+    except OSError as exc:  # a read-only temp folder
+        raise Unavailable(f"no folder for the empty headers ({exc})") from None
     passes = PASSES if "__CUDA_ARCH__" in source else PASSES[:1]
     with ThreadPoolExecutor(len(passes)) as pool:  # g++ and libclang release the GIL
         found = list(pool.map(lambda arch: _one_pass(cindex, source, arch, host_code=host_code), passes))
@@ -119,13 +123,19 @@ def _one_pass(cindex, source: str, arch: str, full: bool = False, host_code: boo
     parse's own compile-time limits, _LIMITS, are not: nvcc has its own and reports them.)"""
     prelude, include = (FULL_PRELUDE, str(INCLUDE)) if full else (PRELUDE, _stubs())
     text = f'{prelude}{arch}#line 1 "{FILE}"\n{source}'
-    pre = subprocess.run(["g++", "-E", "-std=c++17", "-x", "c++", "-I", include, "-"], input=text,
-                         capture_output=True, text=True, timeout=60)
+    try:
+        pre = subprocess.run(["g++", "-E", "-std=c++17", "-x", "c++", "-I", include, "-"], input=text,
+                             capture_output=True, text=True, timeout=60)
+        if not pre.returncode:
+            tu = cindex.Index.create().parse("unit.cu", args=_CLANG_ARGS, unsaved_files=[("unit.cu", pre.stdout)])
+    except subprocess.TimeoutExpired:
+        return Parsed(((1, "the preprocessor ran past 60 s on this source"),), frozenset(), ())
+    except cindex.TranslationUnitLoadError:
+        return Parsed(((1, "libclang could not parse this source at all"),), frozenset(), ())
     if pre.returncode and not full:  # a header the prelude's empty ones do not stand for
         return _one_pass(cindex, source, arch, full=True, host_code=host_code)
     if pre.returncode:
         return Parsed((), frozenset(), ())  # an #error, a header not allowed: the include rule or the build says why
-    tu = cindex.Index.create().parse("unit.cu", args=_CLANG_ARGS, unsaved_files=[("unit.cu", pre.stdout)])
     walker = _Walker(_line_map(pre.stdout))
     for cursor in tu.cursor.get_children():
         walker.top(cursor)
