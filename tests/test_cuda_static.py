@@ -340,6 +340,10 @@ def test_a_variable_named_half_is_no_half_type():
     typed = "#include <cuda_fp16.h>\n" + local + "__device__ float rounded(float v) { half h = __float2half(v); return v; }\n"
     assert_code(candidate(kernel=typed.replace("__float2half(v)", "h")), "low-precision", "uses the type half")
     assert_code(candidate(kernel=typed), "low-precision", "__float2half")
+    fp8 = KERNEL.replace("float m = -FLT_MAX;", "int __nv_fp8_e4m3 = 1; float m = -FLT_MAX + 0 * __nv_fp8_e4m3;")
+    assert reasons(candidate(kernel=fp8)) == []  # a type the parse's prelude does not declare is a type still:
+    assert_code(candidate(kernel=fp8 + "__device__ float q(float v) { __nv_fp8_e4m3 h = v; return v; }\n"),
+                "low-precision", "uses the type __nv_fp8_e4m3")
 
 
 # -- KernelBench's load_inline ----------------------------------------------------------------------------

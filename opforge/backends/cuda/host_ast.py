@@ -180,6 +180,11 @@ def _precision(tu, walker: "_Walker") -> tuple[frozenset[str], tuple[tuple[int, 
             name = c.referenced.spelling
             if LOW_PRECISION.match(name):
                 types.append((walker.lines[c.location.line][1], name))
+    for d in tu.diagnostics:  # a type the prelude does not declare (__nv_fp8_e4m3) is still a type
+        unknown = re.match(r"unknown type name '(\w+)'", d.spelling)
+        if unknown and LOW_PRECISION.match(unknown.group(1)) and d.location.file is not None \
+                and walker.lines[d.location.line][0] == FILE:
+            types.append((walker.lines[d.location.line][1], unknown.group(1)))
     return frozenset(declared), tuple(types)
 
 
