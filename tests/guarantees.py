@@ -586,6 +586,11 @@ GUARANTEES: tuple[Guarantee, ...] = (
        "tests/test_cuda_memory_model.py::test_the_verifications_seed_orders_the_shuffled_schedules",
        ("opforge/backends/cuda/__init__.py",
         '        library.set_seed(models[0].get("seed", 0) if isinstance(models[0], dict) else 0)\n', "        pass\n")),
+    _g("cuda-blocks-resident-together", "a block spinning on memory another block must change is suspended and others "
+       "run (a block waiting for a later one progresses, as resident blocks on a GPU do)",
+       "tests/test_cuda_memory_model.py::test_blocks_progress_together_where_one_waits_for_a_later_one",
+       ("opforge/backends/cuda/emulator/include/emu_launch.h",
+        "        E.can_suspend = nsaved < resident - 1 && (k < nb || nsaved > 0);", "        E.can_suspend = false;")),
     # -- CUDA emulator and knowledge --
     _g("emulator-atomic-rounding-not-a-race", "a float atomicAdd sum differs between schedules by rounding, never a race",
        "tests/test_cuda_emulator.py::test_a_float_atomic_sum_that_cancels_keeps_its_terms_rounding",

@@ -153,3 +153,14 @@ def test_the_verifications_seed_orders_the_shuffled_schedules(lib):
             lib.call("first_ticket_launch", [ints(), ints()], schedules=3)
     finally:
         PLUGIN.start_run({"models": [{"seed": 0}]})
+
+
+def test_blocks_progress_together_where_one_waits_for_a_later_one(lib):
+    """Block b spins on block b+1's flag: in forward order block 0 starts first and would wait for
+    ever if blocks ran one at a time; a spinning block is suspended and the others run, as blocks
+    resident together on a GPU progress (every schedule, and its release/acquire is race-free)."""
+    blocks = 6
+    y = torch.empty(blocks * 32)
+    lib.call("wait_for_next_launch", [y, ints(blocks), torch.empty(blocks), blocks], time_limit_s=3)
+    assert y.view(blocks, 32)[:, 0].tolist() == [float(blocks - b) for b in range(blocks)]
+    assert torch.equal(y.view(blocks, 32), y.view(blocks, 32)[:, :1].expand(blocks, 32))

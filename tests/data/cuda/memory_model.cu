@@ -204,3 +204,23 @@ __global__ void first_ticket(unsigned* counter, int* winner) {
     if (t == 0) *winner = (id == 0 || id == (int)blockDim.x - 1) ? 0 : 1;
 }
 extern "C" void first_ticket_launch(int* counter, int* winner, cudaStream_t s) { first_ticket<<<1, 64, 0, s>>>((unsigned*)counter, winner); }
+
+// ---- each block waits for the next one: blocks must be resident together ----------------------
+__global__ void wait_for_next(float* y, volatile int* flags, float* vals) {
+    int b = blockIdx.x;
+    if (threadIdx.x == 0) {
+        float next = 0.0f;
+        if (b + 1 < (int)gridDim.x) {
+            while (flags[b + 1] == 0) {}
+            next = vals[b + 1];
+        }
+        vals[b] = next + 1.0f;
+        __threadfence();
+        flags[b] = 1;
+    }
+    __syncthreads();
+    y[b * blockDim.x + threadIdx.x] = vals[b];
+}
+extern "C" void wait_for_next_launch(float* y, int* flags, float* vals, int blocks, cudaStream_t s) {
+    wait_for_next<<<blocks, 32, 0, s>>>(y, flags, vals);
+}

@@ -79,7 +79,89 @@ OPF_NOSAN static inline void shared_seen(void* p, size_t n) {
 
 OPF_NOSAN static unsigned long long gcd(unsigned long long a, unsigned long long b) { return b ? gcd(b, a % b) : a; }
 
+// A block suspended while it spins: its threads (their fibers keep their stacks), its scheduler
+// state, its shared memory and its memory-model state, put back when it runs again.
+struct SavedBlock {
+    unsigned long long id;
+    uint3 idx;
+    Thread* threads;
+    int* order;
+    int pos, live, arrived, pred_count, sync_result, sync_arrivals, activemask_waiters;
+    int warp_waiting[kMaxThreads / 32];
+    bool released, sweep_progress;
+    unsigned char* shared;
+    uint32_t interval;
+    Clock bk;
+};
+OPF_NOSAN static size_t shared_bytes(size_t smem) {
+    size_t n = smem;
+    for (int r = 0; r < g_nshared; ++r) n += g_shared[r].n;
+    return n;
+}
+OPF_NOSAN static void save_block(SavedBlock& b, unsigned long long id, size_t smem) {
+    b.id = id;
+    b.idx = blockIdx;
+    b.threads = (Thread*)std::malloc(sizeof(Thread) * E.n);
+    b.order = (int*)std::malloc(sizeof(int) * E.n);
+    std::memcpy(b.threads, E.threads, sizeof(Thread) * E.n);
+    std::memcpy(b.order, E.order, sizeof(int) * E.n);
+    for (int i = 0; i < E.n; ++i) {  // the clocks now belong to the saved copy
+        E.threads[i].know = Clock{nullptr, 0, 0};
+        E.threads[i].rel = Clock{nullptr, 0, 0};
+    }
+    b.pos = E.pos; b.live = E.live; b.arrived = E.arrived; b.pred_count = E.pred_count;
+    b.sync_result = E.sync_result; b.sync_arrivals = E.sync_arrivals; b.activemask_waiters = E.activemask_waiters;
+    std::memcpy(b.warp_waiting, E.warp_waiting, sizeof b.warp_waiting);
+    b.released = E.released;
+    b.sweep_progress = E.sweep_progress;
+    b.shared = (unsigned char*)std::malloc(shared_bytes(smem) + 1);
+    size_t at = 0;
+    std::memcpy(b.shared, g_dyn_smem, smem);
+    at += smem;
+    for (int r = 0; r < g_nshared; ++r) { std::memcpy(b.shared + at, g_shared[r].p, g_shared[r].n); at += g_shared[r].n; }
+    b.interval = M.interval;
+    b.bk = M.bk;
+    M.bk = Clock{nullptr, 0, 0};
+}
+OPF_NOSAN static void restore_block(SavedBlock& b, size_t smem) {
+    blockIdx = b.idx;
+    for (int i = 0; i < E.n; ++i) { clock_free(E.threads[i].know); clock_free(E.threads[i].rel); }
+    std::memcpy(E.threads, b.threads, sizeof(Thread) * E.n);
+    std::memcpy(E.order, b.order, sizeof(int) * E.n);
+    E.pos = b.pos; E.live = b.live; E.arrived = b.arrived; E.pred_count = b.pred_count;
+    E.sync_result = b.sync_result; E.sync_arrivals = b.sync_arrivals; E.activemask_waiters = b.activemask_waiters;
+    std::memcpy(E.warp_waiting, b.warp_waiting, sizeof b.warp_waiting);
+    E.released = b.released;
+    E.sweep_progress = b.sweep_progress;
+    E.suspend = false;
+    size_t at = 0;
+    std::memcpy(g_dyn_smem, b.shared, smem);
+    at += smem;
+    for (int r = 0; r < g_nshared; ++r) { std::memcpy(g_shared[r].p, b.shared + at, g_shared[r].n); at += g_shared[r].n; }
+    clock_free(M.bk);
+    M.block = (uint32_t)b.id;
+    M.interval = b.interval;
+    M.bk = b.bk;
+    std::free(b.threads);
+    std::free(b.order);
+    std::free(b.shared);
+}
+OPF_NOSAN static void drop_saved(SavedBlock* saved, int n) {
+    for (int k = 0; k < n; ++k) {
+        for (int i = 0; i < E.n; ++i) { clock_free(saved[k].threads[i].know); clock_free(saved[k].threads[i].rel); }
+        std::free(saved[k].threads);
+        std::free(saved[k].order);
+        std::free(saved[k].shared);
+        clock_free(saved[k].bk);
+    }
+}
+
 // Blocks in the schedule's order: forward, reverse, or a seeded affine permutation (a*k+b mod n).
+// One block runs at a time; a block whose thread spins on memory (a flag, a lock, a counter another
+// block must change) is suspended and the next block starts, or the oldest suspended one resumes,
+// up to kMaxResident blocks (and kMaxFibers threads) alive at once, as blocks resident together on a
+// GPU progress. A wait for more blocks than that (a grid-wide barrier over a large grid) meets the
+// step limit.
 OPF_NOSAN static void run_blocks(size_t smem) {
     unsigned long long nb = (unsigned long long)gridDim.x * gridDim.y * gridDim.z, a = 1, b = 0;
     if (E.schedule >= 2 && nb > 1) {
@@ -87,18 +169,49 @@ OPF_NOSAN static void run_blocks(size_t smem) {
         do a = 1 + splitmix(s) % (nb - 1); while (gcd(a, nb) != 1);
         b = splitmix(s) % nb;
     }
-    for (unsigned long long k = 0; k < nb; ++k) {
-        unsigned long long i = E.schedule == 0 ? k : E.schedule == 1 ? nb - 1 - k
-                             : (unsigned long long)(((unsigned __int128)a * k + b) % nb);
-        blockIdx = uint3{(unsigned)(i % gridDim.x), (unsigned)((i / gridDim.x) % gridDim.y),
-                         (unsigned)(i / ((unsigned long long)gridDim.x * gridDim.y))};
-        std::memset(g_dyn_smem, 0xFF, smem);  // NaN for floats, -1 for integers: uninitialised reads show
-        for (int r = 0; r < g_nshared; ++r) std::memset(g_shared[r].p, 0xFF, g_shared[r].n);
-        if (!run_block(i) || !smem_canary_intact(smem)) return;
+    static SavedBlock saved[kMaxResident];
+    int nsaved = 0;
+    unsigned long long k = 0, current = 0;
+    bool active = false;
+    for (;;) {
+        if (!active) {
+            if (k < nb) {
+                unsigned long long i = E.schedule == 0 ? k : E.schedule == 1 ? nb - 1 - k
+                                     : (unsigned long long)(((unsigned __int128)a * k + b) % nb);
+                ++k;
+                blockIdx = uint3{(unsigned)(i % gridDim.x), (unsigned)((i / gridDim.x) % gridDim.y),
+                                 (unsigned)(i / ((unsigned long long)gridDim.x * gridDim.y))};
+                std::memset(g_dyn_smem, 0xFF, smem);  // NaN for floats, -1 for integers: uninitialised reads show
+                for (int r = 0; r < g_nshared; ++r) std::memset(g_shared[r].p, 0xFF, g_shared[r].n);
+                init_block(i);
+                current = i;
+            } else if (nsaved) {
+                SavedBlock next = saved[0];
+                for (int q = 1; q < nsaved; ++q) saved[q - 1] = saved[q];
+                --nsaved;
+                restore_block(next, smem);
+                current = next.id;
+            } else {
+                return;
+            }
+            active = true;
+        }
+        int resident = kMaxFibers / E.n < kMaxResident ? kMaxFibers / E.n : kMaxResident;
+        E.can_suspend = nsaved < resident - 1 && (k < nb || nsaved > 0);
+        int status = continue_block();
+        if (status == B_FAILED) { drop_saved(saved, nsaved); return; }
+        if (status == B_DONE) {
+            if (!smem_canary_intact(smem)) { drop_saved(saved, nsaved); return; }
+            active = false;
+            continue;
+        }
+        save_block(saved[nsaved++], current, smem);
+        active = false;
     }
 }
 
 OPF_NOSAN static bool launch_resources_ok(const LaunchConfig& c, const void* fn);  // emu_limits.h: ptxas's numbers
+
 OPF_NOSAN static void run_launch(const LaunchConfig& c, int line, const char* name, const void* fn, void (*body)(void*), void* arg) {
     if (E.err_code) return;  // an earlier launch of this call failed: CUDA errors are sticky too
     E.kernel = name;

@@ -132,7 +132,7 @@ template <class T> static inline void __stwt(T* p, T v) { *p = v; }
 namespace opforge_emu {
 static void fence(int scope);
 static void strong_access(const volatile void* p, size_t size, int flags, void* pc);
-static void preempt_point();
+static void preempt_point(const volatile void* p, size_t size, bool reads);
 }
 #define OPF_FENCE(scope) { __asm__ __volatile__("" ::: "memory"); ::opforge_emu::fence(scope); }
 static inline void __threadfence() OPF_FENCE(1)
@@ -175,7 +175,7 @@ static inline double float_atomic_spread() {
 #define OPF_ATOMIC_HOOK(a) ::opforge_emu::strong_access(a, sizeof(*a), 3, __builtin_return_address(0))
 #define OPFORGE_RMW(name, T, expr) __attribute__((no_sanitize_thread, noinline)) static T name(T* a, T v) { \
     OPF_ATOMIC_HOOK(a); __asm__ __volatile__("" ::: "memory"); T old = *a; *a = (expr); \
-    ::opforge_emu::preempt_point(); return old; }
+    ::opforge_emu::preempt_point(a, sizeof(T), false); return old; }
 #define OPFORGE_FRMW(name, T, expr) __attribute__((no_sanitize_thread, noinline)) static T name(T* a, T v) { \
     OPF_ATOMIC_HOOK(a); __asm__ __volatile__("" ::: "memory"); T old = *a; *a = (expr); \
     opforge_emu::note_float_atomic(a, opforge_emu::as_double(old), opforge_emu::as_double(v), opforge_emu::as_double(*a)); \
@@ -195,7 +195,7 @@ OPFORGE_RMW(atomicInc, unsigned, old >= v ? 0u : old + 1u)
 OPFORGE_RMW(atomicDec, unsigned, (old == 0u || old > v) ? v : old - 1u)
 #define OPFORGE_CAS(T) __attribute__((no_sanitize_thread, noinline)) static T atomicCAS(T* a, T cmp, T v) { \
     OPF_ATOMIC_HOOK(a); __asm__ __volatile__("" ::: "memory"); T old = *a; if (old == cmp) *a = v; \
-    ::opforge_emu::preempt_point(); return old; }
+    ::opforge_emu::preempt_point(a, sizeof(T), false); return old; }
 OPFORGE_CAS(int) OPFORGE_CAS(unsigned) OPFORGE_CAS(unsigned long long) OPFORGE_CAS(unsigned short)
 #define OPFORGE_SCOPED(name) template <class... A> static inline auto name##_block(A... a) { return name(a...); } \
                              template <class... A> static inline auto name##_system(A... a) { return name(a...); }

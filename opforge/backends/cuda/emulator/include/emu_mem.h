@@ -336,6 +336,8 @@ OPF_NOSAN static inline void reset_thread(Thread* t) {
     if (t->rel.e) clock_free(t->rel);
     t->released = false;
     t->npending = 0;
+    t->spin_addr = 0;
+    t->spin_count = 0;
 }
 
 // -- reporting -----------------------------------------------------------------------------------
@@ -413,8 +415,32 @@ OPF_NOSAN static inline bool live(uint32_t e, const Region* r) {
     return e >= M.base && (r->kind != 2 || M.epochs[e].block == M.block);
 }
 
-// Where a thread may be switched out (block interleaving): spins on memory pass through here.
-OPF_NOSAN static void preempt_point() {}
+// A strong read (volatile, atomic) of a value the thread read there just before, kSpinLimit times
+// in a row, is a spin on memory another block must change: the block is suspended and another runs
+// (emu_launch.h run_blocks), as blocks resident together on a GPU would progress.
+static const int kSpinLimit = 64;
+OPF_NOSAN static void sync_access(uintptr_t a, int flags);
+// `reads`: the strong read happens after this returns (a volatile load, an atomic load), so once the
+// block runs again the value it reads is acquired then; an atomic RMW has already read.
+OPF_NOSAN static void preempt_point(const volatile void* p, size_t size, bool reads = false) {
+    Thread* t = E.cur;
+    if (!t || !E.in_launch) return;
+    uint64_t v = 0;
+    std::memcpy(&v, (const void*)p, size < 8 ? size : 8);
+    if ((uintptr_t)p != t->spin_addr || v != t->spin_val) {
+        t->spin_addr = (uintptr_t)p;
+        t->spin_val = v;
+        t->spin_count = 0;
+        return;
+    }
+    if (++t->spin_count < kSpinLimit || !E.can_suspend) return;
+    t->spin_count = 0;
+    if (t->npending) check_pending(t);
+    E.suspend = true;
+    t->state = T_READY;
+    yield_thread();
+    if (reads && find_region((uintptr_t)p)) sync_access((uintptr_t)p, A_READ);
+}
 
 OPF_NOSAN static void access(uintptr_t a, size_t size, int flags, void* pc) {
     Thread* t = E.cur;
@@ -538,7 +564,7 @@ OPF_NOSAN static void launch_end() {
     OPF_HOOK void __tsan_write##n(void* p) { ::opforge_emu::access((uintptr_t)p, n, ::opforge_emu::A_WRITE | ::opforge_emu::A_ALIGNED, __builtin_return_address(0)); } \
     OPF_HOOK void __tsan_unaligned_read##n(void* p) { ::opforge_emu::access((uintptr_t)p, n, ::opforge_emu::A_READ, __builtin_return_address(0)); } \
     OPF_HOOK void __tsan_unaligned_write##n(void* p) { ::opforge_emu::access((uintptr_t)p, n, ::opforge_emu::A_WRITE, __builtin_return_address(0)); } \
-    OPF_HOOK void __tsan_volatile_read##n(void* p) { ::opforge_emu::strong_access(p, n, ::opforge_emu::A_READ, __builtin_return_address(0)); ::opforge_emu::preempt_point(); } \
+    OPF_HOOK void __tsan_volatile_read##n(void* p) { ::opforge_emu::strong_access(p, n, ::opforge_emu::A_READ, __builtin_return_address(0)); ::opforge_emu::preempt_point(p, n, true); } \
     OPF_HOOK void __tsan_volatile_write##n(void* p) { ::opforge_emu::strong_access(p, n, ::opforge_emu::A_WRITE, __builtin_return_address(0)); }
 OPF_RW(1) OPF_RW(2) OPF_RW(4) OPF_RW(8) OPF_RW(16)
 OPF_HOOK void __tsan_read_range(void* p, long n) {
@@ -560,7 +586,7 @@ OPF_HOOK void __tsan_atomic_thread_fence(int mo) { if (mo >= 3) ::opforge_emu::f
 #define OPF_ATOMIC(bits, T) \
     OPF_HOOK T __tsan_atomic##bits##_load(const volatile T* a, int mo) { \
         ::opforge_emu::strong_access(a, sizeof(T), ::opforge_emu::A_READ, __builtin_return_address(0)); \
-        T v = __atomic_load_n(a, __ATOMIC_SEQ_CST); (void)mo; ::opforge_emu::preempt_point(); return v; } \
+        ::opforge_emu::preempt_point(a, sizeof(T), true); T v = __atomic_load_n(a, __ATOMIC_SEQ_CST); (void)mo; return v; } \
     OPF_HOOK void __tsan_atomic##bits##_store(volatile T* a, T v, int mo) { \
         if (mo >= 3) ::opforge_emu::fence(1); \
         ::opforge_emu::strong_access(a, sizeof(T), ::opforge_emu::A_WRITE, __builtin_return_address(0)); \

@@ -21,6 +21,10 @@ static const char* const kKindNames[] = {"__syncwarp", "__shfl_sync", "__shfl_up
                                          "__shfl_xor_sync", "__ballot_sync", "__any_sync", "__all_sync",
                                          "__activemask", "__reduce_*_sync"};
 static const int kMaxThreads = 1024;
+// Blocks alive at once (the running one and those suspended while they spin, emu_launch.h): at most
+// kMaxResident, and at most kMaxFibers threads in all (a fiber, with its stack, each).
+static const int kMaxResident = 64;
+static const int kMaxFibers = 4096;
 static const int kWarpsAhead = 3;  // the schedule number of sweep_warps_ahead (0 forward, 1 reverse, else shuffles)
 
 // The memory model's per-thread state (emu_mem.h): what it knows of other blocks, what its last
@@ -37,6 +41,9 @@ struct Thread {
     uint64_t val, res;
     Fiber* fiber;
     uint32_t vc[32];   // clocks of the lanes of its warp, as far as this thread has synchronised with them
+    uintptr_t spin_addr;  // a spin on memory: the address its last strong reads read, the value, how often
+    uint64_t spin_val;
+    int spin_count;
     uint32_t epoch;    // its current epoch (emu_mem.h), 0 after a synchronisation event
     Clock know, rel;
     bool released;
@@ -55,7 +62,7 @@ struct Emu {
     int order[kMaxThreads];
     int n, pos, live, arrived, pred_count, sync_result, sync_arrivals, activemask_waiters;
     int warp_waiting[kMaxThreads / 32];  // lanes of each warp waiting at a collective
-    Fiber* fibers[kMaxThreads];
+    Fiber* fibers[kMaxFibers];
     int nfibers;
     Fiber* free_list;
     bool fibers_dirty;
@@ -67,6 +74,9 @@ struct Emu {
     int err_code, last_error, schedule;
     bool in_launch;
     bool released;  // a __syncthreads barrier opened since the warps-ahead sweep last looked
+    bool sweep_progress;  // a thread of the current sweep ran (continue_block)
+    bool suspend;         // the running thread spins on memory: switch to another block
+    bool can_suspend;     // another block is there to run (emu_launch.h run_blocks)
     char err[1024];
     unsigned long long seed;
     double time_limit;
@@ -253,7 +263,8 @@ OPF_NOSAN static void init_block(unsigned long long block) {
     block_begin(block);
     E.live = E.n;
     E.arrived = E.pred_count = E.activemask_waiters = 0;
-    E.released = false;
+    E.released = E.sweep_progress = E.suspend = false;
+    E.pos = 0;
     std::memset(E.warp_waiting, 0, sizeof E.warp_waiting);
     build_order(block);
 }
@@ -290,6 +301,7 @@ OPF_NOSAN static int sweep_warps_ahead() {
                 ran = true;
                 progress = 1;
                 if (E.err_code) return -1;
+                if (E.suspend) return progress;
                 if (E.released) {  // a barrier opened: the last warp runs ahead again
                     E.released = false;
                     return progress;
@@ -300,25 +312,35 @@ OPF_NOSAN static int sweep_warps_ahead() {
     return progress;
 }
 
-OPF_NOSAN static bool run_block(unsigned long long block) {
-    init_block(block);
+// Run the current block until it is done (B_DONE), fails (B_FAILED), or one of its threads spins on
+// memory another block must change (B_SUSPENDED: emu_mem.h's preempt_point), resumable from where
+// it stopped: the sweep position and its progress are the block's state.
+enum { B_FAILED = 0, B_DONE = 1, B_SUSPENDED = 2 };
+OPF_NOSAN static int continue_block() {
     while (E.schedule == kWarpsAhead) {
         int progress = sweep_warps_ahead();
-        if (progress < 0) return false;
-        if (E.live == 0) return true;
+        if (progress < 0) return B_FAILED;
+        if (E.suspend) { E.suspend = false; return B_SUSPENDED; }
+        if (E.live == 0) return B_DONE;
         if (E.activemask_waiters && resolve_activemask()) continue;
-        if (!progress) { report_deadlock(); return false; }
+        if (!progress) { report_deadlock(); return B_FAILED; }
     }
     for (;;) {
-        bool progress = false;
-        for (E.pos = 0; E.pos < E.n; ++E.pos) {
+        for (; E.pos < E.n; ++E.pos) {
             if (!step_thread()) continue;
-            progress = true;
-            if (E.err_code) return false;
+            E.sweep_progress = true;
+            if (E.err_code) return B_FAILED;
+            if (E.suspend) {  // the spinning thread is T_READY: this sweep goes on with it later
+                E.suspend = false;
+                return B_SUSPENDED;
+            }
         }
-        if (E.live == 0) return true;
+        bool progress = E.sweep_progress;
+        E.pos = 0;
+        E.sweep_progress = false;
+        if (E.live == 0) return B_DONE;
         if (E.activemask_waiters && resolve_activemask()) continue;
-        if (!progress) { report_deadlock(); return false; }
+        if (!progress) { report_deadlock(); return B_FAILED; }
     }
 }
 }  // namespace opforge_emu

@@ -49,7 +49,7 @@ OPF_NOSAN static void on_signal(int sig, siginfo_t* info, void*) {
                      "launcher call (an endless loop around the launches?)", E.time_limit);
     else if (sig == SIGVTALRM)
         format_error(E_STEP_LIMIT, "step-limit: %s ran past the %.3g s CPU-time limit of a launcher call (an endless "
-                     "loop, or a wait for another block: blocks run one at a time)", where(), E.time_limit);
+                     "loop, or a wait for more blocks than the emulator keeps resident: 64, and 4096 threads in all)", where(), E.time_limit);
     else
         format_error(E_CRASH, "crash: %s in %s at address %p (a wild pointer, or a stack overflow)",
                      sig == SIGFPE ? "arithmetic fault (integer division by zero?)" : "memory fault",
