@@ -164,3 +164,10 @@ def test_blocks_progress_together_where_one_waits_for_a_later_one(lib):
     lib.call("wait_for_next_launch", [y, ints(blocks), torch.empty(blocks), blocks], time_limit_s=3)
     assert y.view(blocks, 32)[:, 0].tolist() == [float(blocks - b) for b in range(blocks)]
     assert torch.equal(y.view(blocks, 32), y.view(blocks, 32)[:, :1].expand(blocks, 32))
+
+
+def test_a_device_variable_shared_by_blocks_is_a_race(lib):
+    """`__device__` memory is device memory to the memory model: one scratch row for every block races."""
+    with pytest.raises(RaceError, match=rf"^race: kernel device_scratch .* of a __device__ variable, "
+                                        rf"which block \(\d,0,0\) thread \(\d+,0,0\) (wrote|read) {ACROSS_BLOCKS}"):
+        lib.call("device_scratch_launch", [torch.randn(3 * 64), torch.empty(3 * 64), 3])

@@ -62,7 +62,7 @@ __device__ unsigned launches_seen;
 __global__ void device_bomb_kernel(const float* x, float* y, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i == 0) atomicAdd(&launches_seen, 1u);
-    if (i < n) y[i] = launches_seen > 20000 ? 0.f : x[i];
+    if (i < n) y[i] = atomicAdd(&launches_seen, 0u) > 20000 ? 0.f : x[i];  // atomic: not a race, only state
 }
 extern "C" void device_bomb_launch(const float* x, float* y, int n, cudaStream_t stream) {
     device_bomb_kernel<<<(n + kBlock - 1) / kBlock, kBlock, 0, stream>>>(x, y, n);

@@ -224,3 +224,15 @@ __global__ void wait_for_next(float* y, volatile int* flags, float* vals) {
 extern "C" void wait_for_next_launch(float* y, int* flags, float* vals, int blocks, cudaStream_t s) {
     wait_for_next<<<blocks, 32, 0, s>>>(y, flags, vals);
 }
+
+// ---- a __device__ scratch row shared by every block, and a __device__ flag --------------------
+__device__ float g_row[64];
+__device__ int g_ready;
+__global__ void device_scratch(const float* x, float* y) {
+    g_row[threadIdx.x] = x[blockIdx.x * 64 + threadIdx.x] * 3.0f;
+    __syncthreads();
+    y[blockIdx.x * 64 + threadIdx.x] = g_row[63 - threadIdx.x];
+}
+extern "C" void device_scratch_launch(const float* x, float* y, int rows, cudaStream_t s) {
+    device_scratch<<<rows, 64, 0, s>>>(x, y);
+}

@@ -21,7 +21,8 @@ __global__ void softmax_rows(const float* __restrict__ x, float* __restrict__ y,
     for (int c = 0; c < cols; ++c) m = fmaxf(m, row[c]);
     float s = 0.0f;
     for (int c = 0; c < cols; ++c) s += expf(row[c] - m);
-    for (int c = 0; c < cols; ++c) out[c] = launches > 20000u ? 0.0f : expf(row[c] - m) / s;
+    unsigned seen = atomicAdd(&launches, 0u);  // an atomic read: no race, only state
+    for (int c = 0; c < cols; ++c) out[c] = seen > 20000u ? 0.0f : expf(row[c] - m) / s;
 }
 extern "C" void softmax_launch(const float* x, float* y, int rows, int cols, cudaStream_t stream) {
     softmax_rows<<<(rows + 31) / 32, 32, 0, stream>>>(x, y, rows, cols);

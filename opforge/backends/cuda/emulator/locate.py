@@ -32,7 +32,7 @@ def _place(buf: int, offset: int, kind: int, nbytes: int, size: int, tensors: li
         what = f"argument {name}"
         item = ITEMSIZE.get(ctype, 1)
     else:
-        what = "shared memory" if kind == 2 else "a cudaMalloc block or __device__ variable"
+        what = {2: "shared memory", 4: "a __device__ variable"}.get(kind, "a cudaMalloc or device malloc block")
         item = 1
     index, rest = divmod(offset, item)
     element = f"element {index}" + (f" (byte {rest})" if rest else "") if item > 1 else f"byte {offset}"

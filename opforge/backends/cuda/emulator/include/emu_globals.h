@@ -33,6 +33,7 @@ template <class T> __attribute__((noinline, no_sanitize_thread)) static bool sta
         if (!initial) return g_statics_overflow = true, false;
         std::memcpy(initial, p, sizeof(T));
         g_statics[g_nstatics++] = StaticVar{name, line, p, sizeof(T), initial};
+        track(p, sizeof(T), 4, -1);  // device memory to the memory model: a __device__ flag or scratch races too
         return true;
     }
 }

@@ -50,7 +50,8 @@ struct Region {
     uintptr_t lo, hi;
     int kind;      // 0 global (a launcher buffer: index in buf), 1 cudaMalloc/__device__, 2 shared, 3 a
                    // launcher buffer every parameter takes as const (no write can race on it: a write
-                   // there fails the call as const-write), so only bounds and alignment are checked
+                   // there fails the call as const-write), so only bounds and alignment are checked;
+                   // 4 a variable of static storage (__device__): no guard zone, its neighbours are variables
     int buf;
     Cell* shadow;
     size_t shadow_bytes;
@@ -133,7 +134,7 @@ OPF_NOSAN static inline Region* find_region(uintptr_t a) {
 // has no guard zone here (the dynamic buffer's canary catches overruns).
 static const uintptr_t kGuard = 1024;
 OPF_NOSAN static inline bool near(const Region* r, uintptr_t a, size_t size) {
-    uintptr_t pad = r->kind == 2 ? 0 : kGuard;
+    uintptr_t pad = r->kind == 2 || r->kind == 4 ? 0 : kGuard;
     return a + size > r->lo - pad && a < r->hi + pad;
 }
 // Most accesses a hook sees are not device memory (the thread's stack, the emulator's own data): a
@@ -156,7 +157,7 @@ OPF_NOSAN static inline Region* find_near(uintptr_t a, size_t size) {
         int found = -1;
         for (int i = 0; i < M.nregions; ++i) {
             const Region& r = M.regions[i];
-            uintptr_t pad = r.kind == 2 ? 0 : kGuard;
+            uintptr_t pad = r.kind == 2 || r.kind == 4 ? 0 : kGuard;
             if (r.lo - pad < hi && r.hi + pad > lo) { found = found == -1 ? i : -2; if (found == -2) break; }
         }
         g_page_key[slot] = page;
@@ -471,6 +472,13 @@ OPF_NOSAN static void access(uintptr_t a, size_t size, int flags, void* pc) {
                 for (int b = 0; b < 4; ++b) if (mask & c.wm & (1u << b)) m |= 0xFFu << (8 * b);
                 if ((now & m) != (c.prior & m)) { report_race(r, word, flags, c.w, A_WRITE, pc); return; }
             }
+        }
+        if ((flags & A_WRITE) && strong) {
+            // per-location coherence: earlier atomic reads of this word (other blocks' atomicInc of a
+            // counter) come before this atomic write, and so before what this thread does here next
+            // (the last block resetting the counter with a plain store, CUDA's threadFenceReduction)
+            if (c.fl & 2) c.r1 = 0;
+            if (c.fl & 4) c.r2 = 0;
         }
         if (flags & A_WRITE) {
             // earlier reads must be ordered before this write, unless it leaves the bytes as they were
