@@ -42,7 +42,9 @@ CASES = [
     ("hostile_rms_no_eps", STRESS / "tiny_rms_norm.py", "mismatch", "stress case", False),
     ("hostile_gelu_tanh", STRESS / "tiny_gelu.py", "mismatch", "variant", False),
     # 5. gaming the benchmark (on a CPU: the repeated calls after the trials)
-    ("hostile_stops_launching", TINY, "no-launch", "launched no kernel", False),
+    # a call counter is state that keeps changing: stateful at the first two repeated calls, long before
+    # the 32nd call it stops launching at (on a GPU the timed calls catch it as no-launch: test_gpu.py)
+    ("hostile_stops_launching", TINY, "stateful", "changed what the candidate keeps (model 0.calls", False),
     ("hostile_memoize", TINY, "cached-output", "earlier call", False),
     # 6. TF32 behind a named constant: the AOT build's PTX
     ("hostile_tf32_constant", MATMUL, "low-precision", "tf32", True),
@@ -82,7 +84,9 @@ def test_the_good_kernel_passes_every_stress_case():
     assert v["correct"], v["reasons"]
     ran = {s["case"].split(" ")[0] for s in v["stress"] if s["status"] == "passed"}
     assert {"scaled", "zeros", "transposed", "sliced", "larger"} <= ran, v["stress"]
-    assert v["calls"] > 40  # trials, stress, repeated calls and the no-op probe
+    from opforge.harness.judge import REPEAT_CALLS
+
+    assert v["calls"] > REPEAT_CALLS + 15  # trials, stress, repeated calls and the no-op probe
 
 
 def test_a_4d_kernel_that_follows_every_stride_passes_every_layout():

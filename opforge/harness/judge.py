@@ -37,8 +37,10 @@ CHECK_OF = {"load-error": "load", "reference-error": "load", "init-error": "run"
             "out-of-resources": "run"}  # a launch over the GPU's limits (backends/cuda/emulator/limits.py)
 MAX_REASONS = 12
 # CPU: repeated calls on the same inputs after the trials; consecutive ones must leave the candidate's
-# state unchanged (harness/callstate.py), so no call count can choose its result
-REPEAT_CALLS = 24
+# state unchanged (harness/callstate.py; CUDA's static storage: backends/cuda/emulator/state.py), so
+# no call count can choose its result and a few calls show what many would: enough for the program
+# orders to rotate (grid, reverse, shuffles) and two perturbed inputs to hide among them
+REPEAT_CALLS = 8
 LARGER_BUDGET = 1.25  # each hidden larger shape: at most this many times the main problem's elements
 STRESS_MIN_ELEMENTS = 1024  # a stress case on fewer elements than this would hide overflow and tiling bugs  # the larger hidden shape: the first factor whose inputs fit the budget
 
