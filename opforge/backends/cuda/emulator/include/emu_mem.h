@@ -540,11 +540,15 @@ OPF_NOSAN static void fence(int scope) {
 // warps-ahead schedules still run, bounds-checked, and their results must agree.
 OPF_NOSAN static inline bool detects(int schedule) { return schedule == 0 || schedule == 2; }
 
+static const uint32_t kMaxEpochs = 1u << 22;  // 64 MB of epoch records
 OPF_NOSAN static void launch_begin(unsigned long long blocks) {
     (void)blocks;
-    if (M.nepochs > (1u << 30)) {  // epochs wrap: forget every shadow
+    // Every launch follows the previous one, so no epoch of an earlier launch can conflict: when the
+    // table is large, forget them all (the shadows' pages dropped: zero, "no access", when touched
+    // again) and start over, so a verification's hundreds of launches stay within a bounded table.
+    if (M.nepochs > kMaxEpochs) {
         for (int i = 0; i < M.nregions; ++i)
-            if (M.regions[i].shadow) std::memset(M.regions[i].shadow, 0, M.regions[i].shadow_bytes);
+            if (M.regions[i].shadow) madvise(M.regions[i].shadow, M.regions[i].shadow_bytes, MADV_DONTNEED);
         M.nepochs = 0;
     }
     if (M.nepochs == 0) M.nepochs = 1;  // epoch 0 means none
