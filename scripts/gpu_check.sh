@@ -5,7 +5,7 @@
 # gpu_expert_report.json (the offline expert's kernels), programs_profile.txt +
 # gpu_programs_report.json (the expert's conv, fusion-chain and level-3 sets), cuda_backend.txt +
 # gpu_cuda_report.json (the CUDA kernels on the device and in the emulator, with their
-# disagreements), serving_profile.txt + gpu_serving_report.json (the expert's serving-suite kernels),
+# disagreements), cuda_controls.txt (the memory model's controls, device against emulator), serving_profile.txt + gpu_serving_report.json (the expert's serving-suite kernels),
 # decoder_layer.txt + gpu_decoder_report.json (the decoder layer's step on the exported serving
 # kernels against PyTorch eager and torch.compile), nvidia-smi.txt.
 # Uses the machine's own Python when it already has a CUDA PyTorch and Triton (the workbench is then
@@ -40,6 +40,10 @@ programs=${PIPESTATUS[0]}
 # and verified again in the emulator: disagreements between the two are listed (cuda_backend.txt).
 timeout "${CUDA_TIMEOUT:-600}" $PY benchmarks/cuda_backend.py --compare-emulator --no-baseline --json "$OUT/gpu_cuda_report.json" 2>&1 | tee "$OUT/cuda_backend.txt"
 cuda=${PIPESTATUS[0]}
+# The CUDA emulator's memory-model controls (issue #33) on the device and in the emulator: any
+# disagreement is the emulator's error (cuda_controls.txt).
+timeout "${CONTROLS_TIMEOUT:-180}" $PY -m pytest tests/test_gpu_cuda_controls.py -q -rs -p no:cacheprovider 2>&1 | tee "$OUT/cuda_controls.txt"
+controls=${PIPESTATUS[0]}
 # The serving suite (issue #19): the expert's kernel for each inference-engine op against eager and
 # torch.compile; then the decoder layer's ops verified on the GPU into a registry of their own,
 # exported, and the layer's step timed on that library against the same layer in PyTorch.
@@ -52,5 +56,5 @@ timeout "${DECODER_TIMEOUT:-600}" bash -c "$PY -m opforge --db '$OUT/serving.db'
   KERNELS_GENERATED_NO_FALLBACK=1 $PY benchmarks/decoder_layer_step.py --library '$OUT/serving_lib' --sequences 32 \
   --context 1024 --json '$OUT/gpu_decoder_report.json'" 2>&1 | tee "$OUT/decoder_layer.txt"
 decoder=${PIPESTATUS[0]}
-echo "gpu tests exit $tests, suite profile exit $profile, expert profile exit $expert, programs exit $programs, cuda exit $cuda, serving exit $serving, decoder layer exit $decoder; reports in $OUT"
-exit $(( tests || profile || cuda ))
+echo "gpu tests exit $tests, suite profile exit $profile, expert profile exit $expert, programs exit $programs, cuda exit $cuda, cuda controls exit $controls, serving exit $serving, decoder layer exit $decoder; reports in $OUT"
+exit $(( tests || profile || cuda || controls ))
