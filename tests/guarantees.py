@@ -57,6 +57,7 @@ ADV = "tests/test_sandbox_adversarial.py::"
 WARM = "tests/test_sandbox_warm.py::"
 ZYGOTE = "opforge/sandbox/zygote.py"
 STATIC_R = "opforge/backends/triton/static_resolve.py"
+STATIC_T = "opforge/backends/triton/static_tables.py"
 STATIC_C = "opforge/backends/triton/static.py"
 GUARDS = "opforge/harness/guards.py"
 LIM = "tests/test_cuda_limits.py::"
@@ -89,7 +90,7 @@ GUARANTEES: tuple[Guarantee, ...] = (
         "    if False:\n")),
     _g("static-below-dispatcher", "below-the-dispatcher tensor methods (numpy, tolist, apply_) rejected",
        "tests/test_static.py::test_below_the_dispatcher_tensor_access_is_rejected",
-       (STATIC_R, '    "numpy", "tolist", "apply_", "map_", "map2_", "storage",', '    "storage",')),
+       (STATIC_T, '    "numpy", "tolist", "apply_", "map_", "map2_", "storage",', '    "storage",')),
     _g("static-attribute-store", "attribute stores only on a method's own self",
        "tests/test_static.py::test_attribute_stores_only_on_a_methods_own_instance",
        (STATIC_C, "        elif not self._is_own_attribute(node):\n", "        elif False:\n")),
@@ -780,7 +781,7 @@ GUARANTEES: tuple[Guarantee, ...] = (
         "")),
     _g("static-ctypes-refused", "a candidate importing ctypes is refused statically",
        (f"{CE}test_ctypes_is_refused[import]", f"{CE}test_ctypes_is_refused[from-import]"),
-       (STATIC_R, '"math", "typing",', '"math", "ctypes", "typing",')),
+       (STATIC_T, '"math", "typing",', '"math", "ctypes", "typing",')),
 )
 
 

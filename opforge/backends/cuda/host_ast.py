@@ -39,8 +39,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from opforge.backends.cuda.host_code import HOST_CALLS, QUERY_CALLS
-from opforge.backends.cuda.host_prelude import FILE, FULL_PRELUDE, INCLUDE, PASSES, PRELUDE, STUBBED
+from opforge.backends.cuda.host_code import CUDA_CALLS, HOST_CALLS, LOW_PRECISION, QUERY_CALLS
+from opforge.backends.cuda.host_prelude import FILE, FULL_PRELUDE, INCLUDE, PASSES, PRELUDE, STUBBED, line_map
 # Compile-time bombs (hostile_cuda_template_bomb: fib(90) in constexpr, a template 800 deep) cost
 # the parse 10 s at clang's defaults; these limits make it 0.4 s (nvcc refuses the bomb anyway).
 _CLANG_ARGS = ["-x", "cuda", "--cuda-host-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_90", "-std=c++17",
@@ -136,7 +136,7 @@ def _one_pass(cindex, source: str, arch: str, full: bool = False, host_code: boo
         return _one_pass(cindex, source, arch, full=True, host_code=host_code)
     if pre.returncode:
         return Parsed((), frozenset(), ())  # an #error, a header not allowed: the include rule or the build says why
-    walker = _Walker(_line_map(pre.stdout))
+    walker = _Walker(line_map(pre.stdout))
     for cursor in tu.cursor.get_children():
         walker.top(cursor)
     errors = [d for d in tu.diagnostics if d.severity >= 3 and d.location.file is not None
@@ -169,7 +169,6 @@ def _full_names() -> frozenset[str]:
 def _precision(tu, walker: "_Walker") -> tuple[frozenset[str], tuple[tuple[int, str], ...]]:
     """The low-precision names (static_cxx.LOW_PRECISION) this source declares itself (`int half =
     n / 2;` is no half type), and where CUDA's reduced-precision types are used as types."""
-    from opforge.backends.cuda.static_cxx import LOW_PRECISION
     declared, types = set(), []
     for c in tu.cursor.walk_preorder():
         kind = c.kind.name
@@ -186,23 +185,6 @@ def _precision(tu, walker: "_Walker") -> tuple[frozenset[str], tuple[tuple[int, 
                 and walker.lines[d.location.line][0] == FILE:
             types.append((walker.lines[d.location.line][1], unknown.group(1)))
     return frozenset(declared), tuple(types)
-
-
-_MARKER = re.compile(r'^# (\d+) "((?:[^"\\]|\\.)*)"')
-
-
-def _line_map(text: str) -> list[tuple[str, int]]:
-    """(file, line) of each line of g++'s output, from its line markers (`# 12 "CUDA_SRC" 2`):
-    libclang reports the output's own lines."""
-    found, where, line = [("", 0)], "", 0
-    for row in text.split("\n"):
-        m = _MARKER.match(row) if row.startswith("# ") else None
-        found.append((where, line) if m is None else ("", 0))
-        if m is not None:
-            where, line = m.group(2), int(m.group(1))
-        else:
-            line += 1
-    return found
 
 
 def _spaces(cursor) -> set[str]:
@@ -368,7 +350,6 @@ class _Walker:
                          "kernels")
 
     def _allowed(self, ref, name: str, base: str) -> bool:
-        from opforge.backends.cuda.static_cxx import CUDA_CALLS
         if base in _LAUNCH or base in CUDA_CALLS or base in HOST_CALLS or base.startswith("cuda") and ref is None:
             return True  # an unknown cuda* name: static_cxx refuses it by name
         if ref is None:

@@ -13,6 +13,19 @@ import re
 
 from opforge.backends.cuda import cxx
 
+# The CUDA runtime calls host code may make, beside those that launch or copy (static_cxx.py, host_ast.py)
+CUDA_CALLS = frozenset({
+    "cudaGetLastError", "cudaPeekAtLastError", "cudaGetErrorString", "cudaGetErrorName", "cudaFuncSetAttribute",
+    "cudaFuncGetAttributes", "cudaFuncSetCacheConfig", "cudaGetDevice", "cudaDeviceGetAttribute",
+    "cudaGetDeviceProperties", "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "cudaOccupancyMaxPotentialBlockSize",
+    "cudaOccupancyAvailableDynamicSMemPerBlock", "cudaMemsetAsync", "cudaMemset2DAsync", "cudaMemcpyAsync",
+    "cudaMemcpy2DAsync", "cudaLaunchKernel"})
+# Low-precision type and intrinsic names: refused in a float32 op's C++ (static_cxx.py, host_ast.py)
+LOW_PRECISION = re.compile(r"^(?:__)?(?:half2?|nv_bfloat162?|bfloat162?|nv_fp8\w*|nv_fp6\w*|nv_fp4\w*|"
+                           r"float2half\w*|float2bfloat16\w*|hadd2?|hmul2?|hfma2?|hsub2?|hdiv|h2?exp|h2?log|"
+                           r"h2?sqrt|h2?rsqrt|wmma|mma|Half|BFloat16)$")
+
+
 TORCH_ROOTS = frozenset({"torch", "at", "c10"})
 TORCH_MACROS = re.compile(r"^(TORCH_CHECK\w*|AT_DISPATCH_\w+|C10_CUDA_KERNEL_LAUNCH_CHECK|C10_CUDA_CHECK)$")
 HOST_CALLS = frozenset({

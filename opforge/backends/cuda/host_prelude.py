@@ -3,6 +3,8 @@ may use it, declared in a few lines (PRELUDE; the headers a candidate includes a
 STUBBED), or the emulator's whole header where that is not enough (FULL_PRELUDE)."""
 from __future__ import annotations
 
+import re
+
 from pathlib import Path
 
 FILE = "CUDA_SRC"
@@ -102,3 +104,20 @@ FULL_PRELUDE = ('#include "opforge_cuda_emu.h"\n#undef __CUDA_ARCH__\n'
                            for q in ("global", "device", "host", "shared", "constant", "managed"))
                  + 'extern "C" int __cudaPushCallConfiguration(dim3, dim3, size_t = 0, void* = 0);\n')
 PASSES = ("", "#define __CUDA_ARCH__ 900\n")  # nvcc's host pass; its device pass and the emulator
+
+
+_MARKER = re.compile(r'^# (\d+) "((?:[^"\\]|\\.)*)"')
+
+
+def line_map(text: str) -> list[tuple[str, int]]:
+    """(file, line) of each line of g++'s output, from its line markers (`# 12 "CUDA_SRC" 2`):
+    libclang reports the output's own lines."""
+    found, where, line = [("", 0)], "", 0
+    for row in text.split("\n"):
+        m = _MARKER.match(row) if row.startswith("# ") else None
+        found.append((where, line) if m is None else ("", 0))
+        if m is not None:
+            where, line = m.group(2), int(m.group(1))
+        else:
+            line += 1
+    return found

@@ -10,7 +10,7 @@ import ast
 import re
 
 from opforge.backends.cuda import cxx, host_ast
-from opforge.backends.cuda.host_code import TORCH_ROOTS, HostBody
+from opforge.backends.cuda.host_code import CUDA_CALLS, LOW_PRECISION, TORCH_ROOTS, HostBody
 
 INCLUDES = frozenset({
     "cuda_runtime.h", "cuda.h", "cuda_fp16.h", "cuda_bf16.h", "cstdint", "stdint.h", "cmath", "math.h",
@@ -41,12 +41,6 @@ TORCH_NAMES = frozenset({"Tensor", "empty", "empty_like", "empty_strided", "zero
 TENSOR_METHODS = frozenset({"numel", "size", "sizes", "stride", "strides", "dim", "data_ptr", "options",
                             "dtype", "scalar_type", "device", "is_contiguous", "is_cuda", "get_device",
                             "element_size", "stream", "defined", "layout"})
-CUDA_CALLS = frozenset({
-    "cudaGetLastError", "cudaPeekAtLastError", "cudaGetErrorString", "cudaGetErrorName", "cudaFuncSetAttribute",
-    "cudaFuncGetAttributes", "cudaFuncSetCacheConfig", "cudaGetDevice", "cudaDeviceGetAttribute",
-    "cudaGetDeviceProperties", "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "cudaOccupancyMaxPotentialBlockSize",
-    "cudaOccupancyAvailableDynamicSMemPerBlock", "cudaMemsetAsync", "cudaMemset2DAsync", "cudaMemcpyAsync",
-    "cudaMemcpy2DAsync", "cudaLaunchKernel"})
 # Runtime names refused even unnamed in a call (`auto f = cudaMemcpy;`): host copies, host or managed
 # memory, host callbacks, synchronisation, other streams, events and graphs (timing escapes).
 CUDA_DENIED = re.compile(r"^cuda(?:Memcpy(?!\w*Async$|DeviceToDevice$|Kind$)\w*|Malloc\w*|Free\w*|Host\w*|"
@@ -55,11 +49,10 @@ CUDA_DENIED = re.compile(r"^cuda(?:Memcpy(?!\w*Async$|DeviceToDevice$|Kind$)\w*|
 ATTRIBUTES = frozenset({"aligned", "__aligned__", "unused", "__unused__", "always_inline", "__always_inline__",
                         "noinline", "__noinline__", "packed", "__packed__", "maybe_unused", "likely", "unlikely",
                         "nodiscard", "fallthrough", "noreturn"})
-LOW_PRECISION = re.compile(r"^(?:__)?(?:half2?|nv_bfloat162?|bfloat162?|nv_fp8\w*|nv_fp6\w*|nv_fp4\w*|"
-                           r"float2half\w*|float2bfloat16\w*|hadd2?|hmul2?|hfma2?|hsub2?|hdiv|h2?exp|h2?log|"
-                           r"h2?sqrt|h2?rsqrt|wmma|mma|Half|BFloat16)$")
 ASM = frozenset({"asm", "__asm__", "__asm"})
 CONDITIONALS = frozenset({"if", "ifdef", "ifndef", "elif", "elifdef", "elifndef"})
+
+
 class _Rules:
     def __init__(self, unit: cxx.Unit, first_line: int, inline: bool, float32: bool, defined: set[str],
                  shadowed: frozenset = frozenset()):
