@@ -171,3 +171,14 @@ def test_a_device_variable_shared_by_blocks_is_a_race(lib):
     with pytest.raises(RaceError, match=rf"^race: kernel device_scratch .* of a __device__ variable, "
                                         rf"which block \(\d,0,0\) thread \(\d+,0,0\) (wrote|read) {ACROSS_BLOCKS}"):
         lib.call("device_scratch_launch", [torch.randn(3 * 64), torch.empty(3 * 64), 3])
+
+
+def test_a_float4_access_on_a_view_one_float_in_is_misaligned(lib):
+    """A contiguous view with storage_offset 1 is a legal tensor: its copy keeps the offset modulo 256
+    (buffers.py), so a float4 load through it faults here as on a GPU."""
+    base = torch.randn(261)
+    with pytest.raises(EmulatorError, match=r"^misaligned: a read of 16 bytes at element 0 of argument x"):
+        lib.call("copy4_launch", [base[1:], torch.empty(256), 64, 0])
+    y = torch.empty(256)
+    lib.call("copy4_launch", [base[4:], y, 64, 0])  # 16 bytes in: aligned
+    assert torch.equal(y, base[4:260])
