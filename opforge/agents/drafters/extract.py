@@ -17,6 +17,7 @@ import ast
 import builtins
 import re
 import textwrap
+import threading
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -162,9 +163,17 @@ def _from_bare(text: str) -> Extraction:
     return Extraction(source=text.strip() + "\n")
 
 
+# CPython 3.11's AST validation keeps its recursion depth per interpreter, not per thread: drafts
+# parsed at once in the drafter's threads can fail with "AST constructor recursion depth mismatch"
+# (gh-106905). One parse at a time.
+_PARSE_LOCK = threading.Lock()
+
+
 def _parse(source: str) -> _Parsed:
     try:
-        return _Parsed(ast.parse(source))
+        with _PARSE_LOCK:
+            tree = ast.parse(source)
+        return _Parsed(tree)
     except SyntaxError as exc:
         return _Parsed(None, f"the code does not parse: line {exc.lineno}: {exc.msg}", exc.lineno)
     except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, absurd nesting
