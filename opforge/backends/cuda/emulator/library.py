@@ -89,6 +89,7 @@ class EmulatedLibrary:
             raise EmulatorError("arguments: schedules must be at least 1 and time_limit_s positive")
         bound = _Bound(launcher, args)
         with self._lock:
+            state.note_call(self)
             # Every schedule runs in the same place (a GPU's memory: the addresses a pointer-keyed
             # __device__ cache would see); the first schedule's results are kept aside to compare.
             device = bound.run(self, 0, seed, time_limit_s, bound.buffers(self._pool, "device"))

@@ -88,6 +88,14 @@ class _Seen:
 _SEEN: dict[str, _Seen] = {}
 
 
+def note_call(library) -> None:
+    """Before a call: the variables' bytes now, so that what this call changes is this launcher's
+    (a call that failed before check_call could run left its changes unattributed)."""
+    found = variables(library._lib)
+    if found:
+        _SEEN.setdefault(library.path, _Seen()).last = {v.address: v.read() for v in found}
+
+
 def check_call(library, bound, device: list, schedule: int, seed: int, time_limit_s: float) -> None:
     """After a call of `bound` whose last run was `schedule`, on `device` buffers: raise
     StatefulError unless the same run, with the variables this launcher changed (now or in an earlier
