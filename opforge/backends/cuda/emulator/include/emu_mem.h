@@ -133,8 +133,9 @@ OPF_NOSAN static inline Region* find_region(uintptr_t a) {
 // guarded buffer's own mapping) counts as near, so an access there is out of bounds; shared memory
 // has no guard zone here (the dynamic buffer's canary catches overruns).
 static const uintptr_t kGuard = 1024;
+OPF_NOSAN static inline uintptr_t guard_of(const Region& r) { return r.kind == 2 || r.kind == 4 ? 0 : kGuard; }
 OPF_NOSAN static inline bool near(const Region* r, uintptr_t a, size_t size) {
-    uintptr_t pad = r->kind == 2 || r->kind == 4 ? 0 : kGuard;
+    uintptr_t pad = guard_of(*r);
     return a + size > r->lo - pad && a < r->hi + pad;
 }
 // Most accesses a hook sees are not device memory (the thread's stack, the emulator's own data): a
@@ -157,7 +158,7 @@ OPF_NOSAN static inline Region* find_near(uintptr_t a, size_t size) {
         int found = -1;
         for (int i = 0; i < M.nregions; ++i) {
             const Region& r = M.regions[i];
-            uintptr_t pad = r.kind == 2 || r.kind == 4 ? 0 : kGuard;
+            uintptr_t pad = guard_of(r);
             if (r.lo - pad < hi && r.hi + pad > lo) { found = found == -1 ? i : -2; if (found == -2) break; }
         }
         g_page_key[slot] = page;
@@ -384,6 +385,13 @@ OPF_NOSAN static void report_fault(const char* what, const Region* r, uintptr_t 
 }
 
 // -- the check -----------------------------------------------------------------------------------
+// The bits of a 4-byte word that a byte mask (bit b: byte b) covers.
+OPF_NOSAN static inline uint32_t byte_bits(uint8_t mask) {
+    uint32_t m = 0;
+    for (int b = 0; b < 4; ++b) if (mask >> b & 1) m |= 0xFFu << (8 * b);
+    return m;
+}
+
 // A write whose bytes may equal what was there (all threads storing the same total): judged once the
 // store is done, at the thread's next hook or yield.
 OPF_NOSAN static void check_pending(Thread* t) {
@@ -391,8 +399,7 @@ OPF_NOSAN static void check_pending(Thread* t) {
         Pending& q = t->pending[i];
         uint32_t now;
         std::memcpy(&now, (const void*)q.word, 4);
-        uint32_t m = 0;
-        for (int b = 0; b < 4; ++b) if (q.mask >> b & 1) m |= 0xFFu << (8 * b);
+        uint32_t m = byte_bits(q.mask);
         if ((now & m) != (q.before & m)) {
             t->npending = 0;
             Region* r = find_region(q.word);
@@ -467,9 +474,8 @@ OPF_NOSAN static void access(uintptr_t a, size_t size, int flags, void* pc) {
             if (flags & A_WRITE) {
                 add_pending(t, word, mask, c.w, A_WRITE, flags, pc);
             } else {  // a read sees the write or the value before it: a race only if those differ
-                uint32_t now, m = 0;
+                uint32_t now, m = byte_bits(mask & c.wm);
                 std::memcpy(&now, (const void*)word, 4);
-                for (int b = 0; b < 4; ++b) if (mask & c.wm & (1u << b)) m |= 0xFFu << (8 * b);
                 if ((now & m) != (c.prior & m)) { report_race(r, word, flags, c.w, A_WRITE, pc); return; }
             }
         }
