@@ -41,7 +41,7 @@ CASES = [
                               (CONSTS, CONSTS + "\ntemplate <uint32_t N> struct Bytes { static constexpr uint32_t value = N; };")],
      "ascendc-ub", "Bytes <"),
     ("ub ternary", [(INIT_X, "pipe.InitBuffer(inQueueX, BUFFER_NUM, sizeof(float) > 2 ? 300 * 1024 : 8);")],
-     "ascendc-ub", "?"),
+     "ascendc-ub", "647168 bytes"),
     ("ub const member", [(INIT_X, "pipe.InitBuffer(inQueueX, BUFFER_NUM, this->xBytes);"),
                          ("    uint32_t blockLength;", "    const uint32_t xBytes = 300 * 1024;\n    uint32_t blockLength;")],
      "ascendc-ub", "this -> xBytes"),
@@ -57,11 +57,11 @@ CASES = [
                              "        AscendC::LocalTensor<float> zLocal = outQueueZ.DeQue<float>();\n"
                              "        if (progress > 0) { return; }")],
      "ascendc-queue", "a return in CopyOut before outQueueZ.FreeTensor"),
-    ("tiling under if (false)", [(SET_TILE, "    if (false) { " + SET_TILE.strip() + " }")], "ascendc-format", "if (false)"),
-    ("tiling under #if 0", [(SET_TILE, "#if 0\n" + SET_TILE + "\n#endif")], "ascendc-include", "conditional compilation"),
+    ("tiling under if (false)", [(SET_TILE, "    if (false) { " + SET_TILE.strip() + " }")], "ascendc-tiling", "tileNum is never set"),
+    ("tiling under #if 0", [(SET_TILE, "#if 0\n" + SET_TILE + "\n#endif")], "ascendc-tiling", "tileNum is never set"),
     ("__has_include probe", [('#include "add_custom_tiling.h"\n\nconstexpr',
                               '#if __has_include("/etc/passwd")\n#endif\n#include "add_custom_tiling.h"\n\nconstexpr')],
-     "ascendc-include", "conditional compilation"),
+     "ascendc-include", "__has_include"),
     ("system through a pointer", [(HOST, HOST + "\n    auto run = &::system;\n    run(\"id\");")],
      "ascendc-forbidden", "a reference to"),
     ("popen assigned", [(HOST, HOST + "\n    FILE *(*p)(const char *, const char *) = popen;")],
@@ -93,7 +93,7 @@ def test_what_a_correct_project_writes_still_passes(edits):
 
 @pytest.mark.parametrize("name, code", [("ascendc_ub_constexpr_fn", "ascendc-ub"),
                                         ("ascendc_system_pointer", "ascendc-forbidden"),
-                                        ("ascendc_tiling_if0", "ascendc-include")])
+                                        ("ascendc_tiling_if0", "ascendc-tiling")])
 def test_hostile_projects_exit_1_end_to_end(monkeypatch, name, code):
     monkeypatch.delenv("ASCEND_HOME_PATH", raising=False)
     v = verify(SPEC, HOSTILE / f"{name}.py", VerifyOptions(backend="ascendc", device="cpu", trials=1, seed=3,

@@ -1,8 +1,12 @@
-"""Constant folding of the integer expressions the buffer and copy checks need (`BUFFER_NUM`,
-`TILE_LENGTH * sizeof(half)`): named constants come from `constexpr`/`const` integer declarations
-and object-like `#define`s of the translation unit (its project headers inlined); a name bound to two different values, a runtime
-value (`this->tileLength`, a parameter) or anything else this small evaluator does not know gives
-None — unknown, never a guess. Values are capped at 2^64 so `1 << (1 << 40)` costs nothing.
+"""Constant folding of the integer expressions the checks need: buffer and copy sizes (`BUFFER_NUM`,
+`TILE_LENGTH * sizeof(half)`) and the conditions of `if`/`while`/`for` (`1 == 0`, `!true`,
+`kFree && n > 0` with `constexpr bool kFree = false`), so the rules judge the code that runs
+(units.prune drops a branch whose condition folds to a constant). Named constants come from
+`constexpr`/`const` integer and bool declarations and object-like `#define`s of the translation unit
+(its project headers inlined); a name bound to two different values, a runtime value
+(`this->tileLength`, a parameter, a call) or anything else this small evaluator does not know is
+unknown (None), never a guess — except where C++ itself does not need it: `false && x` is false and
+`true || x` true whatever x is. Values are capped at 2^64 so `1 << (1 << 40)` costs nothing.
 """
 from __future__ import annotations
 
@@ -11,7 +15,9 @@ from opforge.backends.cuda.cxx import Token
 
 CAP = 1 << 64
 INT_TYPES = set(SIZES) | {"long", "short", "signed", "unsigned", "auto"}
-_BINARY = {"*": 5, "/": 5, "%": 5, "+": 4, "-": 4, "<<": 3, ">>": 3}
+_BINARY = {"||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6, "<": 7, ">": 7, "<=": 7, ">=": 7,
+           "<<": 8, ">>": 8, "+": 9, "-": 9, "*": 10, "/": 10, "%": 10}
+_BOOLS = {"true": 1, "false": 0}
 
 
 def literal(text: str) -> int | None:
@@ -53,62 +59,166 @@ def constants(units) -> dict[str, int]:
 
 
 def evaluate(tokens: list[Token], table: dict[str, int], sizes: dict[str, int] | None = None) -> int | None:
-    """The value of an integer expression, or None when any part of it is not a known constant."""
+    """The value of an integer (or bool: 0/1) expression, or None when it is not a known constant."""
+    parser = _Parser(list(tokens), table, sizes or SIZES)
     try:
-        value, rest = _expr(list(tokens), 0, table, sizes or SIZES)
-    except (_Unknown, IndexError, ZeroDivisionError):
+        value = parser.conditional()
+    except (_Malformed, IndexError, RecursionError):
         return None
-    return value if not rest and value is not None and abs(value) < CAP else None
+    return value if parser.at == len(parser.tokens) and value is not None and abs(value) < CAP else None
 
 
-class _Unknown(Exception):
+class _Malformed(Exception):
     pass
 
 
-def _expr(tokens, floor, table, sizes):
-    value, tokens = _atom(tokens, table, sizes)
-    while tokens and tokens[0].text in _BINARY and _BINARY[tokens[0].text] >= floor and tokens[0].kind == "punct":
-        op = tokens[0].text
-        right, tokens = _expr(tokens[1:], _BINARY[op] + 1, table, sizes)
-        value = _apply(op, value, right)
-    return value, tokens
+class _Parser:
+    """Recursive descent over C++'s expression grammar; an unknown operand is None and is still
+    parsed (so `false && f(x)` folds), a token it cannot place ends the parse (None overall)."""
+
+    def __init__(self, tokens, table, sizes):
+        self.tokens, self.table, self.sizes, self.at = tokens, table, sizes, 0
+
+    def peek(self, ahead: int = 0) -> Token | None:
+        k = self.at + ahead
+        return self.tokens[k] if k < len(self.tokens) else None
+
+    def take(self, text: str) -> None:
+        t = self.peek()
+        if t is None or t.text != text:
+            raise _Malformed
+        self.at += 1
+
+    def conditional(self):
+        cond = self.binary(1)
+        t = self.peek()
+        if t is None or t.text != "?":
+            return cond
+        self.at += 1
+        a = self.conditional()
+        self.take(":")
+        b = self.conditional()
+        if cond is None:
+            return a if a == b else None
+        return a if cond else b
+
+    def binary(self, floor: int):
+        left = self.unary()
+        while True:
+            t = self.peek()
+            if t is None or t.kind != "punct" or t.text not in _BINARY or _BINARY[t.text] < floor:
+                return left
+            self.at += 1
+            left = _apply(t.text, left, self.binary(_BINARY[t.text] + 1))
+
+    def unary(self):
+        t = self.peek()
+        if t is not None and t.kind == "punct" and t.text in ("-", "+", "!", "~", "*", "&"):
+            self.at += 1
+            value = self.unary()
+            if value is None or t.text in ("*", "&"):
+                return None
+            return {"-": -value, "+": value, "!": int(not value), "~": ~value}[t.text]
+        return self.postfix(self.atom())
+
+    def postfix(self, value):
+        """Calls, members and subscripts after an operand: the operand is then unknown."""
+        while True:
+            t = self.peek()
+            if t is None:
+                return value
+            if t.text in ("(", "["):
+                self._skip_group()
+                value = None
+            elif t.text in (".", "->") and self.peek(1) is not None and self.peek(1).kind == "id":
+                self.at += 2
+                value = None
+            elif t.text in ("++", "--"):
+                self.at += 1
+                value = None
+            else:
+                return value
+
+    def _skip_group(self) -> None:
+        pairs, depth = {"(": ")", "[": "]", "{": "}"}, []
+        while True:
+            t = self.peek()
+            if t is None:
+                raise _Malformed
+            self.at += 1
+            if t.kind == "punct" and t.text in pairs:
+                depth.append(pairs[t.text])
+            elif t.kind == "punct" and t.text in (")", "]", "}"):
+                if not depth or depth.pop() != t.text:
+                    raise _Malformed
+                if not depth:
+                    return
+
+    def atom(self):
+        t = self.peek()
+        if t is None:
+            raise _Malformed
+        nxt = self.peek(1)
+        if t.kind == "num":
+            self.at += 1
+            return literal(t.text)
+        if t.kind in ("str", "chr"):
+            self.at += 1
+            return None
+        if t.text == "(":
+            if nxt is not None and nxt.kind == "id" and nxt.text in INT_TYPES and self.peek(2) is not None \
+                    and self.peek(2).text == ")":
+                self.at += 3
+                return self.unary()  # (uint32_t)x
+            self.at += 1
+            value = self.conditional()
+            self.take(")")
+            return value
+        if t.kind != "id":
+            raise _Malformed
+        if t.text in _BOOLS:
+            self.at += 1
+            return _BOOLS[t.text]
+        if t.text == "sizeof" and nxt is not None and nxt.text == "(":
+            inner = self.peek(2)
+            if inner is not None and inner.text in self.sizes and self.peek(3) is not None and self.peek(3).text == ")":
+                self.at += 4
+                return self.sizes[inner.text]
+            self.at += 1
+            self._skip_group()
+            return None
+        if t.text in ("static_cast", "reinterpret_cast") and nxt is not None and nxt.text == "<":
+            self.at += 2
+            while self.peek() is not None and self.peek().text != ">":
+                self.at += 1
+            self.take(">")
+            self.take("(")
+            value = self.conditional()
+            self.take(")")
+            return value
+        if t.text in INT_TYPES and nxt is not None and nxt.text == "(":
+            self.at += 1
+            return self.atom()  # uint32_t(x)
+        self.at += 1
+        name = t.text.rpartition("::")[2]
+        if name in self.table and (nxt is None or nxt.text not in ("(", ".", "->", "[")):
+            return self.table[name]
+        return None
 
 
-def _apply(op: str, a: int, b: int) -> int:
+def _apply(op: str, a: int | None, b: int | None) -> int | None:
+    if op == "&&":
+        return 0 if a == 0 or b == 0 else (1 if a is not None and b is not None else None)
+    if op == "||":
+        return 1 if a or b else (0 if a == 0 and b == 0 else None)
+    if a is None or b is None:
+        return None
     if op in ("<<", ">>") and not 0 <= b < 65:
-        raise _Unknown
-    value = {"*": lambda: a * b, "/": lambda: int(a / b), "%": lambda: a % b, "+": lambda: a + b,
-             "-": lambda: a - b, "<<": lambda: a << b, ">>": lambda: a >> b}[op]()
-    if abs(value) >= CAP:
-        raise _Unknown
-    return value
-
-
-def _atom(tokens, table, sizes):
-    t = tokens[0]
-    if t.kind == "num":
-        value = literal(t.text)
-        if value is None:
-            raise _Unknown
-        return value, tokens[1:]
-    if t.text in ("-", "+") and t.kind == "punct":
-        value, rest = _atom(tokens[1:], table, sizes)
-        return (-value if t.text == "-" else value), rest
-    if t.text == "(":
-        if len(tokens) > 2 and tokens[1].kind == "id" and tokens[1].text in INT_TYPES and tokens[2].text == ")":
-            return _atom(tokens[3:], table, sizes)  # (uint32_t)x
-        value, rest = _expr(tokens[1:], 0, table, sizes)
-        if not rest or rest[0].text != ")":
-            raise _Unknown
-        return value, rest[1:]
-    if t.text == "sizeof" and len(tokens) > 3 and tokens[1].text == "(" and tokens[3].text == ")":
-        if tokens[2].text in sizes:
-            return sizes[tokens[2].text], tokens[4:]
-        raise _Unknown
-    if t.text in ("static_cast", "reinterpret_cast") and len(tokens) > 4 and tokens[1].text == "<" and tokens[3].text == ">":
-        return _atom(tokens[4:], table, sizes)
-    if t.kind == "id" and t.text in INT_TYPES and len(tokens) > 1 and tokens[1].text == "(":
-        return _atom(tokens[1:], table, sizes)  # uint32_t(x)
-    if t.kind == "id" and t.text.rpartition("::")[2] in table:
-        return table[t.text.rpartition("::")[2]], tokens[1:]
-    raise _Unknown
+        return None
+    if op in ("/", "%") and b == 0:
+        return None
+    value = {"*": lambda: a * b, "/": lambda: int(a / b), "%": lambda: a - int(a / b) * b, "+": lambda: a + b,
+             "-": lambda: a - b, "<<": lambda: a << b, ">>": lambda: a >> b, "&": lambda: a & b, "|": lambda: a | b,
+             "^": lambda: a ^ b, "==": lambda: int(a == b), "!=": lambda: int(a != b), "<": lambda: int(a < b),
+             ">": lambda: int(a > b), "<=": lambda: int(a <= b), ">=": lambda: int(a >= b)}[op]()
+    return value if abs(value) < CAP else None

@@ -96,10 +96,6 @@ def _calls(f, unit, own: set, out: Findings) -> None:
         elif t.kind == "id" and base in api.SYSTEM and _referenced(body, k):
             out.bad(f"ascendc-forbidden: {t.text} in {f.name}: a reference to a file, process, network or "
                     f"environment function (no call needed to smuggle one) ({unit.at(t)})")
-        elif t.text == "if" and t.kind == "id" and k + 3 < len(body) and body[k + 1].text == "(" and \
-                body[k + 2].text in ("0", "false", "nullptr", "0u", "0U") and body[k + 3].text == ")":
-            out.bad(f"ascendc-format: `if ({body[k + 2].text})` in {f.name} hides code from the compiler that "
-                    f"these checks would read as run ({unit.at(t)})")
         elif t.kind == "id" and f.aicore and t.text.startswith(api.HOST_PREFIXES):
             out.bad(f"ascendc-forbidden: {t.text} in kernel code ({f.name}): host libraries do not run on an AI core "
                     f"({unit.at(t)})")
@@ -153,17 +149,28 @@ def _referenced(body: list, k: int) -> bool:
     return before in ("&", "=", "(", ",", "return", "?", ":", "{") and not (before == "&" and after in (")", ","))
 
 
+def _outside_macros(rest, own: set[str]) -> list[str]:
+    """The names a conditional directive tests that the project's own #defines do not give (the
+    preprocessor reads an unknown name as 0; the real build may define it), `__has_include` too."""
+    names = [t.text for t in rest if t.kind == "id" and t.text not in ("defined", "true", "false")]
+    return [n for n in dict.fromkeys(names) if n not in own]
+
+
 def _includes(code, project, out: Findings) -> None:
     names = {f.name for f in project.files}
     for unit in code.units:
+        own_macros = {rest[0].text for name, rest, _ in unit.directives if name == "define" and rest}
         for i, (name, rest, where) in enumerate(unit.directives):
             if name not in DIRECTIVES:
                 out.bad(f"ascendc-include: directive #{name or '?'} is not allowed ({where})")
                 continue
             if name in CONDITIONALS and not _include_guard(unit.directives, i):
-                out.bad(f"ascendc-include: #{name} (conditional compilation) is not allowed: this checker reads "
-                        f"every branch, the compiler only one; the only conditional allowed is an include guard "
-                        f"(#ifndef X_H / #define X_H) ({where})")
+                outside = _outside_macros(rest, own_macros) if code.preprocessed else ["(g++ -E not run)"]
+                if name in ("if", "ifdef", "ifndef", "elif") and outside:
+                    out.bad(f"ascendc-include: #{name} tests {', '.join(outside[:3])}, which the project does not "
+                            f"define: the compiler's or CANN's macros decide that branch, not opforge's "
+                            f"preprocessor; conditions may test the project's own macros and constants only "
+                            f"({where})")
                 continue
             if name != "include":
                 continue

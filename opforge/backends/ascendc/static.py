@@ -38,7 +38,7 @@ def check_ascendc(source: str) -> AscendCStatic:
         agree.check_multikernelbench(code, project, found)
     agree.check_tiling(code, project, found)
     reasons = project.reasons + [r for r in found.reasons if r not in project.reasons]
-    return AscendCStatic(reasons, found.warnings, project, [f.name for f in code.kernels])
+    return AscendCStatic(reasons, code.notes + found.warnings, project, [f.name for f in code.kernels])
 
 
 def _dtype_sizes(project: Project) -> dict[str, int]:

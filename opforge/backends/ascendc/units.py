@@ -4,15 +4,29 @@ spliced, comments and literals set apart, macros expanded, functions outlined; `
 same keyword in AscendC). Each token's line maps back to its project file, so every reason says
 `file:line`. On top: classes and their member functions (a kernel class's methods are kernel code
 whether or not each says `__aicore__`), and plain structs' fields (the tiling structs).
+
+What the rules read is what executes: a unit with conditional compilation (`#if 0`, `#ifdef` of
+its own macros) is run through `g++ -E` first (every #include stubbed out: project headers are
+already inlined, CANN and C++ headers are not needed to decide the project's own conditions; each
+output line put back at its source line), and every function body is pruned (prune): a branch of
+`if`/`if constexpr` whose condition folds to a constant (fold.py: `1 == 0`, `!true`, a false
+`constexpr bool`) and a `while`/`for` whose condition folds to false are dropped, so a FreeTensor,
+EnQue or tiling assignment there does not count as present.
 """
 from __future__ import annotations
 
 import re
+import subprocess
 from dataclasses import dataclass, field
+from functools import lru_cache
 
+from opforge.backends.ascendc.fold import constants, evaluate
 from opforge.backends.cuda.cxx import CxxError, Token, closing_bracket, read
 
 INCLUDE = re.compile(r'\s*#\s*include\s*"([^"]+)"')
+ANY_INCLUDE = re.compile(r"\s*#\s*include")
+CONDITIONAL = re.compile(r"^\s*#\s*(?:if|ifdef|ifndef|elif)\b", re.M)
+MARKER = re.compile(r'^# (\d+) "((?:[^"\\]|\\.)*)"')
 DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?:\([^)]*\))?(.*)$", re.M)
 MAX_DEPTH = 16
 MAX_EXPANSION = 20_000  # tokens one macro may expand to (a real project's largest is a few hundred)
@@ -51,6 +65,8 @@ class Code:
     functions: list[Fn] = field(default_factory=list)
     structs: dict[str, tuple[list[str], str]] = field(default_factory=dict)  # plain struct -> (fields, "file:line")
     classes: set[str] = field(default_factory=set)
+    preprocessed: bool = True  # conditionals decided by g++ -E (False: g++ missing, every branch read)
+    notes: list[str] = field(default_factory=list)  # warnings: what could not be read as the compiler reads it
 
     @property
     def kernels(self) -> list[Fn]:
@@ -88,11 +104,171 @@ def read_code(project) -> Code:
         except CxxError as exc:
             at = where[min(max(exc.line, 1), len(where)) - 1]
             raise UnitError(f"ascendc-format: {start.display} is not C++ this checker can read: {exc} ({at})") from None
-        unit = Unit(parsed.tokens, [(n, rest, where[min(line, len(where)) - 1]) for n, rest, line in parsed.directives],
-                    where)
+        directives = [(n, rest, where[min(line, len(where)) - 1]) for n, rest, line in parsed.directives]
+        if _conditional(parsed.directives) and "__has_include" not in text:  # a probe of the file system: refused (kernel_rules)
+            try:
+                parsed = read(_preprocess(text, where, start.display))
+            except FileNotFoundError:
+                code.preprocessed = False
+                code.notes.append("ascendc-format: g++ is not installed: conditional compilation is not evaluated")
+            except CxxError as exc:
+                at = where[min(max(exc.line, 1), len(where)) - 1]
+                raise UnitError(f"ascendc-format: {start.display} is not C++ this checker can read after the "
+                                f"preprocessor: {exc} ({at})") from None
+        unit = Unit(parsed.tokens, directives, where)
         code.units.append(unit)
         _outline(code, unit, parsed.functions, len(code.units) - 1, seen)
+        _prune_unit(code, unit, len(code.units) - 1)
     return code
+
+
+def _conditional(directives) -> bool:
+    """Conditional compilation other than include guards (those need no preprocessor)."""
+    for i, (name, rest, _) in enumerate(directives):
+        if name in ("if", "elif") or name in ("ifdef", "ifndef") and not (
+                name == "ifndef" and len(rest) == 1 and i + 1 < len(directives) and directives[i + 1][0] == "define"
+                and directives[i + 1][1][:1] and directives[i + 1][1][0].text == rest[0].text):
+            return True
+    return False
+
+
+def _preprocess(text: str, where: list[str], display: str) -> str:
+    """The unit after `g++ -E`, every output line at its source line (so `where` still maps it); every
+    #include stubbed (project headers are inlined already). UnitError with g++'s first error."""
+    lines = text.split("\n")
+    stubbed = "\n".join("" if ANY_INCLUDE.match(line) else line for line in lines)
+    returncode, stdout, stderr = _gxx(stubbed)
+    if returncode:
+        error = next((row for row in stderr.splitlines() if "error" in row), stderr.strip()[:200])
+        m = re.match(r"<stdin>:(\d+):(?:\d+:)?\s*(.*)", error)
+        at = where[min(max(int(m.group(1)), 1), len(where)) - 1] if m else display
+        raise UnitError(f"ascendc-format: the preprocessor refuses {display}: {(m.group(2) if m else error)[:200]} ({at})")
+    out, line, mine = [""] * len(lines), 0, False
+    for row in stdout.split("\n"):
+        m = MARKER.match(row) if row.startswith("# ") else None
+        if m is not None:
+            line, mine = int(m.group(1)), m.group(2) == "<stdin>"
+            continue
+        if mine and 1 <= line <= len(out) and row.strip():
+            out[line - 1] = f"{out[line - 1]} {row}" if out[line - 1] else row
+        line += 1
+    return "\n".join(out)
+
+
+@lru_cache(maxsize=256)
+def _gxx(text: str) -> tuple[int, str, str]:
+    try:
+        done = subprocess.run(["g++", "-E", "-undef", "-nostdinc", "-std=c++17", "-x", "c++", "-"], input=text, capture_output=True,
+                              text=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        return 1, "", "<stdin>:1: error: the preprocessor ran past 30 s"
+    return done.returncode, done.stdout, done.stderr
+
+
+# -- what executes: branches under constant conditions dropped ---------------------------------------
+
+def _prune_unit(code: Code, unit: Unit, index: int) -> None:
+    """Prune every function body of this unit (prune) and drop the pruned tokens from the unit's."""
+    table = constants([unit])
+    dropped: set[int] = set()
+    for f in code.functions:
+        if f.unit != index:
+            continue
+        try:
+            body = prune(f.body, table)
+        except RecursionError:
+            raise UnitError(f"ascendc-format: {f.name} nests constant conditions too deeply to read ({f.where})") from None
+        if len(body) != len(f.body) or any(a is not b for a, b in zip(body, f.body)):
+            kept = {id(t) for t in body}
+            dropped |= {id(t) for t in f.body if id(t) not in kept}
+            f.body = body
+    if dropped:
+        unit.tokens = [t for t in unit.tokens if id(t) not in dropped]
+
+
+def prune(tokens: list[Token], table: dict[str, int]) -> list[Token]:
+    """The tokens with every branch that cannot run removed: `if (C) A else B` keeps `{ A }` or `{ B }`
+    where C folds; `while (C) A` and `for (I; C; S) A` where C folds to false keep `{ I; }`."""
+    out, i, n, tails = [], 0, len(tokens), set()
+    while i < n:
+        t = tokens[i]
+        if t.kind == "id" and t.text == "do":
+            tails.add(_statement_end(tokens, i + 1))  # the `while` of do ... while (C); runs the body once
+        elif t.kind == "id" and t.text in ("if", "while", "for") and i not in tails:
+            j = i + 1 + (t.text == "if" and i + 1 < n and tokens[i + 1].text == "constexpr")
+            if j < n and tokens[j].text == "(":
+                close = closing_bracket(tokens, j)
+                parts = _split(tokens[j + 1:close], ";")
+                cond = parts[-1] if t.text != "for" else parts[1] if len(parts) == 3 else []
+                value = evaluate(cond, table) if cond else None
+                if value is not None and (t.text == "if" or not value):
+                    end = _statement_end(tokens, close + 1)
+                    kept: list[Token] = []
+                    if t.text == "if":
+                        has_else = end < n and tokens[end].text == "else"
+                        else_end = _statement_end(tokens, end + 1) if has_else else end
+                        kept = tokens[close + 1:end] if value else tokens[end + 1:else_end]
+                        kept = (parts[0] + [Token("punct", ";", t.line)] if len(parts) == 2 else []) + kept
+                        end = else_end
+                    elif t.text == "for" and parts[0]:
+                        kept = parts[0] + [Token("punct", ";", t.line)]
+                    out += [Token("punct", "{", t.line), *prune(kept, table), Token("punct", "}", t.line)]
+                    i = end
+                    continue
+        out.append(t)
+        i += 1
+    return out
+
+
+def _split(tokens: list[Token], sep: str) -> list[list[Token]]:
+    parts, current, depth = [], [], 0
+    for t in tokens:
+        if t.kind == "punct" and t.text in "([{":
+            depth += 1
+        elif t.kind == "punct" and t.text in ")]}":
+            depth -= 1
+        if t.text == sep and t.kind == "punct" and depth == 0:
+            parts.append(current)
+            current = []
+        else:
+            current.append(t)
+    return parts + [current]
+
+
+def _statement_end(tokens: list[Token], k: int) -> int:
+    """Index just past the statement that starts at tokens[k]."""
+    n = len(tokens)
+    if k >= n:
+        return n
+    t = tokens[k]
+    if t.kind == "punct" and t.text == "{":
+        return closing_bracket(tokens, k) + 1
+    if t.kind == "id" and t.text in ("if", "for", "while", "switch"):
+        j = k + 1 + (t.text == "if" and k + 1 < n and tokens[k + 1].text == "constexpr")
+        if j < n and tokens[j].text == "(":
+            end = _statement_end(tokens, closing_bracket(tokens, j) + 1)
+            if t.text == "if" and end < n and tokens[end].text == "else":
+                end = _statement_end(tokens, end + 1)
+            return end
+    if t.kind == "id" and t.text == "do":
+        end = _statement_end(tokens, k + 1)
+        if end + 1 < n and tokens[end].text == "while" and tokens[end + 1].text == "(":
+            return min(closing_bracket(tokens, end + 1) + 2, n)
+        return end
+    depth = 0
+    for j in range(k, n):
+        x = tokens[j]
+        if x.kind != "punct":
+            continue
+        if x.text in "([{":
+            depth += 1
+        elif x.text in ")]}":
+            depth -= 1
+            if depth < 0:
+                return j
+        elif x.text == ";" and depth == 0:
+            return j + 1
+    return n
 
 
 def _macro_sizes(text: str, display: str) -> None:
