@@ -2,7 +2,11 @@
 AscendC kernels (tests/data/ascendc/emu/, MANIFEST in its __init__.py), each beside its correct control."""
 from __future__ import annotations
 
+import ast
+import runpy
 import time
+
+import pytest
 
 from conftest import DATA
 from opforge.harness import ladder
@@ -29,3 +33,32 @@ def test_the_verdict_on_the_declared_size_spec_records_the_sizes_used():
                                                            sandbox="none"))
     assert ladder.exit_code(v) in (0, 3), v["reasons"]  # 3 (static) without an emulator, 0 with it
     assert v["sizes"]["declared"] == DECLARED and v["sizes"]["used"] != DECLARED
+
+
+EMU = ASC / "emu"
+MANIFEST = runpy.run_path(str(EMU / "__init__.py"))["MANIFEST"]
+OPTIONS = VerifyOptions(backend="ascendc", device="cpu", trials=1, seed=0, sandbox="none")
+
+
+def test_every_corpus_file_has_a_row_and_says_what_is_wrong():
+    files = {p.name for p in EMU.glob("*.py")} - {"__init__.py"}
+    rows = {name for name in MANIFEST if not name.startswith("../")}
+    specs = {spec.removeprefix("../") for spec, *_ in MANIFEST.values() if not spec.startswith("../")}
+    assert files == rows | specs
+    for name in rows:
+        doc = ast.get_docstring(ast.parse((EMU / name).read_text()))
+        assert doc and "Expected: exit" in doc, name
+
+
+@pytest.mark.parametrize("name", sorted(MANIFEST))
+def test_each_corpus_kernel_gets_its_verdict(name):
+    pytest.importorskip("opforge.backends.ascendc.emulator", reason="the AscendC emulator (issue 34) is not here yet")
+    spec, expected, codes, api = MANIFEST[name]
+    v = verify(EMU / spec, EMU / name, OPTIONS)
+    got = ladder.exit_code(v)
+    assert got == expected, (got, v["level"], v["reasons"][:2])
+    if expected == 0:
+        assert v["level"] == "emulated" and not v["reasons"]
+        return
+    assert v["reasons"][0].split(":")[0] in codes, v["reasons"][:2]
+    assert api is None or api in v["reasons"][0], v["reasons"][0]
