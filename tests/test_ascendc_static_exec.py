@@ -71,3 +71,78 @@ def test_a_tiling_assignment_under_a_constant_false_condition_is_not_set():
 def test_conditional_compilation_on_a_macro_the_project_does_not_define_is_refused():
     found = reasons(changed(DIRECT, (FREE_X, f"\n#ifdef __CCE_KT_TEST__\n{FREE_X}\n#endif\n")))
     assert any(r.startswith("ascendc-include: #ifdef tests __CCE_KT_TEST__") for r in found), found
+
+
+# -- 3. the unified-buffer budget is per kernel ---------------------------------------------------------
+
+AUX = '''
+constexpr uint32_t AUX_BYTES = {kb} * 1024;
+class KernelAux {{
+public:
+    __aicore__ inline KernelAux() {{}}
+    __aicore__ inline void Init() {{ Scratch(pipe, tmp); }}
+private:
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> tmp;
+}};
+'''
+HELPER = ("__aicore__ inline void Scratch(AscendC::TPipe &pipe, AscendC::TBuf<AscendC::TPosition::VECCALC> &buf)\n"
+          "{\n    pipe.InitBuffer(buf, AUX_BYTES);\n}\n")
+ENTRY = "    KernelAdd op;\n"
+
+
+def two_classes(source: str, kb: int, use: str = "    KernelAux aux;\n    aux.Init();\n" + ENTRY) -> str:
+    return changed(source, (CONSTS, CONSTS + AUX.format(kb=kb) + HELPER), (ENTRY, use))
+
+
+def test_two_classes_of_one_kernel_are_summed_against_192_kb():
+    found = reasons(two_classes(DIRECT, 160))  # 48 KB of queues + 160 KB through a helper of a second class
+    assert len(found) == 1 and found[0].startswith("ascendc-ub: kernel add_custom's InitBuffer plan takes 212992 bytes "
+                                                   "(208 KB)") and "196608" in found[0] and "add_custom_kernel.cpp:" in found[0]
+    assert reasons(two_classes(DIRECT, 144)) == []  # 192 KB: fits exactly
+
+
+def test_classes_in_exclusive_branches_of_the_entry_are_separate_plans():
+    branch = "    if (AscendC::GetBlockNum() > 64) {\n        KernelAux aux;\n        aux.Init();\n        return;\n    }\n" + ENTRY
+    assert reasons(two_classes(DIRECT, 160, branch)) == []
+    either = "    if (AscendC::GetBlockNum() > 64) { KernelAux aux; aux.Init(); } else { KernelAdd op;\n"
+    source = two_classes(DIRECT, 160, either)
+    assert reasons(changed(source, ("    op.Process();\n}", "    op.Process(); }\n}"))) == []
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_a_known_part_over_the_budget_is_an_error_whatever_the_runtime_sizes(form):
+    found = check_ascendc(two_classes(FORMS[form], 200))
+    assert len(found.reasons) == 1 and "takes 204800 bytes" in found.reasons[0] if form == "mkb" else \
+        "takes 253952 bytes" in found.reasons[0], found.reasons
+    assert ("plus 3 run-time-sized buffer(s)" in found.reasons[0]) == (form == "mkb")
+
+
+def test_one_runtime_sized_buffer_does_not_excuse_a_plan_over_192_kb():
+    source = changed(DIRECT, ("constexpr int32_t TILE_LENGTH = 2048;", "constexpr int32_t TILE_LENGTH = 12800;"),
+                     ("pipe.InitBuffer(inQueueX, BUFFER_NUM, TILE_LENGTH * sizeof(float));",
+                      "pipe.InitBuffer(inQueueX, BUFFER_NUM, this->blockLength * sizeof(float));"))
+    found = check_ascendc(source)
+    assert len(found.reasons) == 1 and "takes 204800 bytes" in found.reasons[0] and \
+        "plus 1 run-time-sized buffer(s)" in found.reasons[0], found.reasons
+    control = check_ascendc(changed(source, ("TILE_LENGTH = 12800;", "TILE_LENGTH = 2048;")))
+    assert control.reasons == [] and any("could not be checked" in w for w in control.warnings)
+
+
+# -- 6. a TPipe named `pipe` is not POSIX's pipe() --------------------------------------------------------
+
+@pytest.mark.parametrize("form", FORMS)
+def test_a_tpipe_named_pipe_passed_by_reference_is_not_the_pipe_call(form):
+    assert reasons(two_classes(FORMS[form], 8)) == []  # Scratch(pipe, tmp): TPipe &pipe
+    pointer = changed(FORMS[form], ("    __aicore__ inline void Process()\n    {",
+                                    "    __aicore__ inline void Process()\n    {\n        AscendC::TPipe *p = &pipe;\n"
+                                    "        AscendC::TPipe &q = pipe;"))
+    assert reasons(pointer) == []
+
+
+@pytest.mark.parametrize("line, words", [("int fds[2];\n    pipe(fds);", "pipe in add_custom_npu: no file"),
+                                         ("auto make = pipe;", "pipe in add_custom_npu: a reference"),
+                                         ("auto make = &::pipe;", "pipe in add_custom_npu: a reference")])
+def test_the_pipe_call_and_a_reference_to_it_are_still_refused(line, words):
+    found = reasons(changed(DIRECT, ("    at::Tensor z = at::empty_like(x);", "    at::Tensor z = at::empty_like(x);\n    " + line)))
+    assert any(r.startswith("ascendc-forbidden:") and words in r for r in found), found

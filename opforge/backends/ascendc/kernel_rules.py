@@ -77,15 +77,56 @@ def check_code(code, project) -> Findings:
     out = Findings()
     _includes(code, project, out)
     own = {f.name.rpartition("::")[2] for f in code.functions} | code.classes
+    types = _types(code)
+    members = _members(code, types)
     for f in code.functions:
         unit = code.units[f.unit]
-        _calls(f, unit, own, out)
+        _calls(f, unit, own, out, _variables(f, members, types))
     return out
+
+
+def _declarators(tokens: list[Token], types: set[str]) -> set[str]:
+    """Names declared as variables in these tokens: `T name;`, `T &name`, `T *name = ...`, `T<...> name{...}`
+    with T a type (AscendC's, the project's, an arithmetic one)."""
+    found = set()
+    for k in range(1, len(tokens)):
+        t = tokens[k]
+        if t.kind != "id" or k + 1 < len(tokens) and tokens[k + 1].text not in (";", "=", ",", "{", "[", "(", ")"):
+            continue
+        j = k - 1
+        while j >= 0 and tokens[j].text in ("*", "&", "&&", "const"):
+            j -= 1
+        if j >= 0 and (tokens[j].text == ">" or tokens[j].kind == "id" and api.base_name(tokens[j].text) in types):
+            found.add(t.text)
+    return found
+
+
+def _types(code) -> set[str]:
+    return set(api.TYPES) | set(api.SIZES) | set(code.classes) | set(code.structs) | {"auto", "long", "short", "unsigned"}
+
+
+def _members(code, types: set[str]) -> dict[str, set[str]]:
+    """Class -> the variables its body declares (members)."""
+    from opforge.backends.ascendc.units import _classes
+
+    found: dict[str, set[str]] = {}
+    for unit in code.units:
+        for _, name, start, end in _classes(unit.tokens):
+            found.setdefault(name, set()).update(_declarators(unit.tokens[start + 1:end], types))
+    return found
+
+
+def _variables(f, members: dict[str, set[str]], types: set[str]) -> set[str]:
+    """The variables in scope in f: its parameters, its locals and its class's members (a TPipe
+    named `pipe` is that object, not POSIX's pipe())."""
+    names = {ids[-1] for ids in ([t.text for t in p if t.kind == "id"] for p in f.params) if ids}
+    scope = f.scope or f.name.rpartition("::")[0].rpartition("::")[2]
+    return names | _declarators(f.body, types) | members.get(scope, set())
 
 
 # -- calls -------------------------------------------------------------------------------------------
 
-def _calls(f, unit, own: set, out: Findings) -> None:
+def _calls(f, unit, own: set, out: Findings, variables: set[str] = frozenset()) -> None:
     body = f.body
     for k, t in enumerate(body):
         base = api.base_name(t.text)
@@ -93,7 +134,7 @@ def _calls(f, unit, own: set, out: Findings) -> None:
             out.bad(f"ascendc-forbidden: inline assembly in {f.name} ({unit.at(t)})")
         elif t.kind == "id" and base in ("ifstream", "ofstream", "fstream", "filebuf", "thread"):
             out.bad(f"ascendc-forbidden: {t.text} in {f.name}: no files or threads in an AscendC project ({unit.at(t)})")
-        elif t.kind == "id" and base in api.SYSTEM and _referenced(body, k):
+        elif t.kind == "id" and base in api.SYSTEM and _referenced(body, k) and not (t.text == base and base in variables):
             out.bad(f"ascendc-forbidden: {t.text} in {f.name}: a reference to a file, process, network or "
                     f"environment function (no call needed to smuggle one) ({unit.at(t)})")
         elif t.kind == "id" and f.aicore and t.text.startswith(api.HOST_PREFIXES):

@@ -11,7 +11,8 @@ from __future__ import annotations
 from opforge.backends.ascendc import api
 from opforge.backends.ascendc.fold import INT_TYPES, constants, evaluate
 from opforge.backends.ascendc.kernel_rules import Findings, calls, open_paren, split_args
-from opforge.backends.cuda.cxx import Token
+from opforge.backends.ascendc.units import statement_end
+from opforge.backends.cuda.cxx import Token, closing_bracket
 
 QUEUE_METHODS = ("AllocTensor", "FreeTensor", "EnQue", "DeQue")
 
@@ -152,42 +153,197 @@ def _paren_open(body: list, close: int) -> int:
 
 
 def _ub_plan(code, tables, sizes, out: Findings) -> None:
+    """The unified buffer a kernel takes: every InitBuffer that the kernel entry reaches (the functions
+    it calls, the classes it instantiates, their methods, transitively), summed; where the entry
+    chooses between branches (`if (TILING_KEY_IS(1)) { KernelA a; ... } else { KernelB b; ... }`)
+    each choice is its own plan and the largest counts. A known part over the budget is an error
+    whatever the run-time sizes add to it; a run-time size alone is a warning."""
     runtime = _runtime_names(code)
     declared = _initialisers(code.units)
-    for scope, functions in _scopes(code).items():
-        known, unknown, first = 0, [], None
-        for f in functions:
-            unit = code.units[f.unit]
-            for k, name, member in calls(f.body):
-                if not member or api.base_name(name) != "InitBuffer":
+    sized: dict[int, tuple] = {}  # id(call token) -> (bytes or None, what, where)
+    for f in code.functions:
+        if not f.aicore:
+            continue
+        unit = code.units[f.unit]
+        for k, name, member in calls(f.body):
+            if not member or api.base_name(name) != "InitBuffer":
+                continue
+            args = split_args(f.body, open_paren(f.body, k))
+            at = unit.at(f.body[k])
+            if _in_loop(f.body, k):
+                out.bad(f"ascendc-ub: InitBuffer in a loop in {f.name}: every call takes more unified buffer, "
+                        f"so the plan is one call per queue or buffer ({at})")
+                continue
+            parts = args[1:] if len(args) in (2, 3) else None
+            values = [evaluate(a, tables[f.unit], sizes) for a in parts] if parts else [None]
+            queue = " ".join(t.text for t in args[0]) if args else "?"
+            if None in values:
+                hidden = [a for a, v in zip(parts or [], values)
+                          if v is None and not _runtime(a, runtime) and _hides(a, declared)]
+                if hidden:
+                    out.bad(f"ascendc-ub: InitBuffer({queue}, ...) size `{' '.join(t.text for t in hidden[0])}` "
+                            "is neither a constant opforge folds (constexpr/const/#define integers, sizeof) nor "
+                            f"computed at run time (a parameter, a member set in code, tiling data, an AscendC "
+                            f"query); name it as a constexpr integer ({at})")
                     continue
-                args = split_args(f.body, open_paren(f.body, k))
-                first = first or unit.at(f.body[k])
-                if _in_loop(f.body, k):
-                    out.bad(f"ascendc-ub: InitBuffer in a loop in {f.name}: every call takes more unified buffer, "
-                            f"so the plan is one call per queue or buffer ({unit.at(f.body[k])})")
-                    continue
-                parts = args[1:] if len(args) in (2, 3) else None
-                values = [evaluate(a, tables[f.unit], sizes) for a in parts] if parts else [None]
-                if None in values:
-                    queue = " ".join(t.text for t in args[0]) if args else "?"
-                    hidden = [a for a, v in zip(parts or [], values)
-                              if v is None and not _runtime(a, runtime) and _hides(a, declared)]
-                    if hidden:
-                        out.bad(f"ascendc-ub: InitBuffer({queue}, ...) size `{' '.join(t.text for t in hidden[0])}` "
-                                "is neither a constant opforge folds (constexpr/const/#define integers, sizeof) nor "
-                                f"computed at run time (a parameter, a member set in code, tiling data, an AscendC "
-                                f"query); name it as a constexpr integer ({unit.at(f.body[k])})")
-                        continue
-                    unknown.append(f"InitBuffer({queue}, ...) ({unit.at(f.body[k])})")
-                else:
-                    known += values[0] * (values[1] if len(values) == 2 else 1)
+                sized[id(f.body[k])] = (None, f"InitBuffer({queue}, ...) ({at})", at)
+            else:
+                sized[id(f.body[k])] = (values[0] * (values[1] if len(values) == 2 else 1), queue, at)
+    calls_of = _member_types(code)
+    for entry in code.kernels:
+        plans = []
+        for variant in _variants(entry.body):
+            reached = _reach(code, entry, variant, calls_of)
+            found = [sized[id(t)] for f in reached for t in f.body if id(t) in sized]
+            known = sum(b for b, _, _ in found if b is not None)
+            plans.append((known, [w for b, w, _ in found if b is None], next((w for _, _, w in found), entry.where)))
+        known, unknown, first = max(plans, key=lambda p: (p[0], len(p[1])))
         if known > api.UB_BYTES:
-            out.bad(f"ascendc-ub: {scope}'s InitBuffer plan takes {known} bytes ({known / 1024:.0f} KB) of unified "
-                    f"buffer, over the {api.UB_BYTES} (192 KB) an AI core has ({first})")
+            more = f", plus {len(unknown)} run-time-sized buffer(s)" if unknown else ""
+            out.bad(f"ascendc-ub: kernel {entry.name}'s InitBuffer plan takes {known} bytes ({known / 1024:.0f} KB) "
+                    f"of unified buffer{more}, over the {api.UB_BYTES} (192 KB) an AI core has: the buffers of every "
+                    f"class and helper the kernel reaches add up ({first})")
         elif unknown:
-            out.warn(f"ascendc-ub: {scope}'s unified-buffer plan could not be checked: {len(unknown)} InitBuffer "
-                     f"size(s) depend on runtime values, e.g. {unknown[0]}; the known part is {known} bytes")
+            out.warn(f"ascendc-ub: kernel {entry.name}'s unified-buffer plan could not be checked: {len(unknown)} "
+                     f"InitBuffer size(s) depend on runtime values, e.g. {unknown[0]}; the known part is {known} bytes")
+
+
+MAX_VARIANTS = 16
+
+
+def _variants(body: list[Token]) -> list[list[Token]]:
+    """The entry's body once per choice of branch of its top-level if/else chains (at most
+    MAX_VARIANTS; past that, all of it at once: the sum, an upper bound)."""
+    pieces: list[list[list[Token]]] = []
+    k = 0
+    while k < len(body):
+        end = max(statement_end(body, k), k + 1)
+        statement = body[k:end]
+        if statement[0].text == "if" and statement[0].kind == "id":
+            pieces.append(_branches(statement))
+        else:
+            pieces.append([statement])
+        k = end
+    count = 1
+    for p in pieces:
+        count *= len(p)
+    if count > MAX_VARIANTS:
+        return [body]
+    variants: list[tuple[list[Token], bool]] = [([], False)]  # (tokens, returned)
+    for p in pieces:
+        variants = [v if done else (v[0] + choice, _returns(choice)) for v in variants for done in [v[1]]
+                    for choice in (p if not done else p[:1])]
+    return [v for v, _ in variants]
+
+
+def _returns(tokens: list[Token]) -> bool:
+    """Does this branch end the entry: a `return` outside any nested block of the branch?"""
+    depth = 0
+    for t in tokens:
+        if t.kind == "punct" and t.text in ("{", "}"):
+            depth += 1 if t.text == "{" else -1
+        elif t.kind == "id" and t.text == "return" and depth <= 1:
+            return True
+    return False
+
+
+def _branches(statement: list[Token]) -> list[list[Token]]:
+    """`if (c) A else if (d) B else C` -> [c A, d B, C] (the conditions kept: they may call too);
+    without a final else, the empty choice too."""
+    j = 1 + (len(statement) > 1 and statement[1].text == "constexpr")
+    if j >= len(statement) or statement[j].text != "(":
+        return [statement]
+    close = closing_bracket(statement, j)
+    end = statement_end(statement, close + 1)
+    first = statement[j:end]
+    if end < len(statement) and statement[end].text == "else":
+        rest = statement[end + 1:]
+        return [first] + (_branches(rest) if rest and rest[0].text == "if" else [rest])
+    return [first, []]
+
+
+def _owner(f, classes: set[str]) -> str | None:
+    if f.scope:
+        return f.scope
+    prefix = f.name.rpartition("::")[0].rpartition("::")[2]
+    return prefix if prefix in classes else None
+
+
+def _typed(tokens: list[Token], classes: set[str], found: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Variable -> project classes, from declarations `Kernel op;`, `Kernel<T> &op`, `Kernel *p = ...`."""
+    for k, t in enumerate(tokens):
+        if t.kind != "id" or api.base_name(t.text) not in classes:
+            continue
+        j = k + 1
+        if j < len(tokens) and tokens[j].text == "<":
+            depth = 0
+            while j < len(tokens):
+                depth += (tokens[j].text == "<") - (tokens[j].text == ">") - 2 * (tokens[j].text == ">>")
+                j += 1
+                if depth <= 0 or tokens[j - 1].text in (";", "{", "}"):
+                    break
+        while j < len(tokens) and tokens[j].text in ("*", "&", "&&", "const"):
+            j += 1
+        if j < len(tokens) and tokens[j].kind == "id":
+            found.setdefault(tokens[j].text, set()).add(api.base_name(t.text))
+    return found
+
+
+def _member_types(code):
+    """Class -> {member variable -> its project classes}."""
+    classes = code.classes
+    members: dict[str, dict[str, set[str]]] = {}
+    for unit in code.units:
+        for kind, name, open_at, close_at in _class_bodies(unit.tokens, classes):
+            _typed(unit.tokens[open_at + 1:close_at], classes, members.setdefault(name, {}))
+    return members
+
+
+def _class_bodies(tokens, classes):
+    from opforge.backends.ascendc.units import _classes
+
+    return [c for c in _classes(tokens) if c[1] in classes]
+
+
+def _reach(code, entry, body: list[Token], members) -> list:
+    """The aicore functions the entry reaches from `body`: member calls resolved through the
+    receiver's declared class where known (else every method of that name), plain calls to the
+    caller's own class first, then free functions; a declared object reaches its constructor."""
+    classes, by_name = code.classes, {}
+    for f in code.functions:
+        if f.aicore:
+            by_name.setdefault(api.base_name(f.name), []).append(f)
+    seen, todo, order = set(), [(entry, body)], []
+    while todo:
+        f, tokens = todo.pop()
+        if id(f) in seen and tokens is f.body:
+            continue
+        seen.add(id(f))
+        order.append(f) if tokens is f.body else order.append(_Part(f, tokens))
+        owner = _owner(f, classes)
+        local = _typed([t for p in f.params for t in p] + list(tokens), classes, {})
+        for name in {c for v in local.values() for c in v}:
+            todo += [(g, g.body) for g in by_name.get(name, []) if _owner(g, classes) == name and id(g) not in seen]
+        for k, name, member in calls(tokens):
+            base = api.base_name(name)
+            targets = by_name.get(base, [])
+            if member:
+                receiver = tokens[k - 2].text if k >= 2 else ""
+                types = {owner} if receiver == "this" else local.get(receiver) or members.get(owner or "", {}).get(receiver)
+                if types:
+                    targets = [g for g in targets if _owner(g, classes) in types] or targets
+            else:
+                mine = [g for g in targets if owner and _owner(g, classes) == owner]
+                targets = mine or [g for g in targets if _owner(g, classes) is None] or targets
+            todo += [(g, g.body) for g in targets if id(g) not in seen]
+    return order
+
+
+class _Part:
+    """A part of a function's body (one branch choice of the entry), read as a function."""
+
+    def __init__(self, f, body):
+        self.body, self.name, self.unit = body, f.name, f.unit
 
 
 # -- queues ------------------------------------------------------------------------------------------

@@ -193,7 +193,7 @@ def prune(tokens: list[Token], table: dict[str, int]) -> list[Token]:
     while i < n:
         t = tokens[i]
         if t.kind == "id" and t.text == "do":
-            tails.add(_statement_end(tokens, i + 1))  # the `while` of do ... while (C); runs the body once
+            tails.add(statement_end(tokens, i + 1))  # the `while` of do ... while (C); runs the body once
         elif t.kind == "id" and t.text in ("if", "while", "for") and i not in tails:
             j = i + 1 + (t.text == "if" and i + 1 < n and tokens[i + 1].text == "constexpr")
             if j < n and tokens[j].text == "(":
@@ -202,11 +202,11 @@ def prune(tokens: list[Token], table: dict[str, int]) -> list[Token]:
                 cond = parts[-1] if t.text != "for" else parts[1] if len(parts) == 3 else []
                 value = evaluate(cond, table) if cond else None
                 if value is not None and (t.text == "if" or not value):
-                    end = _statement_end(tokens, close + 1)
+                    end = statement_end(tokens, close + 1)
                     kept: list[Token] = []
                     if t.text == "if":
                         has_else = end < n and tokens[end].text == "else"
-                        else_end = _statement_end(tokens, end + 1) if has_else else end
+                        else_end = statement_end(tokens, end + 1) if has_else else end
                         kept = tokens[close + 1:end] if value else tokens[end + 1:else_end]
                         kept = (parts[0] + [Token("punct", ";", t.line)] if len(parts) == 2 else []) + kept
                         end = else_end
@@ -235,7 +235,7 @@ def _split(tokens: list[Token], sep: str) -> list[list[Token]]:
     return parts + [current]
 
 
-def _statement_end(tokens: list[Token], k: int) -> int:
+def statement_end(tokens: list[Token], k: int) -> int:
     """Index just past the statement that starts at tokens[k]."""
     n = len(tokens)
     if k >= n:
@@ -246,12 +246,12 @@ def _statement_end(tokens: list[Token], k: int) -> int:
     if t.kind == "id" and t.text in ("if", "for", "while", "switch"):
         j = k + 1 + (t.text == "if" and k + 1 < n and tokens[k + 1].text == "constexpr")
         if j < n and tokens[j].text == "(":
-            end = _statement_end(tokens, closing_bracket(tokens, j) + 1)
+            end = statement_end(tokens, closing_bracket(tokens, j) + 1)
             if t.text == "if" and end < n and tokens[end].text == "else":
-                end = _statement_end(tokens, end + 1)
+                end = statement_end(tokens, end + 1)
             return end
     if t.kind == "id" and t.text == "do":
-        end = _statement_end(tokens, k + 1)
+        end = statement_end(tokens, k + 1)
         if end + 1 < n and tokens[end].text == "while" and tokens[end + 1].text == "(":
             return min(closing_bracket(tokens, end + 1) + 2, n)
         return end
