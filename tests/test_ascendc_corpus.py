@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import DATA
+from conftest import DATA, ROOT
 from opforge.harness import ladder
 from opforge.harness.verify import VerifyOptions, prepare, verify
 
@@ -52,7 +52,8 @@ def test_every_corpus_file_has_a_row_and_says_what_is_wrong():
 
 @pytest.mark.parametrize("name", sorted(MANIFEST))
 def test_each_corpus_kernel_gets_its_verdict(name):
-    pytest.importorskip("opforge.backends.ascendc.emulator", reason="the AscendC emulator (issue 34) is not here yet")
+    if not (ROOT / "opforge/backends/ascendc/emulator/__init__.py").is_file():
+        pytest.skip("the AscendC emulator (issue 34) is not here yet")
     spec, expected, codes, api = MANIFEST[name]
     v = verify(EMU / spec, EMU / name, OPTIONS)
     got = ladder.exit_code(v)
