@@ -1,5 +1,5 @@
-"""Control of add_blocklen_bytes.py: the x copy-in's DataCopyParams.blockLen in 32-byte blocks. Expected:
-exit 0 (level emulated)."""
+"""Control of add_blocklen_bytes.py: the x copy-in's DataCopyParams.blockLen in 32-byte blocks.
+Expected: exit 0 (level emulated)."""
 import torch
 
 ASCENDC_SOURCES = {
