@@ -146,3 +146,43 @@ def test_a_tpipe_named_pipe_passed_by_reference_is_not_the_pipe_call(form):
 def test_the_pipe_call_and_a_reference_to_it_are_still_refused(line, words):
     found = reasons(changed(DIRECT, ("    at::Tensor z = at::empty_like(x);", "    at::Tensor z = at::empty_like(x);\n    " + line)))
     assert any(r.startswith("ascendc-forbidden:") and words in r for r in found), found
+
+
+# -- 2. a tiling field set after the tiling left the host function is not set ------------------------------
+
+SAVE = "    tiling.SaveToBuffer(context->GetRawTilingData()->GetData(), context->GetRawTilingData()->GetCapacity());\n"
+SET_NUM = "    tiling.set_tileNum(TILE_NUM);\n"
+LAUNCH = ("    add_custom_launch(BLOCK_DIM, stream, static_cast<uint8_t *>(x.data_ptr()), static_cast<uint8_t *>(y.data_ptr()),\n"
+          "                      static_cast<uint8_t *>(z.data_ptr()), tiling);\n")
+SET_TILE = "    tiling.tileNum = tiling.totalLength / BLOCK_DIM / TILE_LENGTH;\n"
+
+
+def test_a_tiling_field_set_after_savetobuffer_is_not_set():
+    found = reasons(changed(MKB, (SET_NUM, ""), (SAVE, SAVE + SET_NUM)))
+    assert len(found) == 1 and found[0].startswith("ascendc-tiling: tiling field AddCustomTilingData.tileNum is set only "
+                                                   "after the tiling was handed on (tiling.set_tileNum at host_operator_src:"), found
+    assert "(tiling.set_tileNum at host_operator_src:15, after tiling left TilingFunc at host_operator_src:14): " \
+        "the kernel reads 0" in found[0]
+    # set before a second SaveToBuffer: the second copy carries it
+    assert reasons(changed(MKB, (SET_NUM, ""), (SAVE, SAVE + SET_NUM + SAVE))) == []
+
+
+def test_a_tiling_field_set_after_the_launch_is_not_set():
+    found = reasons(changed(DIRECT, (SET_TILE, ""), (LAUNCH, LAUNCH + SET_TILE)))
+    assert len(found) == 1 and "tileNum is set only after the tiling was handed on" in found[0], found
+    helper = ("void FillTiling(AddCustomTilingData &t, uint32_t n)\n{\n    t.totalLength = n;\n"
+              "    t.tileNum = n / BLOCK_DIM / TILE_LENGTH;\n}\n\nat::Tensor add_custom_npu(")
+    source = changed(DIRECT, ("at::Tensor add_custom_npu(", helper), (SET_TILE, ""),
+                     ("    tiling.totalLength = static_cast<uint32_t>(x.numel());\n",
+                      "    FillTiling(tiling, static_cast<uint32_t>(x.numel()));\n"))
+    assert reasons(source) == []  # filled through a reference by a helper, then launched
+
+
+@pytest.mark.parametrize("form, old, new", [
+    ("direct", "op.Init(x, y, z, tiling.totalLength, tiling.tileNum);", "op.Init(x, y, z, tiling.totalLength + tiling.blockSize, tiling.tileNum);"),
+    ("mkb", "op.Init(x, y, z, tiling_data.totalLength, tiling_data.tileNum);",
+     "op.Init(x, y, z, tiling_data.totalLength, tiling_data.tileNum + tiling_data.blockSize);")])
+def test_a_tiling_field_read_in_the_kernel_that_nothing_declares_or_sets_is_refused(form, old, new):
+    found = reasons(changed(FORMS[form], (old, new)))
+    assert found == ["ascendc-tiling: the kernel reads tiling field blockSize, which no tiling struct declares "
+                     "(AddCustomTilingData): nothing on the host sets it"], found

@@ -167,21 +167,46 @@ def _tiling_vars(f, structs) -> set[str]:
     return found
 
 
-def _set_and_read(code, structs) -> tuple[set[str], set[str], dict[str, list[int]]]:
-    """Field names assigned in host code, field names read in kernel code, brace-initialised structs."""
-    assigned, read, braced = set(), set(), {}
+def _handoffs(body, names: set[str]) -> dict[str, list[int]]:
+    """Where each tiling variable leaves the function: `t.SaveToBuffer(...)` (MultiKernelBench), or the
+    whole struct passed on (`launch(..., t)`, `k<<<...>>>(..., &t)`); a field set after the last one is
+    not what the kernel gets."""
+    found: dict[str, list[int]] = {}
+    for k, t in enumerate(body):
+        if t.kind != "id" or t.text not in names:
+            continue
+        after = body[k + 1].text if k + 1 < len(body) else ""
+        before = body[k - 1].text if k else ""
+        if after == "." and k + 3 < len(body) and body[k + 2].text == "SaveToBuffer" and body[k + 3].text == "(":
+            found.setdefault(t.text, []).append(k)
+        elif after in (")", ",") and (before in ("(", ",") or before == "&" and k >= 2 and body[k - 2].text in ("(", ",")):
+            found.setdefault(t.text, []).append(k)
+    return found
+
+
+def _set_and_read(code, structs) -> tuple[set[str], set[str], dict[str, list[int]], dict[str, str]]:
+    """Field names assigned in host code, field names read in kernel code, brace-initialised structs,
+    and fields set only after their struct left the function (field -> where)."""
+    assigned, read, braced, late = set(), set(), {}, {}
     for f in code.functions:
         body, names = f.body, _tiling_vars(f, structs)
+        handoffs = _handoffs(body, names) if not f.aicore else {}
         for k in range(2, len(body) - 1):
             if body[k - 1].text not in (".", "->") or body[k].kind != "id" or body[k - 2].text not in names:
                 continue
             written = body[k + 1].text in ("=", "+=", "-=", "*=", "/=", "|=", "<<=", ">>=")
-            if f.aicore and not written:
+            setter = body[k].text.startswith("set_") and body[k + 1].text == "("
+            if f.aicore and not written and body[k + 1].text != "(":
                 read.add(body[k].text)
-            elif not f.aicore and written:
-                assigned.add(body[k].text)
-            if not f.aicore and body[k].text.startswith("set_") and body[k + 1].text == "(":
-                assigned.add(body[k].text[4:])
+            elif not f.aicore and (written or setter):
+                field_name = body[k].text[4:] if setter else body[k].text
+                leaves = handoffs.get(body[k - 2].text)
+                if leaves and max(leaves) < k:
+                    late.setdefault(field_name, f"{body[k - 2].text}.{body[k].text} at {code.units[f.unit].at(body[k])}, "
+                                                f"after {body[k - 2].text} left {f.name} at "
+                                                f"{code.units[f.unit].at(body[max(leaves)])}")
+                else:
+                    assigned.add(field_name)
         for k in range(len(body) - 2):
             if not f.aicore and body[k].kind == "id" and body[k].text in structs and body[k + 1].kind == "id":
                 j = k + 2 + (body[k + 2].text == "=")
@@ -189,21 +214,29 @@ def _set_and_read(code, structs) -> tuple[set[str], set[str], dict[str, list[int
                     fields = split_args(body, j)
                     braced.setdefault(body[k].text, []).append(len(fields))
                     assigned |= {a[1].text for a in fields if len(a) > 2 and a[0].text == "." and a[2].text == "="}
-    return assigned, read, braced
+    return assigned, read, braced, late
 
 
 def check_tiling(code, project, out: Findings) -> None:
     structs = {name: spec for name, spec in code.structs.items() if "tiling" in name.lower()}
     if project.form == "multikernelbench":
         structs = _mkb_tiling(code, out)
-    assigned, read, braced = _set_and_read(code, structs)
+    assigned, read, braced, late = _set_and_read(code, structs)
     for name, (fields, where) in structs.items():
         whole = max(braced.get(name, [0]))
         for i, field_name in enumerate(fields):
             if field_name not in assigned and i >= whole:
-                out.bad(f"ascendc-tiling: tiling field {name}.{field_name} is never set on the host ({where})")
+                if field_name in late:
+                    out.bad(f"ascendc-tiling: tiling field {name}.{field_name} is set only after the tiling was "
+                            f"handed on ({late[field_name]}): the kernel reads 0 ({where})")
+                else:
+                    out.bad(f"ascendc-tiling: tiling field {name}.{field_name} is never set on the host ({where})")
             if field_name not in read:
                 out.bad(f"ascendc-tiling: tiling field {name}.{field_name} is never read in the kernel ({where})")
+    declared = {f for fields, _ in structs.values() for f in fields}
+    for field_name in sorted(read - declared) if structs else []:
+        out.bad(f"ascendc-tiling: the kernel reads tiling field {field_name}, which no tiling struct declares "
+                f"({', '.join(sorted(structs))}): nothing on the host sets it")
 
 
 def _mkb_tiling(code, out: Findings) -> dict[str, tuple[list[str], str]]:
