@@ -71,6 +71,9 @@ ST = "tests/test_cuda_emulator_state.py::"
 STATE = "opforge/backends/cuda/emulator/state.py"
 BUFFERS = "opforge/backends/cuda/emulator/buffers.py"
 GLOBALS_H = "opforge/backends/cuda/emulator/include/emu_globals.h"
+ASC_CORE = "opforge/backends/ascendc/emulator/include/asc_core.h"
+ASC_TENSOR = "opforge/backends/ascendc/emulator/include/asc_tensor.h"
+ASC_COPY = "opforge/backends/ascendc/emulator/include/asc_copy.h"
 SNAPSHOT = "opforge/harness/snapshot.py"
 CE = "tests/test_compiled_is_executed.py::"
 TRITON_PLUGIN = "opforge/backends/triton/__init__.py"
@@ -782,6 +785,28 @@ GUARANTEES: tuple[Guarantee, ...] = (
     _g("static-ctypes-refused", "a candidate importing ctypes is refused statically",
        (f"{CE}test_ctypes_is_refused[import]", f"{CE}test_ctypes_is_refused[from-import]"),
        (STATIC_T, '"math", "typing",', '"math", "ctypes", "typing",')),
+    _g("ascendc-emu-pipe-race", "AscendC emulated: two pipes touching one UB block, one writing, with no flag, queue or "
+       "barrier between them are a race (copy-in then compute without EnQue/DeQue; a scalar read of a vector result)",
+       ("tests/test_ascendc_emu_core.py::test_wrong_kernel_refused_beside_its_control[tbuf_nosync-tbuf_sync-2-words0]", "tests/test_ascendc_emu_core.py::test_wrong_kernel_refused_beside_its_control[reduce_nosync-reduce_sync-2-words1]"),
+       (ASC_CORE, "if (b.w.ts && b.wpipe != pipe && b.w.ts > vc.c[b.wpipe]) race(", "if (false) race(")),
+    _g("ascendc-emu-queue-orders", "AscendC emulated: EnQue/DeQue order the producer's pipe before the consumer's "
+       "(the double-buffered pipeline passes)", ("tests/test_ascendc_emu_core.py::test_wrong_kernel_refused_beside_its_control[pipeline_no_free-pipeline-4-words3]",),
+       (ASC_TENSOR, "        M().vc[consumer].join(ready_vc.front());\n", "")),
+    _g("ascendc-emu-use-after-free", "AscendC emulated: a tensor used after FreeTensor returned its buffer is refused",
+       ("tests/test_ascendc_emu_core.py::test_wrong_kernel_refused_beside_its_control[pipeline_free_early-pipeline-3-words4]",), (ASC_CORE, "    if (b->state == 0)\n", "    if (false)\n")),
+    _g("ascendc-emu-alloc-deadlock", "AscendC emulated: AllocTensor past the queue's buffer count is a deadlock",
+       ("tests/test_ascendc_emu_core.py::test_wrong_kernel_refused_beside_its_control[pipeline_no_free-pipeline-4-words3]",), (ASC_TENSOR, "            if (b.state != 0) continue;\n", "")),
+    _g("ascendc-emu-ub-budget", "AscendC emulated: InitBuffer past the target's unified buffer (192 KB on 910B) is refused "
+       "with the numbers", ("tests/test_ascendc_emu_core.py::test_wrong_kernel_refused_beside_its_control[ub_over-ub_fits-6-words7]",),
+       (ASC_TENSOR, "if (m.ub_used + need > m.target->ub_bytes)", "if (false)")),
+    _g("ascendc-emu-cross-core-race", "AscendC emulated: GM bytes two cores write in one launch are a race (atomic adds "
+       "excepted)", ("tests/test_ascendc_emu_core.py::test_wrong_kernel_refused_beside_its_control[gm_overlap-gm_ok-2-words8]", "tests/test_ascendc_emu_core.py::test_wrong_kernel_refused_beside_its_control[plain_add-atomic_add-2-words12]"),
+       (ASC_CORE, "if (wc >= 0 && wc != me && !(write && atomic && w_atomic))", "if (false)")),
+    _g("ascendc-emu-gm-bounds", "AscendC emulated: a copy past a GM buffer's end is out of bounds",
+       ("tests/test_ascendc_emu_core.py::test_wrong_kernel_refused_beside_its_control[gm_past_end-gm_ok-1-words10]",), (ASC_CORE, "if (p < r->base || p + bytes > r->base + r->bytes)", "if (false)")),
+    _g("ascendc-emu-ragged-datacopy", "AscendC emulated: DataCopy moves whole 32-byte blocks, dropping a ragged tail",
+       ("tests/test_ascendc_emu_core.py::test_datacopy_drops_a_ragged_tail_and_datacopypad_does_not",),
+       (ASC_COPY, "return (uint16_t)(bytes / 32); }", "return (uint16_t)((bytes + 31) / 32); }")),
 )
 
 

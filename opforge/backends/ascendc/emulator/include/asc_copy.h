@@ -51,6 +51,9 @@ inline void SetAtomicNone() { opforge_asc::M().atomic_add = false; }
 namespace detail {
 using opforge_asc::fail;
 
+// DataCopy's element count as 32-byte blocks: only whole blocks move (a ragged tail is dropped)
+inline uint16_t whole_blocks(uint64_t bytes) { return (uint16_t)(bytes / 32); }
+
 inline void ub_aligned(const char* api, Loc loc, const void* p) {
     if (opforge_asc::ub_offset(p) % 32)
         fail(opforge_asc::E_ALIGN, api, loc, "UB address %u is not 32-byte aligned (a LocalTensor offset whose "
@@ -122,15 +125,15 @@ template <typename T> void DataCopy(const LocalTensor<T>& dst, const LocalTensor
 }
 template <typename T> void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t count,
                                     Loc loc = Loc::here()) {
-    DataCopy(dst, src, DataCopyParams(1, (uint16_t)(count * sizeof(T) / 32), 0, 0), loc);
+    DataCopy(dst, src, DataCopyParams(1, detail::whole_blocks(count * sizeof(T)), 0, 0), loc);
 }
 template <typename T> void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count,
                                     Loc loc = Loc::here()) {
-    DataCopy(dst, src, DataCopyParams(1, (uint16_t)(count * sizeof(T) / 32), 0, 0), loc);
+    DataCopy(dst, src, DataCopyParams(1, detail::whole_blocks(count * sizeof(T)), 0, 0), loc);
 }
 template <typename T> void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count,
                                     Loc loc = Loc::here()) {
-    DataCopy(dst, src, DataCopyParams(1, (uint16_t)(count * sizeof(T) / 32), 0, 0), loc);
+    DataCopy(dst, src, DataCopyParams(1, detail::whole_blocks(count * sizeof(T)), 0, 0), loc);
 }
 
 // -- DataCopyPad: exact bytes -----------------------------------------------------------------------------------
