@@ -186,3 +186,29 @@ def test_a_tiling_field_read_in_the_kernel_that_nothing_declares_or_sets_is_refu
     found = reasons(changed(FORMS[form], (old, new)))
     assert found == ["ascendc-tiling: the kernel reads tiling field blockSize, which no tiling struct declares "
                      "(AddCustomTilingData): nothing on the host sets it"], found
+
+
+# -- 5. forward computes nothing with torch ---------------------------------------------------------------
+
+@pytest.mark.parametrize("form, call", [("direct", "add_custom_ops.add_custom(x, y)"), ("mkb", "custom_ops_lib.add_custom(a, b)")])
+@pytest.mark.parametrize("expr, what", [("{call} + {b}", "Add"), ("{call} * 2", "Mult"), ("-{call}", "USub"),
+                                        ("torch.add({call}, {b})", "torch.add"), ("{call}.sum()", ".sum()"),
+                                        ("abs({call})", "abs()"), ("{call}[{call} > 0]", "comparison")])
+def test_forward_that_computes_after_the_kernel_is_refused(form, call, expr, what):
+    b = "y" if form == "direct" else "b"
+    found = reasons(changed(FORMS[form], (f"return {call}", "return " + expr.format(call=call, b=b))))
+    assert any(r.startswith("ascendc-python: ModelNew.forward") and what in r for r in found), found
+
+
+@pytest.mark.parametrize("form, call", [("direct", "add_custom_ops.add_custom(x, y)"), ("mkb", "custom_ops_lib.add_custom(a, b)")])
+def test_forward_that_computes_on_the_kernels_result_through_a_name_is_refused(form, call):
+    found = reasons(changed(FORMS[form], (f"return {call}", f"out = {call}\n        out += out\n        return out")))
+    assert any("computes Add= on a tensor" in r for r in found), found
+
+
+@pytest.mark.parametrize("form, call", [("direct", "add_custom_ops.add_custom(x, y)"), ("mkb", "custom_ops_lib.add_custom(a, b)")])
+def test_forward_may_reshape_allocate_and_compute_sizes(form, call):
+    x = "x" if form == "direct" else "a"
+    body = (f"assert {x} is not None and {x}.dim() >= 1\n        n = {x}.numel() // 2 * 2\n        flat = {x}.reshape(-1).contiguous()\n        scratch = torch.empty_like(flat)\n"
+            f"        out = {call}\n        return out.view({x}.size(0), -1).reshape({x}.shape)")
+    assert reasons(changed(FORMS[form], (f"return {call}", body))) == []

@@ -241,6 +241,7 @@ def _check_python(tree: ast.Module, project: Project) -> None:
         return
     modules = {local for local, module in imported.items() if module in project.modules}
     _forward_calls(forward, modules, project)
+    _forward_operators(forward, modules, project)
 
 
 def _forward_calls(forward: ast.FunctionDef, modules: set[str], project: Project) -> None:
@@ -263,3 +264,62 @@ def _forward_calls(forward: ast.FunctionDef, modules: set[str], project: Project
     if not project.calls:
         project.reasons.append(f"ascendc-signature: ModelNew.forward never calls the project's extension module "
                                f"(line {forward.lineno})")
+
+
+TENSOR_RESULTS = TENSOR_METHODS - {"size", "dim", "numel", "stride", "is_contiguous", "__init__"}
+NOT_COMPUTE = {"len", "isinstance", "type", "tuple", "list", "print", "id"}
+
+
+def _forward_operators(forward: ast.FunctionDef, modules: set[str], project: Project) -> None:
+    """forward computes nothing itself (as for CUDA: only allocation, views and the kernel's binding):
+    no operator (`out + b`, `x * 2`, `-x`, `x > 0`, `out += b`) and no builtin (`abs(x)`, `sum(x)`) on
+    a tensor: forward's arguments, what the binding or a torch allocator returns and their views.
+    Sizes (`x.size(0) * 2`, `x.numel() // 4`) are not tensors."""
+    tensors = {a.arg for a in forward.args.args[1:] + forward.args.kwonlyargs}
+    tensors |= {a.arg for a in (forward.args.vararg, forward.args.kwarg) if a is not None}
+
+    def is_tensor(node: ast.AST) -> bool:
+        if isinstance(node, ast.Name):
+            return node.id in tensors
+        if isinstance(node, ast.Subscript):
+            return is_tensor(node.value)
+        if isinstance(node, ast.Starred):
+            return is_tensor(node.value)
+        if isinstance(node, (ast.BinOp, ast.UnaryOp)):
+            return any(is_tensor(n) for n in ast.iter_child_nodes(node))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            owner = node.func.value
+            if isinstance(owner, ast.Name) and (owner.id in modules or owner.id in ("torch", "F")):
+                return owner.id in modules or node.func.attr in TORCH_ALLOCATORS - {"Size"}
+            return node.func.attr in TENSOR_RESULTS and is_tensor(owner)
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return any(is_tensor(e) for e in node.elts)
+        return False
+
+    def names(target: ast.AST) -> set[str]:
+        return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+
+    for _ in range(2):  # assignments reach names used before them in a loop's next round
+        for node in ast.walk(forward):
+            if isinstance(node, ast.Assign) and is_tensor(node.value):
+                for target in node.targets:
+                    tensors |= names(target)
+            elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and node.value is not None and is_tensor(node.value):
+                tensors |= names(node.target)
+            elif isinstance(node, ast.For) and is_tensor(node.iter):
+                tensors |= names(node.target)
+    for node in ast.walk(forward):
+        operands: list[ast.AST] = []
+        if isinstance(node, ast.BinOp):
+            operands, what = [node.left, node.right], type(node.op).__name__
+        elif isinstance(node, ast.UnaryOp) and not isinstance(node.op, ast.Not):
+            operands, what = [node.operand], type(node.op).__name__
+        elif isinstance(node, ast.Compare) and not all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
+            operands, what = [node.left, *node.comparators], "comparison"
+        elif isinstance(node, ast.AugAssign):
+            operands, what = [node.target, node.value], type(node.op).__name__ + "="
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id not in NOT_COMPUTE:
+            operands, what = list(node.args), f"{node.func.id}()"
+        if any(is_tensor(o) for o in operands):
+            project.reasons.append(f"ascendc-python: ModelNew.forward computes {what} on a tensor (line {node.lineno}); "
+                                   "the kernel computes, forward only allocates, reshapes and calls the binding")
