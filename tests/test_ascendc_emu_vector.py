@@ -44,7 +44,7 @@ def run(lib, name: str) -> tuple[int, str]:
 @pytest.mark.parametrize("name", [
     "add_count_float", "add_count_half", "add_count_int32", "binary_mask_repeat", "binary_bitmask_half",
     "binary_bitmask_float", "unary_count_float", "unary_rep_strides", "scalar_ops", "fused_ops", "bitwise_int16",
-    "duplicate_forms", "cast_float_to_half_modes", "cast_float_to_int32_modes", "cast_other_directions",
+    "duplicate_forms", "math_library", "brcb_blocks", "cast_float_to_half_modes", "cast_float_to_int32_modes", "cast_other_directions",
     "reduce_sum_float", "reduce_sum_half_pairwise", "reduce_max_index", "whole_reduce_sum", "whole_reduce_max_orders",
     "block_reduce_sum", "compare_select", "count_exactly_fits",
 ])

@@ -281,6 +281,37 @@ int duplicate_forms() {
     return 0;
 }
 
+int math_library() {  // Sigmoid/Tanh/... : the function in float, rounded once; the whole-tensor form
+    Env e;
+    auto x = e.t<float>(0), z = e.t<float>(2);
+    auto tmp = e.t<uint8_t>(3);
+    fill(x, 4096, [](uint32_t i) { return float(i % 97) * 0.1f - 4.0f; });
+    Sigmoid(z, x, tmp, 100);
+    for (uint32_t i = 0; i < 100; ++i) {
+        float v = x.data_ptr()[i];
+        CHECK(z.data_ptr()[i] == 1.0f / (1.0f + std::exp(-v)), "Sigmoid[%u]", i);
+    }
+    Tanh(z, x);
+    for (uint32_t i = 0; i < 4096; ++i) CHECK(z.data_ptr()[i] == std::tanh(x.data_ptr()[i]), "Tanh[%u]", i);
+    Floor(z, x, 100);
+    for (uint32_t i = 0; i < 100; ++i) CHECK(z.data_ptr()[i] == std::floor(x.data_ptr()[i]), "Floor[%u]", i);
+    return 0;
+}
+
+int brcb_blocks() {  // each of a repeat's 8 source elements fills one 32-byte block
+    Env e;
+    auto x = e.t<float>(0), z = e.t<float>(2);
+    fill(x, 64, [](uint32_t i) { return float(i + 1); });
+    poison(z, 512);
+    Brcb(z, x, 2, BrcbRepeatParams(2, 16));  // blocks 2 apart, repeats 16 blocks apart
+    for (uint32_t r = 0; r < 2; ++r)
+        for (uint32_t b = 0; b < 8; ++b)
+            for (uint32_t k = 0; k < 8; ++k)
+                CHECK(z.data_ptr()[(r * 16 + b * 2) * 8 + k] == float(r * 8 + b + 1), "Brcb r%u b%u k%u", r, b, k);
+    CHECK(poisoned(z.data_ptr()[8]), "Brcb wrote the gap block");
+    return 0;
+}
+
 // ---- Cast ------------------------------------------------------------------------------------------------
 int cast_float_to_half_modes() {
     Env e;
@@ -597,6 +628,7 @@ const Case kCases[] = {
     {"binary_bitmask_float", binary_bitmask_float}, {"mask_too_large", mask_too_large},
     {"unary_count_float", unary_count_float}, {"unary_rep_strides", unary_rep_strides}, {"scalar_ops", scalar_ops},
     {"fused_ops", fused_ops}, {"bitwise_int16", bitwise_int16}, {"duplicate_forms", duplicate_forms},
+    {"math_library", math_library}, {"brcb_blocks", brcb_blocks},
     {"cast_float_to_half_modes", cast_float_to_half_modes}, {"cast_float_to_int32_modes", cast_float_to_int32_modes},
     {"cast_other_directions", cast_other_directions}, {"cast_odd_to_int", cast_odd_to_int},
     {"reduce_sum_float", reduce_sum_float}, {"reduce_sum_half_pairwise", reduce_sum_half_pairwise},

@@ -463,6 +463,44 @@ OPFORGE_ASC_UNARY(Relu, opforge_asc::vec::hf<T> || (std::is_same_v<T, int32_t>),
                                else return load(a) > 0 ? a : store<T>(0.0f); }())
 OPFORGE_ASC_UNARY(Not, opforge_asc::vec::is_i16<T>, T(~a))
 
+// ================================ math library (high-level API) ======================================
+// Sigmoid, Tanh, Sin, Cos, Erf, Floor, Ceil: element-wise in float, rounded once to T; the four documented
+// forms (with or without sharedTmpBuffer, with calCount or the whole source tensor). The library's own
+// approximations are not documented: these are the exact functions rounded once (within any tolerance
+// the real ones meet). The temporary buffer's use is not modelled.
+#define OPFORGE_ASC_MATH(NAME, EXPR)                                                                               \
+    template <typename T, bool isReuseSource = false>                                                              \
+    inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor,                             \
+                     const LocalTensor<uint8_t>& sharedTmpBuffer, const uint32_t calCount, OPFORGE_ASC_LOC) {      \
+        static_assert(opforge_asc::vec::hf<T>, #NAME ": unsupported data type (half/float)");                      \
+        (void)sharedTmpBuffer;                                                                                     \
+        opforge_asc::vec::unary_count(#NAME, loc, dstTensor, srcTensor, int64_t(calCount),                         \
+                                      [](T a, T) -> T { using namespace opforge_asc::vec; float x = load(a);       \
+                                                        return store<T>(EXPR); });                                 \
+    }                                                                                                              \
+    template <typename T, bool isReuseSource = false>                                                              \
+    inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, const uint32_t calCount,    \
+                     OPFORGE_ASC_LOC) {                                                                            \
+        NAME<T, isReuseSource>(dstTensor, srcTensor, LocalTensor<uint8_t>(), calCount, loc);                       \
+    }                                                                                                              \
+    template <typename T, bool isReuseSource = false>                                                              \
+    inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor,                             \
+                     const LocalTensor<uint8_t>& sharedTmpBuffer, OPFORGE_ASC_LOC) {                               \
+        NAME<T, isReuseSource>(dstTensor, srcTensor, sharedTmpBuffer, srcTensor.GetSize(), loc);                   \
+    }                                                                                                              \
+    template <typename T, bool isReuseSource = false>                                                              \
+    inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, OPFORGE_ASC_LOC) {          \
+        NAME<T, isReuseSource>(dstTensor, srcTensor, LocalTensor<uint8_t>(), srcTensor.GetSize(), loc);            \
+    }
+
+OPFORGE_ASC_MATH(Sigmoid, 1.0f / (1.0f + std::exp(-x)))
+OPFORGE_ASC_MATH(Tanh, std::tanh(x))
+OPFORGE_ASC_MATH(Sin, std::sin(x))
+OPFORGE_ASC_MATH(Cos, std::cos(x))
+OPFORGE_ASC_MATH(Erf, std::erf(x))
+OPFORGE_ASC_MATH(Floor, std::floor(x))
+OPFORGE_ASC_MATH(Ceil, std::ceil(x))
+
 // ============================== tensor-scalar (scalar broadcast) =====================================
 #define OPFORGE_ASC_SCALAR(NAME, TYPES, EXPR)                                                                      \
     template <typename T>                                                                                          \
@@ -557,6 +595,40 @@ inline void Duplicate(const LocalTensor<T>& dst, const scalar_t<T>& scalarValue,
     static_assert(isSetMask, "Duplicate: isSetMask=false (SetVectorMask) is not emulated");
     opforge_asc_detail::duplicate_rep(dst, T(scalarValue), opforge_asc::vec::bit_mask<T>("Duplicate", loc, mask),
                                       repeatTimes, dstBlockStride, dstRepeatStride, loc);
+}
+
+// ============================================== Brcb ==================================================
+// Each repeat takes 8 consecutive source elements and fills one 32-byte destination block with each;
+// BrcbRepeatParams: the destination's block stride and repeat stride, in 32-byte blocks.
+struct BrcbRepeatParams {
+    BrcbRepeatParams() {}
+    BrcbRepeatParams(uint16_t dstBlkStrideIn, uint16_t dstRepStrideIn)
+        : dstBlkStride(dstBlkStrideIn), dstRepStride(dstRepStrideIn) {}
+    uint32_t blockNumber = DEFAULT_BLK_NUM;
+    uint16_t dstBlkStride = DEFAULT_BLK_STRIDE;
+    uint16_t dstRepStride = DEFAULT_REPEAT_STRIDE;
+    bool repeatStrideMode = false;
+    bool strideSizeMode = false;
+};
+template <typename T>
+inline void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const uint8_t repeatTimes,
+                 const BrcbRepeatParams& repeatParams, OPFORGE_ASC_LOC) {
+    using namespace opforge_asc::vec;
+    static_assert(sizeof(T) == 2 || sizeof(T) == 4, "Brcb: unsupported data type (16- or 32-bit)");
+    check_align("Brcb", loc, dst, "dst");
+    check_align("Brcb", loc, src0, "src0");
+    constexpr uint32_t B = per_blk<T>();
+    const uint64_t blk = repeatParams.dstBlkStride, rep = repeatParams.dstRepStride;
+    uint64_t dst_elems = repeatTimes ? ((repeatTimes - 1) * rep + 7 * blk) * B + B : 0;
+    opforge_asc::vec_issue("Brcb", loc, {src0.span(0, uint64_t(repeatTimes) * 8)}, {dst.span(0, dst_elems)});
+    T* d = dst.data_ptr();
+    const T* s = src0.data_ptr();
+    for (uint32_t r = 0; r < repeatTimes; ++r)
+        for (uint32_t b = 0; b < 8; ++b) {
+            const T v = s[r * 8 + b];
+            T* out = d + (r * rep + b * blk) * B;
+            for (uint32_t k = 0; k < B; ++k) out[k] = v;
+        }
 }
 
 // =============================================== Cast =================================================
@@ -973,6 +1045,7 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, con
 #undef OPFORGE_ASC_BINARY
 #undef OPFORGE_ASC_UNARY
 #undef OPFORGE_ASC_SCALAR
+#undef OPFORGE_ASC_MATH
 #undef OPFORGE_ASC_REDUCE
 #undef OPFORGE_ASC_WHOLE_MINMAX
 #undef OPFORGE_ASC_BLOCK_REDUCE
