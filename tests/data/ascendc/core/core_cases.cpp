@@ -131,6 +131,19 @@ template <bool PAD> void ragged() {  // 10 floats: DataCopy moves one 32-byte bl
     else DataCopy(z, la, 10);
 }
 
+// a scalar store then a copy-out of it: the documentation's SetValue -> DataCopy needs S -> MTE3
+template <bool SYNC> void scalar_store() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> a;
+    pipe.InitBuffer(a, 32);
+    LocalTensor<float> la = a.Get<float>();
+    GlobalTensor<float> z;
+    z.SetGlobalBuffer(Z + GetBlockIdx() * 8, 8);
+    for (int i = 0; i < 8; i++) la.SetValue(i, (float)i);
+    if (SYNC) { TQueSync<PIPE_S, PIPE_MTE3> sync; sync.SetFlag(0); sync.WaitFlag(0); }
+    DataCopy(z, la, 8);
+}
+
 void wait_unset() { WaitFlag<HardEvent::V_S>(3); }
 
 static const std::map<std::string, std::function<void()>> kCases = {
@@ -146,6 +159,7 @@ static const std::map<std::string, std::function<void()>> kCases = {
     {"atomic_add", [] { all_cores_add<true>(); }}, {"plain_add", [] { all_cores_add<false>(); }},
     {"ragged_copy", [] { ragged<false>(); }}, {"ragged_pad", [] { ragged<true>(); }},
     {"wait_unset", [] { wait_unset(); }},
+    {"store_nosync", [] { scalar_store<false>(); }}, {"store_sync", [] { scalar_store<true>(); }},
 };
 
 extern "C" int run_case(const char* name, int schedule, float* out, char* msg, int cap) {

@@ -62,14 +62,16 @@ struct Target {
 // UB per vector core, 24 AI cores with 2 vector cores each; Atlas 300I Duo (310P): 256 KB, 8 AI cores).
 inline const Target kTargets[] = {{"ascend910b", 192 * 1024, 48, 24}, {"ascend310p", 256 * 1024, 8, 8}};
 
-enum Pipe { P_S = 0, P_MTE2 = 1, P_V = 2, P_MTE3 = 3, NPIPE = 4 };
+// P_SW is the scalar unit's stores: they reach UB or GM only through a flag from S (the documentation's SetValue
+// then DataCopy needs SetFlag<S_MTE3>), while its loads complete before it issues anything else.
+enum Pipe { P_S = 0, P_MTE2 = 1, P_V = 2, P_MTE3 = 3, P_SW = 4, NPIPE = 5 };
 inline const char* pipe_name(int p) {
-    static const char* names[] = {"S (scalar)", "MTE2 (copy-in)", "V (vector)", "MTE3 (copy-out)"};
+    static const char* names[] = {"S (scalar)", "MTE2 (copy-in)", "V (vector)", "MTE3 (copy-out)", "S (scalar store)"};
     return names[p];
 }
 
 struct VC {
-    uint32_t c[NPIPE] = {0, 0, 0, 0};
+    uint32_t c[NPIPE] = {0, 0, 0, 0, 0};
     void join(const VC& o) {
         for (int i = 0; i < NPIPE; i++) c[i] = std::max(c[i], o.c[i]);
     }
@@ -215,7 +217,7 @@ inline void track_ub(const char* api, Loc loc, int pipe, Span s, bool write) {
     Machine& m = M();
     if (s.bytes == 0) return;
     uint32_t first = ub_offset(s.ptr) / 32, last = (uint32_t)((ub_offset(s.ptr) + s.bytes - 1) / 32);
-    const VC& vc = m.vc[pipe];
+    const VC& vc = m.vc[pipe == P_SW ? P_S : pipe];
     uint32_t ts = vc.c[pipe];
     for (uint32_t i = first; i <= last; i++) {
         UbBlock& b = m.ub_shadow[i];
@@ -234,8 +236,20 @@ inline void track_ub(const char* api, Loc loc, int pipe, Span s, bool write) {
 // An instruction goes to `pipe`: it follows what the scalar unit did before issuing it; it gets its own tick.
 inline void issue(int pipe) {
     Machine& m = M();
-    if (pipe != P_S) m.vc[pipe].join(m.vc[P_S]);
+    if (pipe != P_S) {
+        VC scalar = m.vc[P_S];
+        scalar.c[P_SW] = 0;  // the scalar's stores are not known to follow: they need a flag from S
+        m.vc[pipe].join(scalar);
+    }
     m.vc[pipe].c[pipe]++;
+}
+
+// A scalar access: loads on S; a store ticks the store clock and is recorded as P_SW.
+inline int scalar_issue(bool write) {
+    issue(P_S);
+    if (!write) return P_S;
+    M().vc[P_S].c[P_SW]++;
+    return P_SW;
 }
 
 inline void ub_access(int pipe, const char* api, Loc loc, Span s, bool write) {
@@ -253,8 +267,7 @@ inline void vec_issue(const char* api, Loc loc, std::initializer_list<Span> read
 
 inline void scalar_access(const char* api, Loc loc, Span s, bool write) {
     step(api, loc);
-    issue(P_S);
-    ub_access(P_S, api, loc, s, write);
+    ub_access(scalar_issue(write), api, loc, s, write);
 }
 
 // -- global memory --------------------------------------------------------------------------------------------
@@ -324,7 +337,7 @@ inline void gm_access(int pipe, const char* api, Loc loc, const void* ptr, uint6
         else r->rcore[i] = rd == -1 || rd == me ? me : -2;
     }
     uint64_t run = m.launch << 16 | m.block_idx;
-    const VC& vc = m.vc[pipe];
+    const VC& vc = m.vc[pipe == P_SW ? P_S : pipe];
     for (uint64_t b = off / 32; b <= (off + bytes - 1) / 32; b++) {
         GmRegion::Block& e = r->blocks[b];
         if (e.core != run) e = GmRegion::Block{run};

@@ -91,6 +91,20 @@ inline void wait_flag(pipe_t src, pipe_t dst, int32_t id, Loc loc = Loc::here())
     opforge_asc::wait_flag(s, d, (uint32_t)id, "wait_flag", loc);
 }
 
+// TQueSync<SRC, DST>: SetFlag / WaitFlag between two pipes named by pipe_t
+template <pipe_t SRC, pipe_t DST> struct TQueSync {
+    void SetFlag(int32_t id, Loc loc = Loc::here()) {
+        if (pipe_of(SRC) < 0 || pipe_of(DST) < 0) cube("TQueSync::SetFlag", loc);
+        opforge_asc::step("TQueSync::SetFlag", loc);
+        opforge_asc::set_flag(pipe_of(SRC), pipe_of(DST), (uint32_t)id);
+    }
+    void WaitFlag(int32_t id, Loc loc = Loc::here()) {
+        if (pipe_of(SRC) < 0 || pipe_of(DST) < 0) cube("TQueSync::WaitFlag", loc);
+        opforge_asc::step("TQueSync::WaitFlag", loc);
+        opforge_asc::wait_flag(pipe_of(SRC), pipe_of(DST), (uint32_t)id, "TQueSync::WaitFlag", loc);
+    }
+};
+
 inline int64_t GetBlockIdx() { return opforge_asc::M().block_idx; }
 inline int64_t GetBlockNum() { return opforge_asc::M().block_num; }
 inline int64_t GetSubBlockIdx() { return 0; }
@@ -155,14 +169,14 @@ template <typename T> class GlobalTensor {
     uint64_t GetSize() const { return size_; }
     T GetValue(uint64_t i, Loc loc = Loc::here()) const {
         opforge_asc::step("GlobalTensor::GetValue", loc);
-        opforge_asc::issue(opforge_asc::P_S);
-        opforge_asc::gm_access(opforge_asc::P_S, "GlobalTensor::GetValue", loc, ptr_ + i, sizeof(T), false, false);
+        opforge_asc::gm_access(opforge_asc::scalar_issue(false), "GlobalTensor::GetValue", loc, ptr_ + i, sizeof(T),
+                               false, false);
         return ptr_[i];
     }
     template <typename V> void SetValue(uint64_t i, V v, Loc loc = Loc::here()) const {
         opforge_asc::step("GlobalTensor::SetValue", loc);
-        opforge_asc::issue(opforge_asc::P_S);
-        opforge_asc::gm_access(opforge_asc::P_S, "GlobalTensor::SetValue", loc, ptr_ + i, sizeof(T), true, false);
+        opforge_asc::gm_access(opforge_asc::scalar_issue(true), "GlobalTensor::SetValue", loc, ptr_ + i, sizeof(T),
+                               true, false);
         ptr_[i] = (T)v;
     }
     void SetL2CacheHint(int) {}
