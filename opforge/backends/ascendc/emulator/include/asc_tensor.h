@@ -139,6 +139,15 @@ template <typename T> class LocalTensor {
         opforge_asc::scalar_access("LocalTensor::SetValue", loc, span(i, 1), true);
         ptr_[i] = (T)v;
     }
+    // tensor(i): a scalar element access (S pipe), read or assigned
+    struct Element {
+        const LocalTensor* t;
+        uint32_t i;
+        Loc loc;
+        operator T() const { return t->GetValue(i, loc); }
+        template <typename V> Element& operator=(V v) { t->SetValue(i, v, loc); return *this; }
+    };
+    Element operator()(uint32_t i, Loc loc = Loc::here()) const { return Element{this, i, loc}; }
     void SetUserTag(int32_t t) { tag_ = t; }
     int32_t GetUserTag() const { return tag_; }
     void SetAddrWithOffset(const LocalTensor& src, uint32_t offset) { ptr_ = src.ptr_ + offset; }
@@ -241,6 +250,12 @@ template <TPosition SRC, TPosition DST, int32_t DEPTH, auto... MASK> class TQueB
              "none was freed: on the NPU AllocTensor waits forever (FreeTensor each tile's buffer)", slots.size(),
              init.line);
     }
+    template <typename T> void AllocTensor(LocalTensor<T>& out, Loc loc = Loc::here()) { out = AllocTensor<T>(loc); }
+    template <typename T> void DeQue(LocalTensor<T>& out, Loc loc = Loc::here()) { out = DeQue<T>(loc); }
+    template <TPosition S, TPosition D, typename T> void EnQue(const LocalTensor<T>& t, Loc loc = Loc::here()) {
+        EnQue(t, loc);
+    }
+    template <TPosition S, TPosition D, typename T> LocalTensor<T> DeQue(Loc loc = Loc::here()) { return DeQue<T>(loc); }
     template <typename T> void EnQue(const LocalTensor<T>& t, Loc loc = Loc::here()) {
         using namespace opforge_asc;
         step("EnQue", loc);

@@ -17,7 +17,14 @@
 #define ASCEND_IS_AIC false
 #endif
 
+namespace opforge_asc {
+constexpr uint64_t kSysWorkspace = 16ull << 20;  // the library's system workspace in front of the user's (16 MB)
+}
+
 namespace AscendC {
+// the user's part of a kernel's workspace: after the system workspace the tiling function asked for in front
+inline GM_ADDR GetUserWorkspace(GM_ADDR ws) { return ws ? ws + opforge_asc::kSysWorkspace : ws; }
+inline void SetSysWorkspace(GM_ADDR) {}
 template <typename... A> inline void printf(const char*, A...) {}
 template <typename... A> inline void PRINTF(const char*, A...) {}
 template <typename T> inline void DumpTensor(const LocalTensor<T>&, uint32_t, uint32_t) {}
