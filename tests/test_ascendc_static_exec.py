@@ -212,3 +212,37 @@ def test_forward_may_reshape_allocate_and_compute_sizes(form, call):
     body = (f"assert {x} is not None and {x}.dim() >= 1\n        n = {x}.numel() // 2 * 2\n        flat = {x}.reshape(-1).contiguous()\n        scratch = torch.empty_like(flat)\n"
             f"        out = {call}\n        return out.view({x}.size(0), -1).reshape({x}.shape)")
     assert reasons(changed(FORMS[form], (f"return {call}", body))) == []
+
+
+# -- 4. the operator is built for the verification's types and target ----------------------------------
+
+JSON_X = '{"name": "x", "param_type": "required", "format": ["ND"], "type": ["float"]}'
+OPDEF_Z = 'this->Output("z").ParamType(REQUIRED).DataType({ge::DT_FLOAT})'
+
+
+@pytest.mark.parametrize("old, new, words", [
+    (JSON_X, JSON_X.replace('["float"]', '["float16"]'), 'project_json_src declares x as float16'),
+    (OPDEF_Z, OPDEF_Z.replace("DT_FLOAT}", "DT_BF16}"), 'the OpDef\'s Output("z") takes ge::DT_BF16 only'),
+])
+def test_a_float32_spec_refuses_an_operator_declared_half_width(old, new, words):
+    found = reasons(changed(MKB, (old, new)), float32_spec=True)
+    assert any(r.startswith("ascendc-dtype:") and words in r for r in found), found
+    assert reasons(changed(MKB, (old, new)), float32_spec=False) == []  # a float16 spec: that is its type
+    both = changed(MKB, (old, new.replace('["float16"]', '["float16", "float"]').replace("DT_BF16}", "DT_BF16, ge::DT_FLOAT}")))
+    assert reasons(both, float32_spec=True) == []  # float32 among the declared types
+
+
+def test_a_direct_kernel_reading_a_float32_spec_as_half_is_refused():
+    source = changed(DIRECT, ("AscendC::GlobalTensor<float> xGm;", "AscendC::GlobalTensor<half> xGm;"))
+    found = reasons(source, float32_spec=True)
+    assert any(r.startswith("ascendc-dtype: GlobalTensor<half> in a float32 op") and "add_custom_kernel.cpp:" in r
+               for r in found), found
+    assert reasons(DIRECT, float32_spec=True) == [] and reasons(MKB, float32_spec=True) == []
+
+
+def test_an_opdef_registered_only_for_another_soc_is_refused():
+    config = 'this->AICore().AddConfig("ascend910b");'
+    found = reasons(changed(MKB, (config, 'this->AICore().AddConfig("ascend310p");')))
+    assert found == ["ascendc-target: the OpDef registers the operator for ascend310p only (AddConfig at "
+                     "host_operator_src:41); opforge verifies for ascend910b (Atlas A2), where it would not be found"], found
+    assert reasons(changed(MKB, (config, config + '\n        this->AICore().AddConfig("ascend310p");'))) == []

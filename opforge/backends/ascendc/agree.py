@@ -306,3 +306,81 @@ def _mkb_calls(code) -> dict:
             elif name == "EXEC_NPU_CMD" and first.kind == "id":
                 found.setdefault(name, []).append((first.text, len(args) - 1))
     return found
+
+
+# -- the types and target the operator is built for --------------------------------------------------
+
+def check_types(code, project, float32_spec: bool | None, out: Findings) -> None:
+    """The operator must be built for the verification: in a float32 op no input or output declared
+    only as float16/bfloat16 (project_json_src's types, the OpDef's DataType lists, a GlobalTensor's
+    element type), and an OpDef that lists AI-core targets must list api.TARGET."""
+    if float32_spec:
+        for desc in (project.op or {}).get("input_desc", []) + (project.op or {}).get("output_desc", []):
+            types = desc.get("type") or []
+            types = types if isinstance(types, list) else [types]
+            if _low_only([str(t) for t in types]):
+                out.bad(f"ascendc-dtype: project_json_src declares {desc['name']} as {', '.join(map(str, types))}, "
+                        "but the spec's inputs are float32: the kernel would read and write half-width floats")
+        for kind, name, types, where in _opdef_types(code):
+            if _low_only(types):
+                out.bad(f"ascendc-dtype: the OpDef's {kind}(\"{name}\") takes {', '.join(types)} only, but the spec's "
+                        f"inputs are float32 ({where})")
+        for unit in code.units:
+            _global_tensors(unit.tokens, unit, out)
+    targets = list(_configs(code))
+    if targets and not any(a == api.TARGET for a, _ in targets):
+        out.bad(f"ascendc-target: the OpDef registers the operator for {', '.join(sorted({a for a, _ in targets}))} "
+                f"only (AddConfig at {targets[0][1]}); opforge verifies for {api.TARGET} (Atlas A2), where it "
+                "would not be found")
+
+
+def _low_only(types: list[str]) -> bool:
+    names = [t.rpartition("::")[2] for t in types]
+    floats = [t for t in names if t in api.LOW_FLOATS or t in api.FLOAT32]
+    return bool(floats) and not any(t in api.FLOAT32 for t in floats)
+
+
+def _opdef_types(code):
+    """(Input|Output, name, DataType list, where) of each `this->Input("x")...DataType({...})` chain."""
+    for unit in code.units:
+        tokens = unit.tokens
+        for k, name, member in calls(tokens):
+            if not member or name not in ("Input", "Output"):
+                continue
+            args = split_args(tokens, open_paren(tokens, k))
+            if not args or not args[0] or args[0][0].kind != "str":
+                continue
+            j = k
+            while j < len(tokens) and tokens[j].text != ";":
+                if tokens[j].text == "DataType" and j + 1 < len(tokens) and tokens[j + 1].text == "(":
+                    types = [t.text for t in tokens[j + 2:closing(tokens, j + 1)] if t.kind == "id"]
+                    yield name, args[0][0].text[1:-1], types, unit.at(tokens[k])
+                    break
+                j += 1
+
+
+def closing(tokens, start: int) -> int:
+    depth = 0
+    for j in range(start, len(tokens)):
+        depth += (tokens[j].text == "(") - (tokens[j].text == ")")
+        if depth == 0:
+            return j
+    return len(tokens)
+
+
+def _global_tensors(tokens, unit, out: Findings) -> None:
+    for k in range(len(tokens) - 3):
+        if tokens[k].kind == "id" and api.base_name(tokens[k].text) == "GlobalTensor" and tokens[k + 1].text == "<" \
+                and tokens[k + 3].text == ">" and tokens[k + 2].text in api.LOW_FLOATS:
+            out.bad(f"ascendc-dtype: GlobalTensor<{tokens[k + 2].text}> in a float32 op: the kernel reads or writes "
+                    f"the spec's float32 tensors as {tokens[k + 2].text} ({unit.at(tokens[k])})")
+
+
+def _configs(code):
+    for unit in code.units:
+        tokens = unit.tokens
+        for k, name, member in calls(tokens):
+            if member and name == "AddConfig":
+                args = split_args(tokens, open_paren(tokens, k))
+                if args and args[0] and args[0][0].kind == "str":
+                    yield args[0][0].text[1:-1], unit.at(tokens[k])

@@ -107,6 +107,9 @@ JSON_TYPES = {"float": "float", "float32": "float", "float16": "half", "half": "
               "int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
               "bool": "bool"}
 
+TARGET = "ascend910b"  # the SoC opforge verifies for (Atlas A2): an OpDef's AddConfig must name it
+LOW_FLOATS = frozenset({"half", "float16_t", "bfloat16_t", "float16", "bfloat16", "fp16", "bf16", "DT_FLOAT16", "DT_BF16"})
+FLOAT32 = frozenset({"float", "float32", "DT_FLOAT", "fp32"})
 UB_BYTES = 196608  # the 192 KB unified buffer of a 910B-class AI core
 DMA_ALIGN = 32  # DataCopy moves whole 32-byte blocks
 

@@ -24,7 +24,9 @@ class AscendCStatic:
     kernels: list[str] = field(default_factory=list)
 
 
-def check_ascendc(source: str) -> AscendCStatic:
+def check_ascendc(source: str, float32_spec: bool | None = None) -> AscendCStatic:
+    """Every static reason; `float32_spec` (the plugin's: the spec's float inputs are float32) refuses an
+    operator declared for half-width floats (None: not known, not checked)."""
     try:
         project = read_project(source)
         code = read_code(project)
@@ -37,6 +39,7 @@ def check_ascendc(source: str) -> AscendCStatic:
     else:
         agree.check_multikernelbench(code, project, found)
     agree.check_tiling(code, project, found)
+    agree.check_types(code, project, float32_spec, found)
     reasons = project.reasons + [r for r in found.reasons if r not in project.reasons]
     return AscendCStatic(reasons, code.notes + found.warnings, project, [f.name for f in code.kernels])
 
