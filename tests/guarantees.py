@@ -74,6 +74,8 @@ GLOBALS_H = "opforge/backends/cuda/emulator/include/emu_globals.h"
 ASC_CORE = "opforge/backends/ascendc/emulator/include/asc_core.h"
 ASC_TENSOR = "opforge/backends/ascendc/emulator/include/asc_tensor.h"
 ASC_COPY = "opforge/backends/ascendc/emulator/include/asc_copy.h"
+ASC_VECTOR = "opforge/backends/ascendc/emulator/include/asc_vector.h"
+ASC_VEC_T = "tests/test_ascendc_emu_vector.py::"
 SNAPSHOT = "opforge/harness/snapshot.py"
 CE = "tests/test_compiled_is_executed.py::"
 TRITON_PLUGIN = "opforge/backends/triton/__init__.py"
@@ -807,6 +809,35 @@ GUARANTEES: tuple[Guarantee, ...] = (
     _g("ascendc-emu-ragged-datacopy", "AscendC emulated: DataCopy moves whole 32-byte blocks, dropping a ragged tail",
        ("tests/test_ascendc_emu_core.py::test_datacopy_drops_a_ragged_tail_and_datacopypad_does_not",),
        (ASC_COPY, "return (uint16_t)(bytes / 32); }", "return (uint16_t)((bytes + 31) / 32); }")),
+    _g("ascendc-emu-vector-mask-repeat", "AscendC emulated: a vector API's mask/repeat form reaches the elements the "
+       "documentation's block and repeat strides name, and only the masked ones",
+       (f"{ASC_VEC_T}test_api_computes_what_the_documentation_says[binary_mask_repeat]",
+        f"{ASC_VEC_T}test_api_computes_what_the_documentation_says[unary_rep_strides]"),
+       (ASC_VECTOR, "uint64_t(j / B) * blk * B + j % B;", "uint64_t(j / B) * B + j % B;")),
+    _g("ascendc-emu-vector-cast-rounding", "AscendC emulated: Cast rounds in the RoundMode asked for (CAST_ROUND: ties "
+       "away from zero, not to even)",
+       (f"{ASC_VEC_T}test_api_computes_what_the_documentation_says[cast_float_to_half_modes]",
+        f"{ASC_VEC_T}test_api_computes_what_the_documentation_says[cast_float_to_int32_modes]"),
+       (ASC_VECTOR, "case RoundMode::CAST_ROUND: return dl < dh ? lo : dh < dl ? hi : (x > 0 ? hi : lo);",
+        "case RoundMode::CAST_ROUND: return r;"),
+       (ASC_VECTOR, "case RoundMode::CAST_ROUND: return std::round(x);", "case RoundMode::CAST_ROUND: return std::nearbyint(x);")),
+    _g("ascendc-emu-vector-reduce-index", "AscendC emulated: ReduceMax/ReduceMin with calIndex leave the value in dst[0] "
+       "and the index's integer bits in dst[1]; WholeReduceMax writes value, index pairs a dstRepStride apart",
+       (f"{ASC_VEC_T}test_api_computes_what_the_documentation_says[reduce_max_index]",
+        f"{ASC_VEC_T}test_api_computes_what_the_documentation_says[whole_reduce_max_orders]"),
+       (ASC_VECTOR, "if (kind != 0 && calIndex) put_index(&d[1], cur_idx.empty() ? 0u : cur_idx[0]);", ""),
+       (ASC_VECTOR, "unsigned char* out = d + uint64_t(r) * uint64_t(dstRepStride) * unit_bytes;",
+        "unsigned char* out = d + uint64_t(r) * uint64_t(dstRepStride) * sizeof(T);")),
+    _g("ascendc-emu-vector-spans", "AscendC emulated: a vector API past its tensor's end (count or repeats) is out of "
+       "range, naming the API and line",
+       (f"{ASC_VEC_T}test_misuse_is_refused_with_the_api_and_line[count_past_tensor-1-words0]",
+        f"{ASC_VEC_T}test_misuse_is_refused_with_the_api_and_line[repeat_past_tensor-1-words1]"),
+       (ASC_VECTOR, "vec_issue(api, loc, {full(a, n), full(b, n)}, {full(dst, n)});",
+        "vec_issue(api, loc, {full(a, n), full(b, n)}, {full(dst, n ? n - 1 : 0)});"),
+       (ASC_VECTOR, "hi = at<T>(repeat - 1, uint32_t(l), blk, rep);", "hi = at<T>(0, uint32_t(l), blk, rep);")),
+    _g("ascendc-emu-vector-alignment", "AscendC emulated: a vector operand not 32-byte aligned in the unified buffer is "
+       "refused", f"{ASC_VEC_T}test_misuse_is_refused_with_the_api_and_line[unaligned_operand-5-words4]",
+       (ASC_VECTOR, "    if (addr % bytes != 0)\n", "    if (false)\n")),
 )
 
 
