@@ -29,7 +29,7 @@ def lib():
     out = Path(tempfile.gettempdir()) / f"opforge-asc-core-{digest.hexdigest()[:16]}.so"
     if not out.exists():
         tmp = out.with_suffix(".tmp.so")
-        subprocess.run(["g++", "-std=c++20", "-O1", "-shared", "-fPIC", f"-I{INCLUDE}", str(CASES), "-o", str(tmp)],
+        subprocess.run(["g++", "-std=c++20", "-O1", "-shared", "-fPIC", "-fno-gnu-unique", f"-I{INCLUDE}", str(CASES), "-o", str(tmp)],
                        check=True, capture_output=True, text=True)
         tmp.rename(out)
     return ctypes.CDLL(str(out))

@@ -129,7 +129,7 @@ struct Machine {
     // the current core
     uint32_t block_idx = 0, block_num = 1;
     uint64_t launch = 0;
-    const char* kernel = "";
+    std::string kernel;
     uint8_t* ub = nullptr;  // the arena, 4 KB aligned
     uint32_t ub_size = 0;
     uint32_t ub_used = 0;
@@ -157,7 +157,7 @@ inline Machine& M() {
     vsnprintf(detail, sizeof detail, fmt, ap);
     va_end(ap);
     char msg[1400];
-    snprintf(msg, sizeof msg, "%s in kernel %s, core %u of %u (%s:%u): %s", api, M().kernel, M().block_idx,
+    snprintf(msg, sizeof msg, "%s in kernel %s, core %u of %u (%s:%u): %s", api, M().kernel.c_str(), M().block_idx,
              M().block_num, loc.base(), loc.line, detail);
     throw EmuError{code, msg};
 }
