@@ -385,6 +385,13 @@ int cast_other_directions() {
           b.data_ptr()[0].bits, b.data_ptr()[1].bits);
     Cast(f, b, RoundMode::CAST_NONE, 2);
     CHECK(f.data_ptr()[0] == 1.0f && f.data_ptr()[1] == 1.0f + 2.0f / 128, "bf16->float");
+    f.data_ptr()[0] = 70000.0f;  // past half's largest finite (65504)
+    const RoundMode modes[4] = {RoundMode::CAST_RINT, RoundMode::CAST_ROUND, RoundMode::CAST_FLOOR, RoundMode::CAST_ODD};
+    const uint16_t over[4] = {0x7C00, 0x7C00, 0x7BFF, 0x7BFF};  // infinity; the largest finite in the directed modes
+    for (int k = 0; k < 4; ++k) {
+        Cast(h, f, modes[k], 1);
+        CHECK(hbits(h.data_ptr()[0]) == over[k], "float->half 70000 mode %d = 0x%04x", int(modes[k]), hbits(h.data_ptr()[0]));
+    }
     fill(h, 32, [](uint32_t i) { return i * 10.0f - 20.0f; });
     Cast(u8, h, RoundMode::CAST_NONE, 32);  // saturates
     for (uint32_t i = 0; i < 32; ++i) {

@@ -272,14 +272,13 @@ template <class F> inline F next_toward(F v, int dir) {
 template <class F> inline F round_to(double x, AscendC::RoundMode mode) {
     using AscendC::RoundMode;
     if (std::isnan(x)) return store<F>(std::numeric_limits<float>::quiet_NaN());
-    F r = is_float<F> ? F(float(x)) : store<F>(float(x));  // nearest, ties to even (double -> float is exact
-                                                          // for every source type but double itself)
-    if constexpr (!is_float<F>) {
-        // float -> half/bf16 through float: x is already a float here (every source of these casts is
-        // float or narrower), so one rounding from float happens
-    }
+    // nearest, ties to even; x is a float or an integer of up to 32 bits here: one rounding to a float
+    // destination, and for half/bfloat16 destinations x is a float or an int16 (exact in float)
+    F r = store<F>(float(x));
     double rv = double(load(r));
     if (rv == x || std::isinf(x)) return r;
+    if (std::isinf(rv) && mode == RoundMode::CAST_ROUND) return r;  // past the largest finite by half an ulp or
+                                                                    // more: to infinity, as to nearest even
     F lo = rv < x ? r : next_toward(r, -1);
     F hi = rv < x ? next_toward(r, +1) : r;
     double dl = x - double(load(lo)), dh = double(load(hi)) - x;
@@ -401,16 +400,16 @@ template <class T> using scalar_t = std::type_identity_t<T>;
                                      [](T a, T b, T d) -> T { (void)d; using namespace opforge_asc::vec; return EXPR; }); \
     }
 
-OPFORGE_ASC_BINARY(Add, opforge_asc::vec::hfi<T> || opforge_asc::vec::is_bf16<T>,
+OPFORGE_ASC_BINARY(Add, opforge_asc::vec::hfi<T>,
                    [&]() -> T { if constexpr (is_int<T>) return wrap_add(a, b); else return store<T>(load(a) + load(b)); }())
-OPFORGE_ASC_BINARY(Sub, opforge_asc::vec::hfi<T> || opforge_asc::vec::is_bf16<T>,
+OPFORGE_ASC_BINARY(Sub, opforge_asc::vec::hfi<T>,
                    [&]() -> T { if constexpr (is_int<T>) return wrap_sub(a, b); else return store<T>(load(a) - load(b)); }())
-OPFORGE_ASC_BINARY(Mul, opforge_asc::vec::hfi<T> || opforge_asc::vec::is_bf16<T>,
+OPFORGE_ASC_BINARY(Mul, opforge_asc::vec::hfi<T>,
                    [&]() -> T { if constexpr (is_int<T>) return wrap_mul(a, b); else return store<T>(load(a) * load(b)); }())
 OPFORGE_ASC_BINARY(Div, opforge_asc::vec::hf<T>, store<T>(load(a) / load(b)))
-OPFORGE_ASC_BINARY(Max, opforge_asc::vec::hfi<T> || opforge_asc::vec::is_bf16<T>,
+OPFORGE_ASC_BINARY(Max, opforge_asc::vec::hfi<T>,
                    load(b) > load(a) ? b : a)
-OPFORGE_ASC_BINARY(Min, opforge_asc::vec::hfi<T> || opforge_asc::vec::is_bf16<T>,
+OPFORGE_ASC_BINARY(Min, opforge_asc::vec::hfi<T>,
                    load(b) < load(a) ? b : a)
 OPFORGE_ASC_BINARY(And, opforge_asc::vec::is_i16<T>, T(a & b))
 OPFORGE_ASC_BINARY(Or, opforge_asc::vec::is_i16<T>, T(a | b))
