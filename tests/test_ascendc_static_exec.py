@@ -246,3 +246,44 @@ def test_an_opdef_registered_only_for_another_soc_is_refused():
     assert found == ["ascendc-target: the OpDef registers the operator for ascend310p only (AddConfig at "
                      "host_operator_src:41); opforge verifies for ascend910b (Atlas A2), where it would not be found"], found
     assert reasons(changed(MKB, (config, config + '\n        this->AICore().AddConfig("ascend310p");'))) == []
+
+
+# -- 7. DataCopyParams.blockLen counts 32-byte blocks ---------------------------------------------------
+
+COPY_D = "AscendC::DataCopy(xLocal, xGm[progress * TILE_LENGTH], TILE_LENGTH);"
+COPY_M = "AscendC::DataCopy(xLocal, xGm[progress * this->tileLength], this->tileLength);"
+PARAMS = "AscendC::DataCopyParams p{{1, {len}, 0, 0}};\n        AscendC::DataCopy(xLocal, {src}, p);"
+
+
+@pytest.mark.parametrize("new, words", [
+    (PARAMS.format(len="TILE_LENGTH * sizeof(float)", src="xGm[progress * TILE_LENGTH]"),
+     "`TILE_LENGTH * sizeof ( float )` is a byte count (= 8192: DataCopy moves 1 x 8192 blocks x 32 = 262144 bytes, "
+     "the local buffer holds 8192)"),
+    ("AscendC::DataCopyParams p;\n        p.blockLen = TILE_LENGTH * sizeof(float);\n"
+     "        AscendC::DataCopy(xLocal, xGm[progress * TILE_LENGTH], p);", "= 8192: DataCopy moves"),
+    ("AscendC::DataCopy(xLocal, xGm[progress * TILE_LENGTH], {2, TILE_LENGTH * sizeof(float) / 32, 0, 0});",
+     "moves 2 x 256 blocks x 32 = 16384 bytes, but the local buffer holds 8192"),
+])
+def test_a_blocklen_in_bytes_or_past_the_buffer_is_refused(new, words):
+    found = reasons(changed(DIRECT, (COPY_D, new)))
+    assert len(found) == 1 and found[0].startswith("ascendc-datacopy:") and words in found[0] and \
+        "add_custom_kernel.cpp:3" in found[0], found
+
+
+def test_a_blocklen_in_bytes_is_refused_in_multikernelbench_form_too():
+    new = PARAMS.format(len="static_cast<uint16_t>(this->tileLength * sizeof(DTYPE_X))", src="xGm[progress * this->tileLength]")
+    found = reasons(changed(MKB, (COPY_M, new)))
+    assert len(found) == 1 and "is a byte count: a 32x overrun" in found[0] and "(kernel_src:36)" in found[0], found
+
+
+@pytest.mark.parametrize("form, old, new", [
+    ("direct", COPY_D, PARAMS.format(len="TILE_LENGTH * sizeof(float) / 32", src="xGm[progress * TILE_LENGTH]")),
+    ("direct", COPY_D, "AscendC::DataCopy(xLocal, xGm[progress * TILE_LENGTH], AscendC::DataCopyParams{1, 256, 0, 0});"),
+    ("direct", COPY_D, "AscendC::DataCopyExtParams p{1, TILE_LENGTH * sizeof(float), 0, 0, 0};\n"
+                       "        AscendC::DataCopyPadExtParams<float> pad{false, 0, 0, 0};\n"
+                       "        AscendC::DataCopyPad(xLocal, xGm[progress * TILE_LENGTH], p, pad);"),
+    ("mkb", COPY_M, PARAMS.format(len="static_cast<uint16_t>(this->tileLength * sizeof(DTYPE_X) / 32)",
+                                  src="xGm[progress * this->tileLength]")),
+], ids=["blocks", "inline", "datacopypad bytes", "mkb blocks"])
+def test_a_blocklen_in_blocks_and_datacopypad_bytes_pass(form, old, new):
+    assert reasons(changed(FORMS[form], (old, new))) == []
