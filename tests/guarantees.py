@@ -58,6 +58,7 @@ WARM = "tests/test_sandbox_warm.py::"
 ZYGOTE = "opforge/sandbox/zygote.py"
 STATIC_R = "opforge/backends/triton/static_resolve.py"
 STATIC_T = "opforge/backends/triton/static_tables.py"
+ASX = "tests/test_ascendc_static_exec.py::"
 STATIC_C = "opforge/backends/triton/static.py"
 GUARDS = "opforge/harness/guards.py"
 LIM = "tests/test_cuda_limits.py::"
@@ -787,6 +788,54 @@ GUARANTEES: tuple[Guarantee, ...] = (
     _g("static-ctypes-refused", "a candidate importing ctypes is refused statically",
        (f"{CE}test_ctypes_is_refused[import]", f"{CE}test_ctypes_is_refused[from-import]"),
        (STATIC_T, '"math", "typing",', '"math", "ctypes", "typing",')),
+    _g("ascendc-static-constant-branches", "AscendC static rules judge what executes: a FreeTensor, EnQue or tiling "
+       "assignment under a constant-false `if`/`if constexpr`/`while` (1 == 0, !true, a false constexpr bool) is absent",
+       (f"{ASX}test_freetensor_under_a_constant_false_condition_is_not_present[eq-direct]",
+        f"{ASX}test_freetensor_under_a_constant_false_condition_is_not_present[constexpr-bool-mkb]",
+        f"{ASX}test_a_tiling_assignment_under_a_constant_false_condition_is_not_set"),
+       ("opforge/backends/ascendc/units.py", "        _prune_unit(code, unit, len(code.units) - 1)\n", "")),
+    _g("ascendc-static-preprocessed", "AscendC conditional compilation is decided by g++ -E before the rules look "
+       "(#if 0 around a FreeTensor: absent)",
+       (f"{ASX}test_freetensor_under_a_constant_false_condition_is_not_present[pp-if0-direct]",
+        f"{ASX}test_freetensor_under_a_constant_false_condition_is_not_present[pp-macro-mkb]"),
+       ("opforge/backends/ascendc/units.py", 'if _conditional(parsed.directives) and "__has_include" not in text:',
+        "if False:")),
+    _g("ascendc-static-ub-per-kernel", "the AscendC unified-buffer plan is summed per kernel entry: two classes "
+       "(208 KB) one kernel instantiates are over 192 KB",
+       f"{ASX}test_two_classes_of_one_kernel_are_summed_against_192_kb",
+       ("opforge/backends/ascendc/memory_rules.py", "            todo += [(g, g.body) for g in targets if id(g) not in seen]\n",
+        "")),
+    _g("ascendc-static-ub-runtime-no-excuse", "an AscendC UB plan whose known part is over 192 KB is an error even "
+       "with a run-time-sized buffer (not a warning)",
+       (f"{ASX}test_one_runtime_sized_buffer_does_not_excuse_a_plan_over_192_kb",
+        f"{ASX}test_a_known_part_over_the_budget_is_an_error_whatever_the_runtime_sizes[mkb]"),
+       ("opforge/backends/ascendc/memory_rules.py", "        if known > api.UB_BYTES:\n",
+        "        if known > api.UB_BYTES and not unknown:\n")),
+    _g("ascendc-static-tiling-handoff", "an AscendC tiling field set after SaveToBuffer (or after the launch) is not set",
+       (f"{ASX}test_a_tiling_field_set_after_savetobuffer_is_not_set", f"{ASX}test_a_tiling_field_set_after_the_launch_is_not_set"),
+       ("opforge/backends/ascendc/agree.py", "                if leaves and max(leaves) < k:", "                if False:")),
+    _g("ascendc-static-tiling-undeclared", "an AscendC kernel reading a tiling field no struct declares is refused",
+       f"{ASX}test_a_tiling_field_read_in_the_kernel_that_nothing_declares_or_sets_is_refused[mkb]",
+       ("opforge/backends/ascendc/agree.py", "    for field_name in sorted(read - declared) if structs else []:",
+        "    for field_name in []:")),
+    _g("ascendc-static-pipe-variable", "a TPipe named `pipe` passed by reference is not POSIX pipe() (no false rejection)",
+       f"{ASX}test_a_tpipe_named_pipe_passed_by_reference_is_not_the_pipe_call[direct]",
+       ("opforge/backends/ascendc/kernel_rules.py", " and not (t.text == base and base in variables):", ":")),
+    _g("ascendc-static-forward-operators", "AscendC forward that computes on the kernel's result (out + b, x * 2) is refused",
+       (f"{ASX}test_forward_that_computes_after_the_kernel_is_refused[add-direct]",
+        f"{ASX}test_forward_that_computes_on_the_kernels_result_through_a_name_is_refused[mkb]"),
+       ("opforge/backends/ascendc/project.py", "    _forward_operators(forward, modules, project)\n", "")),
+    _g("ascendc-static-dtype", "an AscendC operator declared float16 for a float32 spec is refused",
+       f"{ASX}test_a_float32_spec_refuses_an_operator_declared_half_width[json]",
+       ("opforge/backends/ascendc/agree.py", "            if _low_only([str(t) for t in types]):", "            if False:")),
+    _g("ascendc-static-target", "an AscendC OpDef registered only for another SoC (ascend310p) is refused for 910B",
+       f"{ASX}test_an_opdef_registered_only_for_another_soc_is_refused",
+       ("opforge/backends/ascendc/agree.py", "    if targets and not any(a == api.TARGET for a, _ in targets):",
+        "    if False:")),
+    _g("ascendc-static-blocklen", "DataCopyParams.blockLen in bytes (a 32x overrun) is refused with the numbers",
+       (f"{ASX}test_a_blocklen_in_bytes_or_past_the_buffer_is_refused[bytes]",
+        f"{ASX}test_a_blocklen_in_bytes_is_refused_in_multikernelbench_form_too"),
+       ("opforge/backends/ascendc/memory_rules.py", "    if _byte_count(length):", "    if False:")),
     _g("ascendc-emu-pipe-race", "AscendC emulated: two pipes touching one UB block, one writing, with no flag, queue or "
        "barrier between them are a race (copy-in then compute without EnQue/DeQue; a scalar read of a vector result)",
        ("tests/test_ascendc_emu_core.py::test_wrong_kernel_refused_beside_its_control[tbuf_nosync-tbuf_sync-2-words0]", "tests/test_ascendc_emu_core.py::test_wrong_kernel_refused_beside_its_control[reduce_nosync-reduce_sync-2-words1]"),

@@ -40,7 +40,8 @@ FLAGS = CONSTS + "\nconstexpr bool kOn = false;\n#define ON 1"
 
 
 @pytest.mark.parametrize("form", FORMS)
-@pytest.mark.parametrize("wrap", HIDDEN)
+@pytest.mark.parametrize("wrap", HIDDEN, ids=["eq", "if-constexpr", "not", "pp-if0", "constexpr-bool", "while0", "and",
+                                           "pp-macro"])
 def test_freetensor_under_a_constant_false_condition_is_not_present(form, wrap):
     found = reasons(changed(FORMS[form], (FREE_X, wrap % FREE_X), (CONSTS, FLAGS)))
     assert found and found[0].startswith("ascendc-queue:") and "inQueueX has 1 AllocTensor but 0 FreeTensor" in found[0]
@@ -48,7 +49,7 @@ def test_freetensor_under_a_constant_false_condition_is_not_present(form, wrap):
 
 
 @pytest.mark.parametrize("form", FORMS)
-@pytest.mark.parametrize("wrap", RUN)
+@pytest.mark.parametrize("wrap", RUN, ids=["eq", "if-constexpr", "pp-macro", "do-while0", "else", "runtime", "or"])
 def test_freetensor_under_a_condition_that_runs_still_counts(form, wrap):
     assert reasons(changed(FORMS[form], (FREE_X, wrap % FREE_X), (CONSTS, FLAGS))) == []
 
@@ -142,7 +143,8 @@ def test_a_tpipe_named_pipe_passed_by_reference_is_not_the_pipe_call(form):
 
 @pytest.mark.parametrize("line, words", [("int fds[2];\n    pipe(fds);", "pipe in add_custom_npu: no file"),
                                          ("auto make = pipe;", "pipe in add_custom_npu: a reference"),
-                                         ("auto make = &::pipe;", "pipe in add_custom_npu: a reference")])
+                                         ("auto make = &::pipe;", "pipe in add_custom_npu: a reference")],
+                         ids=["call", "value", "qualified"])
 def test_the_pipe_call_and_a_reference_to_it_are_still_refused(line, words):
     found = reasons(changed(DIRECT, ("    at::Tensor z = at::empty_like(x);", "    at::Tensor z = at::empty_like(x);\n    " + line)))
     assert any(r.startswith("ascendc-forbidden:") and words in r for r in found), found
@@ -181,7 +183,7 @@ def test_a_tiling_field_set_after_the_launch_is_not_set():
 @pytest.mark.parametrize("form, old, new", [
     ("direct", "op.Init(x, y, z, tiling.totalLength, tiling.tileNum);", "op.Init(x, y, z, tiling.totalLength + tiling.blockSize, tiling.tileNum);"),
     ("mkb", "op.Init(x, y, z, tiling_data.totalLength, tiling_data.tileNum);",
-     "op.Init(x, y, z, tiling_data.totalLength, tiling_data.tileNum + tiling_data.blockSize);")])
+     "op.Init(x, y, z, tiling_data.totalLength, tiling_data.tileNum + tiling_data.blockSize);")], ids=["direct", "mkb"])
 def test_a_tiling_field_read_in_the_kernel_that_nothing_declares_or_sets_is_refused(form, old, new):
     found = reasons(changed(FORMS[form], (old, new)))
     assert found == ["ascendc-tiling: the kernel reads tiling field blockSize, which no tiling struct declares "
@@ -190,23 +192,27 @@ def test_a_tiling_field_read_in_the_kernel_that_nothing_declares_or_sets_is_refu
 
 # -- 5. forward computes nothing with torch ---------------------------------------------------------------
 
-@pytest.mark.parametrize("form, call", [("direct", "add_custom_ops.add_custom(x, y)"), ("mkb", "custom_ops_lib.add_custom(a, b)")])
+@pytest.mark.parametrize("form, call", [("direct", "add_custom_ops.add_custom(x, y)"), ("mkb", "custom_ops_lib.add_custom(a, b)")],
+                         ids=["direct", "mkb"])
 @pytest.mark.parametrize("expr, what", [("{call} + {b}", "Add"), ("{call} * 2", "Mult"), ("-{call}", "USub"),
                                         ("torch.add({call}, {b})", "torch.add"), ("{call}.sum()", ".sum()"),
-                                        ("abs({call})", "abs()"), ("{call}[{call} > 0]", "comparison")])
+                                        ("abs({call})", "abs()"), ("{call}[{call} > 0]", "comparison")],
+                         ids=["add", "mul", "neg", "torch-add", "sum", "abs", "compare"])
 def test_forward_that_computes_after_the_kernel_is_refused(form, call, expr, what):
     b = "y" if form == "direct" else "b"
     found = reasons(changed(FORMS[form], (f"return {call}", "return " + expr.format(call=call, b=b))))
     assert any(r.startswith("ascendc-python: ModelNew.forward") and what in r for r in found), found
 
 
-@pytest.mark.parametrize("form, call", [("direct", "add_custom_ops.add_custom(x, y)"), ("mkb", "custom_ops_lib.add_custom(a, b)")])
+@pytest.mark.parametrize("form, call", [("direct", "add_custom_ops.add_custom(x, y)"), ("mkb", "custom_ops_lib.add_custom(a, b)")],
+                         ids=["direct", "mkb"])
 def test_forward_that_computes_on_the_kernels_result_through_a_name_is_refused(form, call):
     found = reasons(changed(FORMS[form], (f"return {call}", f"out = {call}\n        out += out\n        return out")))
     assert any("computes Add= on a tensor" in r for r in found), found
 
 
-@pytest.mark.parametrize("form, call", [("direct", "add_custom_ops.add_custom(x, y)"), ("mkb", "custom_ops_lib.add_custom(a, b)")])
+@pytest.mark.parametrize("form, call", [("direct", "add_custom_ops.add_custom(x, y)"), ("mkb", "custom_ops_lib.add_custom(a, b)")],
+                         ids=["direct", "mkb"])
 def test_forward_may_reshape_allocate_and_compute_sizes(form, call):
     x = "x" if form == "direct" else "a"
     body = (f"assert {x} is not None and {x}.dim() >= 1\n        n = {x}.numel() // 2 * 2\n        flat = {x}.reshape(-1).contiguous()\n        scratch = torch.empty_like(flat)\n"
@@ -223,7 +229,7 @@ OPDEF_Z = 'this->Output("z").ParamType(REQUIRED).DataType({ge::DT_FLOAT})'
 @pytest.mark.parametrize("old, new, words", [
     (JSON_X, JSON_X.replace('["float"]', '["float16"]'), 'project_json_src declares x as float16'),
     (OPDEF_Z, OPDEF_Z.replace("DT_FLOAT}", "DT_BF16}"), 'the OpDef\'s Output("z") takes ge::DT_BF16 only'),
-])
+], ids=["json", "opdef"])
 def test_a_float32_spec_refuses_an_operator_declared_half_width(old, new, words):
     found = reasons(changed(MKB, (old, new)), float32_spec=True)
     assert any(r.startswith("ascendc-dtype:") and words in r for r in found), found
@@ -263,7 +269,7 @@ PARAMS = "AscendC::DataCopyParams p{{1, {len}, 0, 0}};\n        AscendC::DataCop
      "        AscendC::DataCopy(xLocal, xGm[progress * TILE_LENGTH], p);", "= 8192: DataCopy moves"),
     ("AscendC::DataCopy(xLocal, xGm[progress * TILE_LENGTH], {2, TILE_LENGTH * sizeof(float) / 32, 0, 0});",
      "moves 2 x 256 blocks x 32 = 16384 bytes, but the local buffer holds 8192"),
-])
+], ids=["bytes", "bytes-field", "past-buffer"])
 def test_a_blocklen_in_bytes_or_past_the_buffer_is_refused(new, words):
     found = reasons(changed(DIRECT, (COPY_D, new)))
     assert len(found) == 1 and found[0].startswith("ascendc-datacopy:") and words in found[0] and \
@@ -284,6 +290,6 @@ def test_a_blocklen_in_bytes_is_refused_in_multikernelbench_form_too():
                        "        AscendC::DataCopyPad(xLocal, xGm[progress * TILE_LENGTH], p, pad);"),
     ("mkb", COPY_M, PARAMS.format(len="static_cast<uint16_t>(this->tileLength * sizeof(DTYPE_X) / 32)",
                                   src="xGm[progress * this->tileLength]")),
-], ids=["blocks", "inline", "datacopypad bytes", "mkb blocks"])
+], ids=["blocks", "inline", "datacopypad-bytes", "mkb-blocks"])
 def test_a_blocklen_in_blocks_and_datacopypad_bytes_pass(form, old, new):
     assert reasons(changed(FORMS[form], (old, new))) == []
