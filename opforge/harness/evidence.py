@@ -196,13 +196,19 @@ def judge_calls(material: Material, payload: dict, outputs: list | None, atol, r
     return f
 
 
+# the codes a backend's call_findings may report: the CPU run's memory model, the launch-resource and state
+# checks, and the AscendC emulator's (backends/ascendc/emulator/errors.py)
+MEMORY_CODES = ("out-of-bounds", "race", "out-of-resources", "stateful", "deadlock", "use-after-free", "misaligned",
+                "ub-overflow", "step-limit", "host-error", "bad-argument")
+
+
 def _memory(f: Findings, report: dict, label: str) -> bool:
     """The CPU run's memory model (backends/triton/memory.py): out-of-bounds accesses and races
     between programs, launches a GPU would refuse (backends/cuda/emulator/limits.py) and CUDA calls
     whose result could depend on the call count (emulator/state.py: stateful), reported even where
     forward caught what the launch raised."""
     found = [str(r) for r in report.get("memory") or []
-             if str(r).split(":", 1)[0] in ("out-of-bounds", "race", "out-of-resources", "stateful")]
+             if str(r).split(":", 1)[0] in MEMORY_CODES]
     for reason in found:
         code, _, rest = reason.partition(":")
         f.fail(f"{code}: {label}:{rest[:500]}")

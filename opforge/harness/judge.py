@@ -34,7 +34,10 @@ CHECK_OF = {"load-error": "load", "reference-error": "load", "init-error": "run"
             "oom": "run", "mismatch": "compare", "no-variants": "compare", **{c: "anticheat" for c in ANTICHEAT},
             # the CPU run's memory model (backends/triton/memory.py): what hardware would do differently
             "out-of-bounds": "run", "race": "run", "order-dependent": "compare",
-            "out-of-resources": "run"}  # a launch over the GPU's limits (backends/cuda/emulator/limits.py)
+            "out-of-resources": "run",  # a launch over the GPU's limits (backends/cuda/emulator/limits.py)
+            # the AscendC emulator's (backends/ascendc/emulator/errors.py)
+            **{c: "run" for c in ("deadlock", "use-after-free", "misaligned", "ub-overflow", "step-limit",
+                                  "host-error", "bad-argument")}}
 MAX_REASONS = 12
 # CPU: repeated calls on the same inputs after the trials; consecutive ones must leave the candidate's
 # state unchanged (harness/callstate.py; CUDA's static storage: backends/cuda/emulator/state.py), so

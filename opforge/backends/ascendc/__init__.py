@@ -4,16 +4,18 @@ direct-launch form or MultiKernelBench's (project.py; the contract in the README
 Stages: static (static.py: the project read from the AST, its C++ read as the compiler reads it,
 then the API table, the include and system-call rules, the 192 KB unified-buffer plan, 32-byte
 DataCopy lengths, queue balance, and the agreement of kernel, launcher, binding and tiling); compile
-(bisheng through CMake's `find_package(ASC)` or msopgen, cann.py) and the CPU twin only where CANN is
-installed: without it both are `skipped` with the reason, the level stays `static` and the verdict
-exits 3, never promotable. With CANN the worker builds the project before it imports the
-candidate (before_import): the build job for the device (`compile`), the run job as Huawei's CPU twin
-(`-DCMAKE_ASC_RUN_MODE=cpu`), whose extension the shared trials, comparison and guards then run
-(`cpu_run`, level emulated). On a host where torch_npu reports an NPU the worker runs it there
-(`device_run`, `profile`); elsewhere the device run is skipped with that reason."""
+(bisheng through CMake's `find_package(ASC)` or msopgen, cann.py) only where CANN is installed; the
+CPU run everywhere else on opforge's AscendC emulator (emulator/: the project compiled with g++
+against opforge's model of the programming model and of CANN's host side, every call under three
+core schedules): the worker installs the project's binding modules before it imports the candidate
+(before_import), the shared trials, comparison and guards run them (`cpu_run`, level emulated). An
+API the emulator does not model keeps the level `static` (exit 3) naming it. With CANN the worker
+builds the project with bisheng instead: the build job for the device (`compile`), the run job as
+Huawei's CPU twin (`-DCMAKE_ASC_RUN_MODE=cpu`). On a host where torch_npu reports an NPU the worker
+runs it there (`device_run`, `profile`); elsewhere the device run is skipped with that reason."""
 from __future__ import annotations
 
-from opforge.backends.ascendc import cann
+from opforge.backends.ascendc import cann, emulated
 from opforge.harness.plugin import BackendPlugin, StaticOutcome, Tool, dist_version
 from opforge.harness.ladder import step
 
@@ -43,27 +45,47 @@ class AscendCPlugin(BackendPlugin):
         out = StaticOutcome(reasons=list(found.reasons), warnings=list(found.warnings))
         out.job = {"ascendc_form": found.project.form if found.project else None, "ascendc_kernels": found.kernels}
         if not out.reasons:
-            out.skip = self._skips()
+            out.skip = self._skips(found.project)
         return out
 
-    def _skips(self) -> dict:
+    def _skips(self, project) -> dict:
         why = cann.unavailable()
         compiler, runner = self.compiler(), self.cpu_runner()
         from opforge.harness.hardware import find_npu
 
         device = {} if find_npu() is not None else {"device_run": step("skipped", reason=NO_NPU)}
-        if why:
-            return {"compile": step("skipped", compiler.name, compiler.version, reason=why),
-                    "cpu_run": step("skipped", runner.name, runner.version, reason=why), **device}
-        return device
+        if not why:
+            return device
+        skip = {"compile": step("skipped", compiler.name, compiler.version, reason=why), **device}
+        if (problem := emulated.unrunnable(project)) is not None:
+            skip["cpu_run"] = step(problem[0], runner.name, runner.version, reason=problem[1])
+        return skip
 
     def numerics_unavailable(self) -> str | None:
-        return cann.unavailable()
+        return None if cann.unavailable() is None or emulated.runnable() else cann.unavailable()
+
+    def reason_hints(self, reasons: list[str]) -> list[str]:
+        return emulated.reason_hints(reasons)
+
+    def start_run(self, data: dict) -> None:
+        """The verification's seed orders the emulator's shuffled core schedule (each run's differs)."""
+        if cann.unavailable():
+            emulated.start_run(data)
+
+    def call_findings(self) -> dict:
+        """What the emulator reported for the calls since the last: `race: ...`, `deadlock: ...` (each with
+        its code), reported even where forward caught what the call raised."""
+        found = emulated.take_findings()
+        return {"memory": found} if found else {}
 
     def compiler(self) -> Tool:
         return Tool("bisheng", _cann_version())
 
     def cpu_runner(self) -> Tool:
+        if cann.unavailable():
+            from opforge.backends.ascendc.emulator import TOOL, VERSION
+
+            return Tool(TOOL, VERSION)
         return Tool("ascendc-cpu-twin", _cann_version())
 
     def prepare_worker(self, mode: str, device: str, job: dict | None = None) -> None:
@@ -72,19 +94,23 @@ class AscendCPlugin(BackendPlugin):
         os.environ.pop("TRITON_INTERPRET", None)
 
     def before_import(self, job: dict) -> list[str]:
-        """With CANN, render and build the project the candidate imports (cann.build; bisheng's own
-        lines as reasons): for the device in the build job, as the CPU twin in a CPU run job."""
+        """Without CANN, build the project for the emulator and install its binding modules under the
+        names the candidate imports (emulated.py). With CANN, render and build the project the candidate
+        imports (cann.build; bisheng's own lines as reasons): for the device in the build job, as the CPU
+        twin in a CPU run job."""
         import sys
         import tempfile
         from pathlib import Path
 
         from opforge.backends.ascendc.project import read_project
 
+        source = Path(job["candidate_path"]).read_text()
+        project = read_project(source)
         if cann.unavailable():
-            return [cann.NO_CANN]
+            emulated.with_model(job, source, project)
+            return emulated.install(project)
         if job.get("device") == "npu":
             import torch_npu  # noqa: F401  (registers the npu device the inputs go to)
-        project = read_project(Path(job["candidate_path"]).read_text())
         module = next(iter(project.modules), "custom_ops_lib")
         mode = "cpu" if job.get("mode") == "run" and job.get("device", "cpu") == "cpu" else "npu"
         out, reasons = cann.build(project, Path(tempfile.mkdtemp(prefix="opforge-ascendc-")), module, mode=mode)
