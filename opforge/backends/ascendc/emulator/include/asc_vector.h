@@ -17,7 +17,11 @@
 //
 // Arithmetic: half and bfloat16 inputs are computed in float and rounded once to the destination type;
 // integer arithmetic wraps. Unsupported type/API combinations do not compile (static_assert), so the
-// Python side reports them unsupported instead of running a guess.
+// Python side reports them unsupported instead of running a guess; so do the forms not modelled here:
+// isSetMask=false (a mask set by SetVectorMask / SetMaskCount), the mask/repeat forms of Cast, Compare
+// and Select, Compare into the CMPMASK register, and every API this file does not define.
+// Reductions: ReduceSum/Max/Min write the work area's first round (per-repeat results) and need the
+// documented minimum of it; WholeReduce*/BlockReduce* write one result per repeat / per block.
 #pragma once
 
 #include <algorithm>
@@ -368,35 +372,36 @@ template <class T> inline void put_index(T* slot, uint32_t index) {  // an index
 namespace AscendC {
 
 #define OPFORGE_ASC_LOC opforge_asc::Loc loc = opforge_asc::Loc::here()
-template <class T> using scalar_t = std::type_identity_t<T>;
+// a scalar argument takes the tensor's element type without deducing it (Muls(halfTensor, halfTensor, 2.0f, n))
+template <class T> using opforge_same_t = std::type_identity_t<T>;
 
 // ======================================= binary element-wise ==========================================
-#define OPFORGE_ASC_BINARY(NAME, TYPES, EXPR)                                                                      \
-    template <typename T>                                                                                          \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,            \
-                     const int32_t& count, OPFORGE_ASC_LOC) {                                                      \
-        static_assert(TYPES, #NAME ": unsupported data type");                                                     \
-        opforge_asc::vec::binary_count(#NAME, loc, dst, src0, src1, count, [](T a, T b, T d) -> T {                \
-            (void)d; using namespace opforge_asc::vec; return EXPR; });                                             \
-    }                                                                                                              \
-    template <typename T, bool isSetMask = true>                                                                   \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,            \
-                     uint64_t mask, const uint8_t repeatTimes, const BinaryRepeatParams& repeatParams,             \
-                     OPFORGE_ASC_LOC) {                                                                            \
-        static_assert(TYPES, #NAME ": unsupported data type");                                                     \
-        static_assert(isSetMask, #NAME ": isSetMask=false (SetVectorMask) is not emulated");                       \
-        auto m = opforge_asc::vec::cont_mask<T>(#NAME, loc, mask);                                                 \
-        opforge_asc::vec::binary_rep(#NAME, loc, dst, src0, src1, m, repeatTimes, repeatParams,                    \
+#define OPFORGE_ASC_BINARY(NAME, TYPES, EXPR)                                                                          \
+    template <typename T>                                                                                              \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,                \
+                     const int32_t& count, OPFORGE_ASC_LOC) {                                                          \
+        static_assert(TYPES, #NAME ": unsupported data type");                                                         \
+        opforge_asc::vec::binary_count(#NAME, loc, dst, src0, src1, count, [](T a, T b, T d) -> T {                    \
+            (void)d; using namespace opforge_asc::vec; return EXPR; });                                                \
+    }                                                                                                                  \
+    template <typename T, bool isSetMask = true>                                                                       \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,                \
+                     uint64_t mask, const uint8_t repeatTimes, const BinaryRepeatParams& repeatParams,                 \
+                     OPFORGE_ASC_LOC) {                                                                                \
+        static_assert(TYPES, #NAME ": unsupported data type");                                                         \
+        static_assert(isSetMask, #NAME ": isSetMask=false (SetVectorMask) is not emulated");                           \
+        auto m = opforge_asc::vec::cont_mask<T>(#NAME, loc, mask);                                                     \
+        opforge_asc::vec::binary_rep(#NAME, loc, dst, src0, src1, m, repeatTimes, repeatParams,                        \
                                      [](T a, T b, T d) -> T { (void)d; using namespace opforge_asc::vec; return EXPR; }); \
-    }                                                                                                              \
-    template <typename T, bool isSetMask = true>                                                                   \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,            \
-                     const uint64_t mask[], const uint8_t repeatTimes, const BinaryRepeatParams& repeatParams,     \
-                     OPFORGE_ASC_LOC) {                                                                            \
-        static_assert(TYPES, #NAME ": unsupported data type");                                                     \
-        static_assert(isSetMask, #NAME ": isSetMask=false (SetVectorMask) is not emulated");                       \
-        auto m = opforge_asc::vec::bit_mask<T>(#NAME, loc, mask);                                                  \
-        opforge_asc::vec::binary_rep(#NAME, loc, dst, src0, src1, m, repeatTimes, repeatParams,                    \
+    }                                                                                                                  \
+    template <typename T, bool isSetMask = true>                                                                       \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,                \
+                     const uint64_t mask[], const uint8_t repeatTimes, const BinaryRepeatParams& repeatParams,         \
+                     OPFORGE_ASC_LOC) {                                                                                \
+        static_assert(TYPES, #NAME ": unsupported data type");                                                         \
+        static_assert(isSetMask, #NAME ": isSetMask=false (SetVectorMask) is not emulated");                           \
+        auto m = opforge_asc::vec::bit_mask<T>(#NAME, loc, mask);                                                      \
+        opforge_asc::vec::binary_rep(#NAME, loc, dst, src0, src1, m, repeatTimes, repeatParams,                        \
                                      [](T a, T b, T d) -> T { (void)d; using namespace opforge_asc::vec; return EXPR; }); \
     }
 
@@ -425,30 +430,30 @@ OPFORGE_ASC_BINARY(MulAddDst, opforge_asc::vec::hf<T>, store<T>(float(load(store
 OPFORGE_ASC_BINARY(FusedMulAdd, opforge_asc::vec::hf<T>, store<T>(float(load(store<T>(load(a) * load(d)))) + load(b)))
 
 // ======================================= unary element-wise ===========================================
-#define OPFORGE_ASC_UNARY(NAME, TYPES, EXPR)                                                                       \
-    template <typename T>                                                                                          \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count, OPFORGE_ASC_LOC) { \
-        static_assert(TYPES, #NAME ": unsupported data type");                                                     \
-        opforge_asc::vec::unary_count(#NAME, loc, dst, src, count,                                                 \
-                                      [](T a, T) -> T { using namespace opforge_asc::vec; return EXPR; });         \
-    }                                                                                                              \
-    template <typename T, bool isSetMask = true>                                                                   \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask, const uint8_t repeatTimes, \
-                     const UnaryRepeatParams& repeatParams, OPFORGE_ASC_LOC) {                                     \
-        static_assert(TYPES, #NAME ": unsupported data type");                                                     \
-        static_assert(isSetMask, #NAME ": isSetMask=false (SetVectorMask) is not emulated");                       \
-        auto m = opforge_asc::vec::cont_mask<T>(#NAME, loc, mask);                                                 \
-        opforge_asc::vec::unary_rep(#NAME, loc, dst, src, m, repeatTimes, repeatParams,                            \
-                                    [](T a, T) -> T { using namespace opforge_asc::vec; return EXPR; });           \
-    }                                                                                                              \
-    template <typename T, bool isSetMask = true>                                                                   \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[],                  \
-                     const uint8_t repeatTimes, const UnaryRepeatParams& repeatParams, OPFORGE_ASC_LOC) {          \
-        static_assert(TYPES, #NAME ": unsupported data type");                                                     \
-        static_assert(isSetMask, #NAME ": isSetMask=false (SetVectorMask) is not emulated");                       \
-        auto m = opforge_asc::vec::bit_mask<T>(#NAME, loc, mask);                                                  \
-        opforge_asc::vec::unary_rep(#NAME, loc, dst, src, m, repeatTimes, repeatParams,                            \
-                                    [](T a, T) -> T { using namespace opforge_asc::vec; return EXPR; });           \
+#define OPFORGE_ASC_UNARY(NAME, TYPES, EXPR)                                                                           \
+    template <typename T>                                                                                              \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count, OPFORGE_ASC_LOC) {    \
+        static_assert(TYPES, #NAME ": unsupported data type");                                                         \
+        opforge_asc::vec::unary_count(#NAME, loc, dst, src, count,                                                     \
+                                      [](T a, T) -> T { using namespace opforge_asc::vec; return EXPR; });             \
+    }                                                                                                                  \
+    template <typename T, bool isSetMask = true>                                                                       \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask, const uint8_t repeatTimes,   \
+                     const UnaryRepeatParams& repeatParams, OPFORGE_ASC_LOC) {                                         \
+        static_assert(TYPES, #NAME ": unsupported data type");                                                         \
+        static_assert(isSetMask, #NAME ": isSetMask=false (SetVectorMask) is not emulated");                           \
+        auto m = opforge_asc::vec::cont_mask<T>(#NAME, loc, mask);                                                     \
+        opforge_asc::vec::unary_rep(#NAME, loc, dst, src, m, repeatTimes, repeatParams,                                \
+                                    [](T a, T) -> T { using namespace opforge_asc::vec; return EXPR; });               \
+    }                                                                                                                  \
+    template <typename T, bool isSetMask = true>                                                                       \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[],                      \
+                     const uint8_t repeatTimes, const UnaryRepeatParams& repeatParams, OPFORGE_ASC_LOC) {              \
+        static_assert(TYPES, #NAME ": unsupported data type");                                                         \
+        static_assert(isSetMask, #NAME ": isSetMask=false (SetVectorMask) is not emulated");                           \
+        auto m = opforge_asc::vec::bit_mask<T>(#NAME, loc, mask);                                                      \
+        opforge_asc::vec::unary_rep(#NAME, loc, dst, src, m, repeatTimes, repeatParams,                                \
+                                    [](T a, T) -> T { using namespace opforge_asc::vec; return EXPR; });               \
     }
 
 OPFORGE_ASC_UNARY(Exp, opforge_asc::vec::hf<T>, store<T>(std::exp(load(a))))
@@ -467,29 +472,29 @@ OPFORGE_ASC_UNARY(Not, opforge_asc::vec::is_i16<T>, T(~a))
 // forms (with or without sharedTmpBuffer, with calCount or the whole source tensor). The library's own
 // approximations are not documented: these are the exact functions rounded once (within any tolerance
 // the real ones meet). The temporary buffer's use is not modelled.
-#define OPFORGE_ASC_MATH(NAME, EXPR)                                                                               \
-    template <typename T, bool isReuseSource = false>                                                              \
-    inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor,                             \
-                     const LocalTensor<uint8_t>& sharedTmpBuffer, const uint32_t calCount, OPFORGE_ASC_LOC) {      \
-        static_assert(opforge_asc::vec::hf<T>, #NAME ": unsupported data type (half/float)");                      \
-        (void)sharedTmpBuffer;                                                                                     \
-        opforge_asc::vec::unary_count(#NAME, loc, dstTensor, srcTensor, int64_t(calCount),                         \
-                                      [](T a, T) -> T { using namespace opforge_asc::vec; float x = load(a);       \
-                                                        return store<T>(EXPR); });                                 \
-    }                                                                                                              \
-    template <typename T, bool isReuseSource = false>                                                              \
-    inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, const uint32_t calCount,    \
-                     OPFORGE_ASC_LOC) {                                                                            \
-        NAME<T, isReuseSource>(dstTensor, srcTensor, LocalTensor<uint8_t>(), calCount, loc);                       \
-    }                                                                                                              \
-    template <typename T, bool isReuseSource = false>                                                              \
-    inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor,                             \
-                     const LocalTensor<uint8_t>& sharedTmpBuffer, OPFORGE_ASC_LOC) {                               \
-        NAME<T, isReuseSource>(dstTensor, srcTensor, sharedTmpBuffer, srcTensor.GetSize(), loc);                   \
-    }                                                                                                              \
-    template <typename T, bool isReuseSource = false>                                                              \
-    inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, OPFORGE_ASC_LOC) {          \
-        NAME<T, isReuseSource>(dstTensor, srcTensor, LocalTensor<uint8_t>(), srcTensor.GetSize(), loc);            \
+#define OPFORGE_ASC_MATH(NAME, EXPR)                                                                                   \
+    template <typename T, bool isReuseSource = false>                                                                  \
+    inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor,                                 \
+                     const LocalTensor<uint8_t>& sharedTmpBuffer, const uint32_t calCount, OPFORGE_ASC_LOC) {          \
+        static_assert(opforge_asc::vec::hf<T>, #NAME ": unsupported data type (half/float)");                          \
+        (void)sharedTmpBuffer;                                                                                         \
+        opforge_asc::vec::unary_count(#NAME, loc, dstTensor, srcTensor, int64_t(calCount),                             \
+                                      [](T a, T) -> T { using namespace opforge_asc::vec; float x = load(a);           \
+                                                        return store<T>(EXPR); });                                     \
+    }                                                                                                                  \
+    template <typename T, bool isReuseSource = false>                                                                  \
+    inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, const uint32_t calCount,        \
+                     OPFORGE_ASC_LOC) {                                                                                \
+        NAME<T, isReuseSource>(dstTensor, srcTensor, LocalTensor<uint8_t>(), calCount, loc);                           \
+    }                                                                                                                  \
+    template <typename T, bool isReuseSource = false>                                                                  \
+    inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor,                                 \
+                     const LocalTensor<uint8_t>& sharedTmpBuffer, OPFORGE_ASC_LOC) {                                   \
+        NAME<T, isReuseSource>(dstTensor, srcTensor, sharedTmpBuffer, srcTensor.GetSize(), loc);                       \
+    }                                                                                                                  \
+    template <typename T, bool isReuseSource = false>                                                                  \
+    inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, OPFORGE_ASC_LOC) {              \
+        NAME<T, isReuseSource>(dstTensor, srcTensor, LocalTensor<uint8_t>(), srcTensor.GetSize(), loc);                \
     }
 
 OPFORGE_ASC_MATH(Sigmoid, 1.0f / (1.0f + std::exp(-x)))
@@ -501,36 +506,36 @@ OPFORGE_ASC_MATH(Floor, std::floor(x))
 OPFORGE_ASC_MATH(Ceil, std::ceil(x))
 
 // ============================== tensor-scalar (scalar broadcast) =====================================
-#define OPFORGE_ASC_SCALAR(NAME, TYPES, EXPR)                                                                      \
-    template <typename T>                                                                                          \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const scalar_t<T>& scalarValue,         \
-                     const int32_t& count, OPFORGE_ASC_LOC) {                                                      \
-        static_assert(TYPES, #NAME ": unsupported data type");                                                     \
-        const T s = scalarValue;                                                                                   \
-        opforge_asc::vec::unary_count(#NAME, loc, dst, src, count,                                                 \
-                                      [s](T a, T) -> T { using namespace opforge_asc::vec; return EXPR; });        \
-    }                                                                                                              \
-    template <typename T, bool isSetMask = true>                                                                   \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const scalar_t<T>& scalarValue,         \
-                     uint64_t mask, const uint8_t repeatTimes, const UnaryRepeatParams& repeatParams,              \
-                     OPFORGE_ASC_LOC) {                                                                            \
-        static_assert(TYPES, #NAME ": unsupported data type");                                                     \
-        static_assert(isSetMask, #NAME ": isSetMask=false (SetVectorMask) is not emulated");                       \
-        const T s = scalarValue;                                                                                   \
-        auto m = opforge_asc::vec::cont_mask<T>(#NAME, loc, mask);                                                 \
-        opforge_asc::vec::unary_rep(#NAME, loc, dst, src, m, repeatTimes, repeatParams,                            \
-                                    [s](T a, T) -> T { using namespace opforge_asc::vec; return EXPR; });          \
-    }                                                                                                              \
-    template <typename T, bool isSetMask = true>                                                                   \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const scalar_t<T>& scalarValue,         \
-                     const uint64_t mask[], const uint8_t repeatTimes, const UnaryRepeatParams& repeatParams,      \
-                     OPFORGE_ASC_LOC) {                                                                            \
-        static_assert(TYPES, #NAME ": unsupported data type");                                                     \
-        static_assert(isSetMask, #NAME ": isSetMask=false (SetVectorMask) is not emulated");                       \
-        const T s = scalarValue;                                                                                   \
-        auto m = opforge_asc::vec::bit_mask<T>(#NAME, loc, mask);                                                  \
-        opforge_asc::vec::unary_rep(#NAME, loc, dst, src, m, repeatTimes, repeatParams,                            \
-                                    [s](T a, T) -> T { using namespace opforge_asc::vec; return EXPR; });          \
+#define OPFORGE_ASC_SCALAR(NAME, TYPES, EXPR)                                                                          \
+    template <typename T>                                                                                              \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const opforge_same_t<T>& scalarValue,       \
+                     const int32_t& count, OPFORGE_ASC_LOC) {                                                          \
+        static_assert(TYPES, #NAME ": unsupported data type");                                                         \
+        const T s = scalarValue;                                                                                       \
+        opforge_asc::vec::unary_count(#NAME, loc, dst, src, count,                                                     \
+                                      [s](T a, T) -> T { using namespace opforge_asc::vec; return EXPR; });            \
+    }                                                                                                                  \
+    template <typename T, bool isSetMask = true>                                                                       \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const opforge_same_t<T>& scalarValue,       \
+                     uint64_t mask, const uint8_t repeatTimes, const UnaryRepeatParams& repeatParams,                  \
+                     OPFORGE_ASC_LOC) {                                                                                \
+        static_assert(TYPES, #NAME ": unsupported data type");                                                         \
+        static_assert(isSetMask, #NAME ": isSetMask=false (SetVectorMask) is not emulated");                           \
+        const T s = scalarValue;                                                                                       \
+        auto m = opforge_asc::vec::cont_mask<T>(#NAME, loc, mask);                                                     \
+        opforge_asc::vec::unary_rep(#NAME, loc, dst, src, m, repeatTimes, repeatParams,                                \
+                                    [s](T a, T) -> T { using namespace opforge_asc::vec; return EXPR; });              \
+    }                                                                                                                  \
+    template <typename T, bool isSetMask = true>                                                                       \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const opforge_same_t<T>& scalarValue,       \
+                     const uint64_t mask[], const uint8_t repeatTimes, const UnaryRepeatParams& repeatParams,          \
+                     OPFORGE_ASC_LOC) {                                                                                \
+        static_assert(TYPES, #NAME ": unsupported data type");                                                         \
+        static_assert(isSetMask, #NAME ": isSetMask=false (SetVectorMask) is not emulated");                           \
+        const T s = scalarValue;                                                                                       \
+        auto m = opforge_asc::vec::bit_mask<T>(#NAME, loc, mask);                                                      \
+        opforge_asc::vec::unary_rep(#NAME, loc, dst, src, m, repeatTimes, repeatParams,                                \
+                                    [s](T a, T) -> T { using namespace opforge_asc::vec; return EXPR; });              \
     }
 
 OPFORGE_ASC_SCALAR(Adds, opforge_asc::vec::hfi<T>,
@@ -544,7 +549,7 @@ OPFORGE_ASC_SCALAR(LeakyRelu, opforge_asc::vec::hf<T>,
 
 // dst = dst + src * scalar (Axpy; the destination may be float where the source is half)
 template <typename T, typename U>
-inline void Axpy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const scalar_t<U>& scalarValue,
+inline void Axpy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const opforge_same_t<U>& scalarValue,
                  const int32_t& count, OPFORGE_ASC_LOC) {
     static_assert((std::is_same_v<T, U> && opforge_asc::vec::hf<T>) ||
                   (std::is_same_v<T, float> && std::is_same_v<U, half>), "Axpy: unsupported data types");
@@ -557,7 +562,7 @@ inline void Axpy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const sca
 
 // ============================================ Duplicate ===============================================
 template <typename T>
-inline void Duplicate(const LocalTensor<T>& dst, const scalar_t<T>& scalarValue, const int32_t& count, OPFORGE_ASC_LOC) {
+inline void Duplicate(const LocalTensor<T>& dst, const opforge_same_t<T>& scalarValue, const int32_t& count, OPFORGE_ASC_LOC) {
     static_assert(opforge_asc::vec::hfi<T> || std::is_same_v<T, uint16_t> || std::is_same_v<T, uint32_t> ||
                   opforge_asc::vec::is_bf16<T>, "Duplicate: unsupported data type");
     opforge_asc::vec::check_count("Duplicate", loc, count);
@@ -581,14 +586,14 @@ inline void duplicate_rep(const LocalTensor<T>& dst, T s, const opforge_asc::vec
 }
 }  // namespace opforge_asc_detail
 template <typename T, bool isSetMask = true>
-inline void Duplicate(const LocalTensor<T>& dst, const scalar_t<T>& scalarValue, uint64_t mask, const uint8_t repeatTimes,
+inline void Duplicate(const LocalTensor<T>& dst, const opforge_same_t<T>& scalarValue, uint64_t mask, const uint8_t repeatTimes,
                       const uint16_t dstBlockStride, const uint8_t dstRepeatStride, OPFORGE_ASC_LOC) {
     static_assert(isSetMask, "Duplicate: isSetMask=false (SetVectorMask) is not emulated");
     opforge_asc_detail::duplicate_rep(dst, T(scalarValue), opforge_asc::vec::cont_mask<T>("Duplicate", loc, mask),
                                       repeatTimes, dstBlockStride, dstRepeatStride, loc);
 }
 template <typename T, bool isSetMask = true>
-inline void Duplicate(const LocalTensor<T>& dst, const scalar_t<T>& scalarValue, const uint64_t mask[],
+inline void Duplicate(const LocalTensor<T>& dst, const opforge_same_t<T>& scalarValue, const uint64_t mask[],
                       const uint8_t repeatTimes, const uint16_t dstBlockStride, const uint8_t dstRepeatStride,
                       OPFORGE_ASC_LOC) {
     static_assert(isSetMask, "Duplicate: isSetMask=false (SetVectorMask) is not emulated");
@@ -759,28 +764,28 @@ inline void reduce_rep(const char* api, int kind, const LocalTensor<T>& dst, con
 }
 }  // namespace opforge_asc_detail
 
-#define OPFORGE_ASC_REDUCE(NAME, KIND, IDXDECL, IDXARG)                                                            \
-    template <typename T>                                                                                          \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& workLocal,        \
-                     const int32_t count IDXDECL, OPFORGE_ASC_LOC) {                                               \
-        opforge_asc_detail::reduce_count(#NAME, KIND, dst, src, workLocal, count, IDXARG, loc);                    \
-    }                                                                                                              \
-    template <typename T>                                                                                          \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& workLocal,        \
-                     const int32_t mask, const int32_t repeatTimes, const int32_t srcRepStride IDXDECL,            \
-                     OPFORGE_ASC_LOC) {                                                                            \
-        if (mask < 0) opforge_asc::fail(opforge_asc::E_BADARG, #NAME, loc, "mask %d < 0", mask);            \
-        opforge_asc_detail::reduce_rep(#NAME, KIND, dst, src, workLocal,                                          \
-                                       opforge_asc::vec::cont_mask<T>(#NAME, loc, uint64_t(mask)), repeatTimes,     \
-                                       srcRepStride, IDXARG, loc);                                                 \
-    }                                                                                                              \
-    template <typename T>                                                                                          \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& workLocal,        \
-                     const uint64_t mask[], const int32_t repeatTimes, const int32_t srcRepStride IDXDECL,         \
-                     OPFORGE_ASC_LOC) {                                                                            \
-        opforge_asc_detail::reduce_rep(#NAME, KIND, dst, src, workLocal,                                          \
-                                       opforge_asc::vec::bit_mask<T>(#NAME, loc, mask), repeatTimes, srcRepStride, \
-                                       IDXARG, loc);                                                               \
+#define OPFORGE_ASC_REDUCE(NAME, KIND, IDXDECL, IDXARG)                                                                \
+    template <typename T>                                                                                              \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& workLocal,            \
+                     const int32_t count IDXDECL, OPFORGE_ASC_LOC) {                                                   \
+        opforge_asc_detail::reduce_count(#NAME, KIND, dst, src, workLocal, count, IDXARG, loc);                        \
+    }                                                                                                                  \
+    template <typename T>                                                                                              \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& workLocal,            \
+                     const int32_t mask, const int32_t repeatTimes, const int32_t srcRepStride IDXDECL,                \
+                     OPFORGE_ASC_LOC) {                                                                                \
+        if (mask < 0) opforge_asc::fail(opforge_asc::E_BADARG, #NAME, loc, "mask %d < 0", mask);                       \
+        opforge_asc_detail::reduce_rep(#NAME, KIND, dst, src, workLocal,                                               \
+                                       opforge_asc::vec::cont_mask<T>(#NAME, loc, uint64_t(mask)), repeatTimes,        \
+                                       srcRepStride, IDXARG, loc);                                                     \
+    }                                                                                                                  \
+    template <typename T>                                                                                              \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& workLocal,            \
+                     const uint64_t mask[], const int32_t repeatTimes, const int32_t srcRepStride IDXDECL,             \
+                     OPFORGE_ASC_LOC) {                                                                                \
+        opforge_asc_detail::reduce_rep(#NAME, KIND, dst, src, workLocal,                                               \
+                                       opforge_asc::vec::bit_mask<T>(#NAME, loc, mask), repeatTimes, srcRepStride,     \
+                                       IDXARG, loc);                                                                   \
     }
 
 #define OPFORGE_ASC_COMMA ,
@@ -851,25 +856,25 @@ inline void WholeReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
     opforge_asc_detail::whole_reduce("WholeReduceSum", 0, dst, src, opforge_asc::vec::bit_mask<T>("WholeReduceSum", loc, mask),
                                      repeatTimes, dstRepStride, srcBlkStride, srcRepStride, ReduceOrder::ORDER_ONLY_VALUE, loc);
 }
-#define OPFORGE_ASC_WHOLE_MINMAX(NAME, KIND)                                                                       \
-    template <typename T, bool isSetMask = true>                                                                   \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t mask,                     \
-                     const int32_t repeatTimes, const int32_t dstRepStride, const int32_t srcBlkStride,            \
-                     const int32_t srcRepStride, ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX,               \
-                     OPFORGE_ASC_LOC) {                                                                            \
-        static_assert(isSetMask, #NAME ": isSetMask=false (SetVectorMask) is not emulated");                       \
-        if (mask < 0) opforge_asc::fail(opforge_asc::E_BADARG, #NAME, loc, "mask %d < 0", mask);            \
+#define OPFORGE_ASC_WHOLE_MINMAX(NAME, KIND)                                                                           \
+    template <typename T, bool isSetMask = true>                                                                       \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t mask,                         \
+                     const int32_t repeatTimes, const int32_t dstRepStride, const int32_t srcBlkStride,                \
+                     const int32_t srcRepStride, ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX,                   \
+                     OPFORGE_ASC_LOC) {                                                                                \
+        static_assert(isSetMask, #NAME ": isSetMask=false (SetVectorMask) is not emulated");                           \
+        if (mask < 0) opforge_asc::fail(opforge_asc::E_BADARG, #NAME, loc, "mask %d < 0", mask);                       \
         opforge_asc_detail::whole_reduce(#NAME, KIND, dst, src, opforge_asc::vec::cont_mask<T>(#NAME, loc, uint64_t(mask)), \
-                                         repeatTimes, dstRepStride, srcBlkStride, srcRepStride, order, loc);       \
-    }                                                                                                              \
-    template <typename T, bool isSetMask = true>                                                                   \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[],                  \
-                     const int32_t repeatTimes, const int32_t dstRepStride, const int32_t srcBlkStride,            \
-                     const int32_t srcRepStride, ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX,               \
-                     OPFORGE_ASC_LOC) {                                                                            \
-        static_assert(isSetMask, #NAME ": isSetMask=false (SetVectorMask) is not emulated");                       \
-        opforge_asc_detail::whole_reduce(#NAME, KIND, dst, src, opforge_asc::vec::bit_mask<T>(#NAME, loc, mask),  \
-                                         repeatTimes, dstRepStride, srcBlkStride, srcRepStride, order, loc);       \
+                                         repeatTimes, dstRepStride, srcBlkStride, srcRepStride, order, loc);           \
+    }                                                                                                                  \
+    template <typename T, bool isSetMask = true>                                                                       \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[],                      \
+                     const int32_t repeatTimes, const int32_t dstRepStride, const int32_t srcBlkStride,                \
+                     const int32_t srcRepStride, ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX,                   \
+                     OPFORGE_ASC_LOC) {                                                                                \
+        static_assert(isSetMask, #NAME ": isSetMask=false (SetVectorMask) is not emulated");                           \
+        opforge_asc_detail::whole_reduce(#NAME, KIND, dst, src, opforge_asc::vec::bit_mask<T>(#NAME, loc, mask),       \
+                                         repeatTimes, dstRepStride, srcBlkStride, srcRepStride, order, loc);           \
     }
 OPFORGE_ASC_WHOLE_MINMAX(WholeReduceMax, 1)
 OPFORGE_ASC_WHOLE_MINMAX(WholeReduceMin, 2)
@@ -911,24 +916,24 @@ inline void block_reduce(const char* api, int kind, const LocalTensor<T>& dst, c
     }
 }
 }  // namespace opforge_asc_detail
-#define OPFORGE_ASC_BLOCK_REDUCE(NAME, KIND)                                                                       \
-    template <typename T, bool isSetMask = true>                                                                   \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeat, const int32_t mask, \
-                     const int32_t dstRepStride, const int32_t srcBlkStride, const int32_t srcRepStride,           \
-                     OPFORGE_ASC_LOC) {                                                                            \
-        static_assert(isSetMask, #NAME ": isSetMask=false (SetVectorMask) is not emulated");                       \
-        if (mask < 0) opforge_asc::fail(opforge_asc::E_BADARG, #NAME, loc, "mask %d < 0", mask);            \
-        opforge_asc_detail::block_reduce(#NAME, KIND, dst, src, repeat,                                            \
-                                         opforge_asc::vec::cont_mask<T>(#NAME, loc, uint64_t(mask)), dstRepStride, \
-                                         srcBlkStride, srcRepStride, loc);                                         \
-    }                                                                                                              \
-    template <typename T, bool isSetMask = true>                                                                   \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeat,                   \
-                     const uint64_t mask[], const int32_t dstRepStride, const int32_t srcBlkStride,                \
-                     const int32_t srcRepStride, OPFORGE_ASC_LOC) {                                                \
-        static_assert(isSetMask, #NAME ": isSetMask=false (SetVectorMask) is not emulated");                       \
+#define OPFORGE_ASC_BLOCK_REDUCE(NAME, KIND)                                                                           \
+    template <typename T, bool isSetMask = true>                                                                       \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeat, const int32_t mask,   \
+                     const int32_t dstRepStride, const int32_t srcBlkStride, const int32_t srcRepStride,               \
+                     OPFORGE_ASC_LOC) {                                                                                \
+        static_assert(isSetMask, #NAME ": isSetMask=false (SetVectorMask) is not emulated");                           \
+        if (mask < 0) opforge_asc::fail(opforge_asc::E_BADARG, #NAME, loc, "mask %d < 0", mask);                       \
+        opforge_asc_detail::block_reduce(#NAME, KIND, dst, src, repeat,                                                \
+                                         opforge_asc::vec::cont_mask<T>(#NAME, loc, uint64_t(mask)), dstRepStride,     \
+                                         srcBlkStride, srcRepStride, loc);                                             \
+    }                                                                                                                  \
+    template <typename T, bool isSetMask = true>                                                                       \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeat,                       \
+                     const uint64_t mask[], const int32_t dstRepStride, const int32_t srcBlkStride,                    \
+                     const int32_t srcRepStride, OPFORGE_ASC_LOC) {                                                    \
+        static_assert(isSetMask, #NAME ": isSetMask=false (SetVectorMask) is not emulated");                           \
         opforge_asc_detail::block_reduce(#NAME, KIND, dst, src, repeat, opforge_asc::vec::bit_mask<T>(#NAME, loc, mask), \
-                                         dstRepStride, srcBlkStride, srcRepStride, loc);                           \
+                                         dstRepStride, srcBlkStride, srcRepStride, loc);                               \
     }
 OPFORGE_ASC_BLOCK_REDUCE(BlockReduceSum, 0)
 OPFORGE_ASC_BLOCK_REDUCE(BlockReduceMax, 1)
@@ -976,7 +981,7 @@ inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const
 }
 
 template <typename T, typename U>
-inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const scalar_t<T>& src1Scalar,
+inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const opforge_same_t<T>& src1Scalar,
                           CMPMODE cmpMode, uint32_t count, OPFORGE_ASC_LOC) {
     using namespace opforge_asc::vec;
     static_assert(hf<T> || std::is_same_v<T, int32_t>, "CompareScalar: unsupported data type");
@@ -1025,7 +1030,7 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, con
 
 template <typename T, typename U>
 inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
-                   scalar_t<T> src1, SELMODE selMode, uint32_t count, OPFORGE_ASC_LOC) {
+                   opforge_same_t<T> src1, SELMODE selMode, uint32_t count, OPFORGE_ASC_LOC) {
     using namespace opforge_asc::vec;
     static_assert(hf<T>, "Select: unsupported data type (half/float)");
     if (selMode != SELMODE::VSEL_TENSOR_SCALAR_MODE)
