@@ -29,8 +29,9 @@ def lib():
     out = Path(tempfile.gettempdir()) / f"opforge-asc-vector-{digest.hexdigest()[:16]}.so"
     if not out.exists():
         tmp = out.with_suffix(f".{id(out)}.tmp.so")
-        subprocess.run(["g++", "-std=c++20", "-O0", "-shared", "-fPIC", f"-I{INCLUDE}", str(CASES), "-o", str(tmp)],
-                       check=True, capture_output=True, text=True)
+        # -fno-gnu-unique: this library's machine is its own, not shared with another emulated library in the process
+        subprocess.run(["g++", "-std=c++20", "-O0", "-shared", "-fPIC", "-fno-gnu-unique", f"-I{INCLUDE}", str(CASES),
+                        "-o", str(tmp)], check=True, capture_output=True, text=True)
         tmp.rename(out)
     return ctypes.CDLL(str(out))
 
