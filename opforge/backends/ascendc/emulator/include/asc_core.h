@@ -108,7 +108,7 @@ struct GmRegion {
     uint64_t bytes;
     std::string what;
     std::vector<int16_t> wcore, rcore;  // per byte: the core that wrote / read it in this launch (-1 none, -2 several)
-    uint64_t launch = 0;                // the launch those arrays describe
+    uint64_t launch = ~0ull;            // the launch those arrays describe (none yet)
     struct Block {
         uint64_t core = ~0ull;  // core run (launch << 16 | core) the entry belongs to
         uint8_t wpipe = 0;
