@@ -8,7 +8,7 @@ DTYPE macros, the kernel registration); build.py compiles and caches; library.py
 functions under three core schedules; errors.py holds the exceptions and their reason codes."""
 from __future__ import annotations
 
-from opforge.backends.ascendc.emulator.errors import (CODES, DeadlockError, EmuBuildError, EmulatorError,
+from opforge.backends.ascendc.emulator.errors import (CODES, DeadlockError, EmuBuildError, EmulatorError, HostError,
                                                       MisalignedError, OutOfBoundsError, RaceError, UbOverflowError,
                                                       UnsupportedFeature, UseAfterFreeError)
 from opforge.backends.ascendc.emulator.library import EmulatedProject, set_seed
@@ -17,5 +17,5 @@ TOOL = "opforge-ascendc-emu"
 VERSION = "1.0"
 
 __all__ = ["TOOL", "VERSION", "CODES", "EmulatorError", "EmuBuildError", "UnsupportedFeature", "DeadlockError",
-           "RaceError", "OutOfBoundsError", "UseAfterFreeError", "MisalignedError", "UbOverflowError",
+           "RaceError", "HostError", "OutOfBoundsError", "UseAfterFreeError", "MisalignedError", "UbOverflowError",
            "EmulatedProject", "set_seed"]

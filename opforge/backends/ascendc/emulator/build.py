@@ -207,8 +207,9 @@ def _probe_load(library: Path) -> None:
 def build_error(stderr: str, display: dict) -> EmulatorError:
     """g++'s (or the linker's) words as one reason: UnsupportedFeature for an API the emulator lacks."""
     located = [(m, display.get(Path(m.group("file")).name)) for m in _ERROR.finditer(stderr)]
-    for m, where in located:
-        missing = unsupported_name(m.group("msg"))
+    for k, (m, where) in enumerate(located):
+        notes = stderr[m.end():located[k + 1][0].start() if k + 1 < len(located) else len(stderr)]
+        missing = None if "deduced conflicting types" in notes else unsupported_name(m.group("msg"))
         if missing:
             place = f" ({where}:{m.group('line')})" if where else f" ({_project_line(stderr, display) or 'a header'})"
             return UnsupportedFeature(f"unsupported: {missing}{place} is not modelled by opforge's AscendC emulator")

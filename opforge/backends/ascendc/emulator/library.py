@@ -97,7 +97,7 @@ class EmulatedProject:
         for original, before, after in zip(args, inputs, first_ins):
             if after is not None and not _same(before, after):
                 original.copy_(after.view(original.shape))
-        results = [args[o] if isinstance(o, int) else o for o in first_outs]
+        results = [args[o.index] if isinstance(o, _Input) else o for o in first_outs]
         kind = self.functions[qualified][1]
         if kind == 0:
             return None
@@ -178,13 +178,23 @@ def _fill(lib, value: Value, arg, index: int) -> int:
     return 0
 
 
+class _Input:
+    """A returned tensor that is one of the call's inputs (returned in place)."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Input) and other.index == self.index
+
+
 def _read(value: Value, regions: list):
-    """One returned Value: the index of the input tensor it is, a new tensor holding its bytes, or a number."""
+    """One returned Value: the input tensor it is (_Input), a new tensor holding its bytes, or a number."""
     import torch
 
     if value.kind == 1:
         if value.data in regions:
-            return regions.index(value.data)
+            return _Input(regions.index(value.data))
         dtype = {v: k for k, v in _dtypes().items()}.get(value.dtype)
         if dtype is None:
             raise EmulatorError(f"arguments: a returned tensor of ScalarType {value.dtype}, which the emulator does not pass")
