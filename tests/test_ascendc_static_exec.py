@@ -60,6 +60,17 @@ def test_enque_under_a_constant_false_condition_is_not_present(form):
     assert found and "inQueueX has 0 EnQue but 1 DeQue" in found[0], found
 
 
+RELEASE = "    __aicore__ inline void Release(AscendC::LocalTensor<float> &t) { inQueueX.FreeTensor(t); }\n\nprivate:\n"
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_freetensor_in_a_method_no_kernel_calls_is_not_present(form):
+    source = changed(FORMS[form], ("\nprivate:\n", "\n" + RELEASE), (FREE_X, ""))
+    found = reasons(source)
+    assert found and "inQueueX has 1 AllocTensor but 0 FreeTensor" in found[0], found
+    assert reasons(changed(source, ("inQueueY.FreeTensor(yLocal);", "inQueueY.FreeTensor(yLocal);\n        Release(xLocal);"))) == []
+
+
 def test_a_tiling_assignment_under_a_constant_false_condition_is_not_set():
     set_tile = "tiling.tileNum = tiling.totalLength / BLOCK_DIM / TILE_LENGTH;"
     found = reasons(changed(DIRECT, (set_tile, f"if (BLOCK_DIM < 1) {{ {set_tile} }}")))

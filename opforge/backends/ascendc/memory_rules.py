@@ -387,7 +387,11 @@ def _early_return(f, unit, queues: set, scope: str, out: Findings) -> None:
 
 def _queues(code, out: Findings) -> None:
     queues = set().union(*(_declared(u.tokens, ("TQue", "TQueBind")) for u in code.units)) if code.units else set()
+    members = _member_types(code)
+    runs = {id(f) for entry in code.kernels for f in _reach(code, entry, entry.body, members)}
     for scope, functions in _scopes(code).items():
+        if code.kernels:  # what runs: a method no kernel reaches frees nothing
+            functions = [f for f in functions if id(f) in runs or f.kernel]
         counts: dict[str, dict[str, int]] = {}
         where: dict[str, str] = {}
         initialised = set()
