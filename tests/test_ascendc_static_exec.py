@@ -304,3 +304,12 @@ def test_a_blocklen_in_bytes_is_refused_in_multikernelbench_form_too():
 ], ids=["blocks", "inline", "datacopypad-bytes", "mkb-blocks"])
 def test_a_blocklen_in_blocks_and_datacopypad_bytes_pass(form, old, new):
     assert reasons(changed(FORMS[form], (old, new))) == []
+
+
+@pytest.mark.parametrize("include", ['%:include "/etc/passwd"', '#inc\\\nlude "/etc/passwd"', "#pragma GCC dependency \"/etc/passwd\""],
+                         ids=["digraph", "spliced", "dependency"])
+def test_the_preprocessor_never_reads_a_file_the_candidate_names(include):
+    found = check_ascendc(changed(DIRECT, (FREE_X, f"\n#if 1\n{FREE_X}\n#endif\n{include}\n")))
+    assert not any("root:" in r for r in found.reasons + found.warnings)
+    assert any("was not run through g++ -E" in w for w in found.warnings), found.warnings
+    assert any(r.startswith("ascendc-include:") for r in found.reasons), found.reasons

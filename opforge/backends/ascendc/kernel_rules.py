@@ -206,7 +206,12 @@ def _includes(code, project, out: Findings) -> None:
                 out.bad(f"ascendc-include: directive #{name or '?'} is not allowed ({where})")
                 continue
             if name in CONDITIONALS and not _include_guard(unit.directives, i):
-                outside = _outside_macros(rest, own_macros) if code.preprocessed else ["(g++ -E not run)"]
+                if not code.preprocessed:
+                    out.bad(f"ascendc-include: #{name} (conditional compilation) is not allowed in a source that "
+                            f"could not be run through the preprocessor: this checker would read every branch, the "
+                            f"compiler only one ({where})")
+                    continue
+                outside = _outside_macros(rest, own_macros)
                 if name in ("if", "ifdef", "ifndef", "elif") and outside:
                     out.bad(f"ascendc-include: #{name} tests {', '.join(outside[:3])}, which the project does not "
                             f"define: the compiler's or CANN's macros decide that branch, not opforge's "

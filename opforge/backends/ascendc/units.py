@@ -21,7 +21,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from opforge.backends.ascendc.fold import constants, evaluate
-from opforge.backends.cuda.cxx import CxxError, Token, closing_bracket, read
+from opforge.backends.cuda.cxx import CxxError, Token, closing_bracket, read, tokenize
+from opforge.backends.cuda.cxx.macros import split_directives
+from opforge.backends.cuda.cxx.tokens import join_names
 
 INCLUDE = re.compile(r'\s*#\s*include\s*"([^"]+)"')
 ANY_INCLUDE = re.compile(r"\s*#\s*include")
@@ -108,9 +110,10 @@ def read_code(project) -> Code:
         if _conditional(parsed.directives) and "__has_include" not in text:  # a probe of the file system: refused (kernel_rules)
             try:
                 parsed = read(_preprocess(text, where, start.display))
-            except FileNotFoundError:
+            except FileNotFoundError:  # no g++, or a text it must not read (_sealed)
                 code.preprocessed = False
-                code.notes.append("ascendc-format: g++ is not installed: conditional compilation is not evaluated")
+                code.notes.append(f"ascendc-format: {start.display} was not run through g++ -E: its conditional "
+                                  "compilation is not evaluated (refused)")
             except CxxError as exc:
                 at = where[min(max(exc.line, 1), len(where)) - 1]
                 raise UnitError(f"ascendc-format: {start.display} is not C++ this checker can read after the "
@@ -137,6 +140,8 @@ def _preprocess(text: str, where: list[str], display: str) -> str:
     #include stubbed (project headers are inlined already). UnitError with g++'s first error."""
     lines = text.split("\n")
     stubbed = "\n".join("" if ANY_INCLUDE.match(line) else line for line in lines)
+    if not _sealed(stubbed):
+        raise FileNotFoundError  # an include g++ would follow (spliced, a digraph): not run; the include rule refuses it
     returncode, stdout, stderr = _gxx(stubbed)
     if returncode:
         error = next((row for row in stderr.splitlines() if "error" in row), stderr.strip()[:200])
@@ -153,6 +158,18 @@ def _preprocess(text: str, where: list[str], display: str) -> str:
             out[line - 1] = f"{out[line - 1]} {row}" if out[line - 1] else row
         line += 1
     return "\n".join(out)
+
+
+def _sealed(text: str) -> bool:
+    """Does nothing in this text make g++ read a file: no include left as the compiler reads directives
+    (after splices and digraphs), no `__has_include`, no `#pragma GCC dependency`?"""
+    try:
+        tokens = join_names(tokenize(text))
+    except CxxError:
+        return False
+    if any(t.text in ("__has_include", "__has_include_next", "dependency") for t in tokens):
+        return False
+    return not any(name in ("include", "include_next", "import", "embed") for name, _, _ in split_directives(tokens)[1])
 
 
 @lru_cache(maxsize=256)
