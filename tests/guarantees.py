@@ -798,6 +798,15 @@ GUARANTEES: tuple[Guarantee, ...] = (
        f"{ASX}test_freetensor_in_a_method_no_kernel_calls_is_not_present[direct]",
        ("opforge/backends/ascendc/memory_rules.py", "            functions = [f for f in functions if id(f) in runs or f.kernel]\n",
         "            pass\n")),
+    _g("ascendc-static-forward-helpers", "AscendC forward computing through a method or function it calls is refused",
+       f"{ASX}test_forward_that_computes_through_a_helper_is_refused[direct]",
+       ("opforge/backends/ascendc/project.py", "        todo += _forward_operators(fn, modules, project, set(tensors), helpers)\n",
+        "        _forward_operators(fn, modules, project, set(tensors), helpers)\n")),
+    _g("ascendc-static-preprocessor-sealed", "g++ -E never reads a file an AscendC candidate names (a spliced or digraph "
+       "include, #pragma GCC dependency)",
+       (f"{ASX}test_the_preprocessor_never_reads_a_file_the_candidate_names[spliced]",
+        f"{ASX}test_the_preprocessor_never_reads_a_file_the_candidate_names[digraph]"),
+       ("opforge/backends/ascendc/units.py", "    if not _sealed(stubbed):\n", "    if False:\n")),
     _g("ascendc-static-preprocessed", "AscendC conditional compilation is decided by g++ -E before the rules look "
        "(#if 0 around a FreeTensor: absent)",
        (f"{ASX}test_freetensor_under_a_constant_false_condition_is_not_present[pp-if0-direct]",

@@ -313,3 +313,23 @@ def test_the_preprocessor_never_reads_a_file_the_candidate_names(include):
     assert not any("root:" in r for r in found.reasons + found.warnings)
     assert any("was not run through g++ -E" in w for w in found.warnings), found.warnings
     assert any(r.startswith("ascendc-include:") for r in found.reasons), found.reasons
+
+
+HELPER_PY = '''
+
+def finish(t, scale):
+    return t * scale
+'''
+
+
+@pytest.mark.parametrize("form, call", [("direct", "add_custom_ops.add_custom(x, y)"), ("mkb", "custom_ops_lib.add_custom(a, b)")],
+                         ids=["direct", "mkb"])
+def test_forward_that_computes_through_a_helper_is_refused(form, call):
+    method = f"return self.post({call})\n\n    def post(self, out):\n        return out + 1"
+    found = reasons(changed(FORMS[form], (f"return {call}", method)))
+    assert any("ModelNew.forward (through post) computes Add on a tensor" in r for r in found), found
+    found = reasons(changed(FORMS[form], (f"return {call}", f"return finish({call}, 2)"), ("\n\nclass ModelNew", HELPER_PY + "\n\nclass ModelNew")))
+    assert any("ModelNew.forward (through finish) computes Mult on a tensor" in r for r in found), found
+    sizes = f"return {call}.view(self.rows(x if True else x))\n\n    def rows(self, t):\n        return t.size(0) * 2, -1"
+    sizes = sizes.replace("x if True else x", "a" if form == "mkb" else "x")
+    assert reasons(changed(FORMS[form], (f"return {call}", sizes))) == []

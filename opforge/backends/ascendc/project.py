@@ -240,12 +240,28 @@ def _check_python(tree: ast.Module, project: Project) -> None:
         project.reasons.append(f"ascendc-format: ModelNew has no forward method (line {model.lineno})")
         return
     modules = {local for local, module in imported.items() if module in project.modules}
-    _forward_calls(forward, modules, project)
-    _forward_operators(forward, modules, project)
+    helpers = {("self", n.name): n for n in model.body if isinstance(n, ast.FunctionDef)}
+    helpers |= {("", n.name): n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    first = {a.arg for a in forward.args.args[1:] + forward.args.kwonlyargs}
+    first |= {a.arg for a in (forward.args.vararg, forward.args.kwarg) if a is not None}
+    todo, done, read = [(forward, frozenset(first))], set(), set()
+    while todo:  # forward, then every method or function it calls, as forward
+        fn, tensors = todo.pop()
+        if (id(fn), tensors) in done or len(done) > 64:
+            continue
+        done.add((id(fn), tensors))
+        if id(fn) not in read:
+            read.add(id(fn))
+            _forward_calls(fn, modules, project, forward)
+        todo += _forward_operators(fn, modules, project, set(tensors), helpers)
+    if not project.calls:
+        project.reasons.append(f"ascendc-signature: ModelNew.forward never calls the project's extension module "
+                               f"(line {forward.lineno})")
 
 
-def _forward_calls(forward: ast.FunctionDef, modules: set[str], project: Project) -> None:
-    for node in ast.walk(forward):
+def _forward_calls(fn: ast.FunctionDef, modules: set[str], project: Project, forward: ast.FunctionDef) -> None:
+    where = "ModelNew.forward" if fn is forward else f"ModelNew.forward (through {fn.name})"
+    for node in ast.walk(fn):
         if not isinstance(node, ast.Call):
             continue
         func = node.func
@@ -254,29 +270,26 @@ def _forward_calls(forward: ast.FunctionDef, modules: set[str], project: Project
             project.calls.append(Call(func.value.id, func.attr, None if star else len(node.args), node.lineno))
         elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("torch", "F"):
             if func.attr not in TORCH_ALLOCATORS:
-                project.reasons.append(f"ascendc-python: ModelNew.forward computes with {func.value.id}.{func.attr} "
+                project.reasons.append(f"ascendc-python: {where} computes with {func.value.id}.{func.attr} "
                                        f"(line {node.lineno}); the kernel computes, forward only allocates and calls it")
         elif isinstance(func, ast.Attribute) and func.attr not in TENSOR_METHODS and not (
                 isinstance(func.value, ast.Name) and func.value.id == "self"):
-            project.reasons.append(f"ascendc-python: ModelNew.forward calls .{func.attr}() (line {node.lineno}); "
+            project.reasons.append(f"ascendc-python: {where} calls .{func.attr}() (line {node.lineno}); "
                                    f"only shape methods ({', '.join(sorted(TENSOR_METHODS - {'__init__'}))}) "
                                    "and the project's binding")
-    if not project.calls:
-        project.reasons.append(f"ascendc-signature: ModelNew.forward never calls the project's extension module "
-                               f"(line {forward.lineno})")
 
 
 TENSOR_RESULTS = TENSOR_METHODS - {"size", "dim", "numel", "stride", "is_contiguous", "__init__"}
 NOT_COMPUTE = {"len", "isinstance", "type", "tuple", "list", "print", "id"}
 
 
-def _forward_operators(forward: ast.FunctionDef, modules: set[str], project: Project) -> None:
+def _forward_operators(fn: ast.FunctionDef, modules: set[str], project: Project, tensors: set[str],
+                       helpers: dict) -> list:
     """forward computes nothing itself (as for CUDA: only allocation, views and the kernel's binding):
     no operator (`out + b`, `x * 2`, `-x`, `x > 0`, `out += b`) and no builtin (`abs(x)`, `sum(x)`) on
     a tensor: forward's arguments, what the binding or a torch allocator returns and their views.
-    Sizes (`x.size(0) * 2`, `x.numel() // 4`) are not tensors."""
-    tensors = {a.arg for a in forward.args.args[1:] + forward.args.kwonlyargs}
-    tensors |= {a.arg for a in (forward.args.vararg, forward.args.kwarg) if a is not None}
+    Sizes (`x.size(0) * 2`, `x.numel() // 4`) are not tensors. Returns the methods and functions fn
+    calls with tensors, each with the parameters that receive one (judged the same way)."""
 
     def is_tensor(node: ast.AST) -> bool:
         if isinstance(node, ast.Name):
@@ -300,7 +313,7 @@ def _forward_operators(forward: ast.FunctionDef, modules: set[str], project: Pro
         return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
 
     for _ in range(2):  # assignments reach names used before them in a loop's next round
-        for node in ast.walk(forward):
+        for node in ast.walk(fn):
             if isinstance(node, ast.Assign) and is_tensor(node.value):
                 for target in node.targets:
                     tensors |= names(target)
@@ -308,7 +321,22 @@ def _forward_operators(forward: ast.FunctionDef, modules: set[str], project: Pro
                 tensors |= names(node.target)
             elif isinstance(node, ast.For) and is_tensor(node.iter):
                 tensors |= names(node.target)
-    for node in ast.walk(forward):
+    where = "ModelNew.forward" if fn.name == "forward" else f"ModelNew.forward (through {fn.name})"
+    callees = []
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call):
+            key = (node.func.value.id, node.func.attr) if isinstance(node.func, ast.Attribute) and isinstance(
+                node.func.value, ast.Name) and node.func.value.id == "self" else ("", node.func.id) if isinstance(
+                node.func, ast.Name) else None
+            callee = helpers.get(key) if key else None
+            if callee is not None:
+                params = callee.args.args[1 if key[0] == "self" else 0:]
+                passed = {p.arg for p, a in zip(params, node.args) if is_tensor(a)}
+                passed |= {k.arg for k in node.keywords if k.arg and is_tensor(k.value)}
+                if callee.args.vararg is not None and any(is_tensor(a) for a in node.args[len(params):]):
+                    passed.add(callee.args.vararg.arg)
+                callees.append((callee, frozenset(passed)))
+                continue
         operands: list[ast.AST] = []
         if isinstance(node, ast.BinOp):
             operands, what = [node.left, node.right], type(node.op).__name__
@@ -321,5 +349,6 @@ def _forward_operators(forward: ast.FunctionDef, modules: set[str], project: Pro
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id not in NOT_COMPUTE:
             operands, what = list(node.args), f"{node.func.id}()"
         if any(is_tensor(o) for o in operands):
-            project.reasons.append(f"ascendc-python: ModelNew.forward computes {what} on a tensor (line {node.lineno}); "
+            project.reasons.append(f"ascendc-python: {where} computes {what} on a tensor (line {node.lineno}); "
                                    "the kernel computes, forward only allocates, reshapes and calls the binding")
+    return callees
