@@ -71,6 +71,12 @@ def test_freetensor_in_a_method_no_kernel_calls_is_not_present(form):
     assert reasons(changed(source, ("inQueueY.FreeTensor(yLocal);", "inQueueY.FreeTensor(yLocal);\n        Release(xLocal);"))) == []
 
 
+def test_a_call_in_a_constant_false_condition_still_runs():
+    freeing = "    __aicore__ inline bool Done(AscendC::LocalTensor<float> &t) { inQueueX.FreeTensor(t); return true; }\n\nprivate:\n"
+    source = changed(DIRECT, ("\nprivate:\n", "\n" + freeing), (FREE_X, "if (Done(xLocal) && false) { }"))
+    assert reasons(source) == []
+
+
 def test_a_tiling_assignment_under_a_constant_false_condition_is_not_set():
     set_tile = "tiling.tileNum = tiling.totalLength / BLOCK_DIM / TILE_LENGTH;"
     found = reasons(changed(DIRECT, (set_tile, f"if (BLOCK_DIM < 1) {{ {set_tile} }}")))

@@ -204,8 +204,9 @@ def _prune_unit(code: Code, unit: Unit, index: int) -> None:
 
 
 def prune(tokens: list[Token], table: dict[str, int]) -> list[Token]:
-    """The tokens with every branch that cannot run removed: `if (C) A else B` keeps `{ A }` or `{ B }`
-    where C folds; `while (C) A` and `for (I; C; S) A` where C folds to false keep `{ I; }`."""
+    """The tokens with every branch that cannot run removed: `if (C) A else B` keeps `{ C; A }` or
+    `{ C; B }` where C folds; `while (C) A` and `for (I; C; S) A` where C folds to false keep `{ C; }`
+    and `{ I; C; }` (what still runs: a call in the condition is made)."""
     out, i, n, tails = [], 0, len(tokens), set()
     while i < n:
         t = tokens[i]
@@ -220,15 +221,16 @@ def prune(tokens: list[Token], table: dict[str, int]) -> list[Token]:
                 value = evaluate(cond, table) if cond else None
                 if value is not None and (t.text == "if" or not value):
                     end = statement_end(tokens, close + 1)
-                    kept: list[Token] = []
+                    semi = Token("punct", ";", t.line)
+                    # the condition itself still runs (`if (Release() && false)` calls Release): kept as a statement
+                    kept: list[Token] = [x for part in parts if part for x in (*part, semi)]
                     if t.text == "if":
                         has_else = end < n and tokens[end].text == "else"
                         else_end = statement_end(tokens, end + 1) if has_else else end
-                        kept = tokens[close + 1:end] if value else tokens[end + 1:else_end]
-                        kept = (parts[0] + [Token("punct", ";", t.line)] if len(parts) == 2 else []) + kept
+                        kept += tokens[close + 1:end] if value else tokens[end + 1:else_end]
                         end = else_end
-                    elif t.text == "for" and parts[0]:
-                        kept = parts[0] + [Token("punct", ";", t.line)]
+                    elif t.text == "for" and len(parts) == 3:
+                        kept = [x for part in parts[:2] if part for x in (*part, semi)]
                     out += [Token("punct", "{", t.line), *prune(kept, table), Token("punct", "}", t.line)]
                     i = end
                     continue
