@@ -1,10 +1,13 @@
 """The rules on what an AscendC project's kernels do with memory (reason codes as in the contract): the
-unified-buffer plan of each kernel scope (ascendc-ub), each queue's AllocTensor/FreeTensor and
-EnQue/DeQue balance (ascendc-queue) and 32-byte DataCopy lengths (ascendc-datacopy).
+unified-buffer plan of each kernel entry (ascendc-ub: every InitBuffer the entry reaches through the
+classes it instantiates and the functions it calls, summed; 192 KB), each queue's
+AllocTensor/FreeTensor and EnQue/DeQue balance (ascendc-queue), 32-byte DataCopy lengths and
+DataCopyParams.blockLen in 32-byte blocks (ascendc-datacopy).
 
-A kernel scope is a kernel class with all its methods (the CopyIn/Compute/CopyOut split lives across
-methods, so a per-method count would refuse Huawei's own samples), or a free `__global__` function.
-What a rule cannot decide (a size from runtime values) is a warning, never a pass or a guess.
+Queues balance per kernel class with all its methods that a kernel reaches (the CopyIn/Compute/CopyOut
+split lives across methods, so a per-method count would refuse Huawei's own samples), or a free
+`__global__` function. What a rule cannot decide (a size from runtime values) is a warning, never a
+pass or a guess; a known part over the budget is an error whatever the unknown part adds.
 """
 from __future__ import annotations
 

@@ -1,8 +1,11 @@
-"""The AscendC static checks, in order: read the candidate (project.py), read its C++ (units.py),
-then the code rules (kernel_rules.py: calls and includes; memory_rules.py: the unified buffer,
-queues and DataCopy) and the agreement of its parts (agree.py). Each finding is a reason line
+"""The AscendC static checks, in order: read the candidate (project.py: its Python, and forward, which
+may only allocate, reshape and call the binding), read its C++ as it executes (units.py: conditional
+compilation decided by g++ -E, branches under constant conditions pruned), then the code rules
+(kernel_rules.py: calls and includes; memory_rules.py: the unified buffer per kernel entry, queues
+and DataCopy lengths and params) and the agreement of its parts (agree.py: signatures, tiling set
+before it is handed on, the declared types and target). Each finding is a reason line
 `code: message (file:line)`; what could not be checked is a warning. Nothing here imports, compiles
-or runs the candidate: that needs CANN (cann.py)."""
+or runs the candidate."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
