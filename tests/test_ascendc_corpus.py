@@ -1,20 +1,30 @@
-"""AscendC on the CPU: MultiKernelBench's add spec at its declared size, and the corpus of broken
-AscendC kernels (tests/data/ascendc/emu/, MANIFEST in its __init__.py), each beside its correct control."""
+"""AscendC on the CPU: MultiKernelBench's add spec at its declared size, and the corpus of broken AscendC
+kernels (tests/data/ascendc/emu/, MANIFEST in its __init__.py), each beside its correct control.
+
+The whole corpus through `verify` takes minutes (a g++ build of each project, then every trial and stress
+case under three core schedules): it runs with OPFORGE_ASCENDC_CORPUS=1 (and in
+`benchmarks/ascendc_emulator.py --corpus`). By default a pair and one more kernel run on the emulator
+directly (one build and one call each)."""
 from __future__ import annotations
 
 import ast
+import os
 import runpy
 import time
 
 import pytest
+import torch
 
-from conftest import DATA, ROOT
+from conftest import DATA
 from opforge.harness import ladder
 from opforge.harness.verify import VerifyOptions, prepare, verify
 
 ASC = DATA / "ascendc"
 MKB_SPEC = ASC / "mkb_add_spec.py"
 DECLARED = {"batch_size": 4096, "dim": 393216}
+EMU = ASC / "emu"
+MANIFEST = runpy.run_path(str(EMU / "__init__.py"))["MANIFEST"]
+OPTIONS = VerifyOptions(backend="ascendc", device="cpu", trials=1, seed=0, sandbox="none")
 
 
 def test_multikernelbench_add_spec_at_its_declared_size_shrinks_for_a_cpu_run():
@@ -29,15 +39,11 @@ def test_multikernelbench_add_spec_at_its_declared_size_shrinks_for_a_cpu_run():
 
 
 def test_the_verdict_on_the_declared_size_spec_records_the_sizes_used():
-    v = verify(MKB_SPEC, ASC / "mkb_add.py", VerifyOptions(backend="ascendc", device="cpu", trials=1, seed=0,
-                                                           sandbox="none"))
-    assert ladder.exit_code(v) in (0, 3), v["reasons"]  # 3 (static) without an emulator, 0 with it
+    """Past spec loading (no exit 2) with the sizes in the verdict; a candidate the static rules refuse
+    keeps this test to the spec's part."""
+    v = verify(MKB_SPEC, EMU / "add_ub_static.py", OPTIONS)
+    assert v["failed_step"] == "static" and v["reasons"][0].startswith("ascendc-ub:")
     assert v["sizes"]["declared"] == DECLARED and v["sizes"]["used"] != DECLARED
-
-
-EMU = ASC / "emu"
-MANIFEST = runpy.run_path(str(EMU / "__init__.py"))["MANIFEST"]
-OPTIONS = VerifyOptions(backend="ascendc", device="cpu", trials=1, seed=0, sandbox="none")
 
 
 def test_every_corpus_file_has_a_row_and_says_what_is_wrong():
@@ -50,16 +56,45 @@ def test_every_corpus_file_has_a_row_and_says_what_is_wrong():
         assert doc and "Expected: exit" in " ".join(doc.split()), name
 
 
+def _code(reason: str) -> str:
+    return reason.removeprefix("unverifiable: ").split(":")[0]
+
+
+@pytest.mark.skipif(not os.environ.get("OPFORGE_ASCENDC_CORPUS"), reason="minutes: set OPFORGE_ASCENDC_CORPUS=1")
 @pytest.mark.parametrize("name", sorted(MANIFEST))
 def test_each_corpus_kernel_gets_its_verdict(name):
-    if not (ROOT / "opforge/backends/ascendc/emulator/__init__.py").is_file():
-        pytest.skip("the AscendC emulator (issue 34) is not here yet")
-    spec, expected, codes, api = MANIFEST[name]
+    spec, expected, codes, word = MANIFEST[name]
     v = verify(EMU / spec, EMU / name, OPTIONS)
     got = ladder.exit_code(v)
     assert got == expected, (got, v["level"], v["reasons"][:2])
     if expected == 0:
         assert v["level"] == "emulated" and not v["reasons"]
         return
-    assert v["reasons"][0].split(":")[0] in codes, v["reasons"][:2]
-    assert api is None or api in v["reasons"][0], v["reasons"][0]
+    assert _code(v["reasons"][0]) in codes, v["reasons"][:2]
+    assert word is None or word in v["reasons"][0], v["reasons"][0]
+
+
+def _emulated(name: str, function: str):
+    """The corpus kernel's project built by the emulator, called once on its spec's inputs: (output, reference)."""
+    from opforge.backends.ascendc.emulator import EmulatedProject
+    from opforge.backends.ascendc.project import read_project
+
+    spec = runpy.run_path(str(EMU / MANIFEST[name][0]))
+    torch.manual_seed(0)
+    inputs = spec["get_inputs"]()
+    project = EmulatedProject.build(read_project((EMU / name).read_text()))
+    return project.call(function, [x.clone() for x in inputs]), spec["Model"]()(*inputs)
+
+
+def test_a_ragged_tail_copied_by_datacopy_loses_its_last_elements_and_datacopypad_keeps_them():
+    out, ref = _emulated("tail_pad_ok.py", "tail_add_ops.tail_add")
+    assert torch.equal(out, ref)
+    out, ref = _emulated("tail_datacopy.py", "tail_add_ops.tail_add")
+    assert torch.equal(out[:4096], ref[:4096]) and not torch.isfinite(out[4096:]).any()  # the 16-byte tail: poison
+
+
+def test_a_scalar_read_of_a_vector_result_without_a_v_to_s_flag_is_a_race():
+    from opforge.backends.ascendc.emulator import RaceError
+
+    with pytest.raises(RaceError, match=r"GetValue .*softmax_kernel\.cpp:43.*ReduceMax"):
+        _emulated("softmax_no_vs_sync.py", "row_softmax_ops.row_softmax")

@@ -1,5 +1,6 @@
 """Add (direct form): the x copy-in gives DataCopyParams.blockLen in bytes (8192) instead of 32-byte blocks
-(256): a 32x overrun of the 8 KB tile. Expected: exit 1, `out-of-bounds` naming DataCopy.
+(256): a 32x overrun of the 8 KB tile. Expected: exit 1, `ascendc-datacopy` (the static rules see the
+constant) or the emulator's `out-of-bounds` naming DataCopy.
 Control: add_blocklen_ok.py (blockLen = bytes / 32)."""
 import torch
 
