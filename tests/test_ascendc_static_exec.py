@@ -339,3 +339,12 @@ def test_forward_that_computes_through_a_helper_is_refused(form, call):
     sizes = f"return {call}.view(self.rows(x if True else x))\n\n    def rows(self, t):\n        return t.size(0) * 2, -1"
     sizes = sizes.replace("x if True else x", "a" if form == "mkb" else "x")
     assert reasons(changed(FORMS[form], (f"return {call}", sizes))) == []
+
+
+@pytest.mark.parametrize("body", [
+    "if (tiling.tileNum == 0) { }" + "".join(f" else if (tiling.tileNum == {i}) {{ }}" for i in range(1, 2000)),
+    "if (1 == 0) { }" + "".join(f" else if ({i} == 0) {{ }}" for i in range(1, 2000)),
+    "".join(f"if ({i} > 0) " for i in range(1, 2000)) + "{ }"], ids=["runtime-chain", "constant-chain", "nested"])
+def test_long_condition_chains_are_read_in_one_pass_or_refused_with_one_reason(body):
+    found = reasons(changed(DIRECT, (ENTRY, "    " + body + "\n" + ENTRY)))
+    assert found == [] or len(found) == 1 and found[0].startswith("ascendc-format:"), found

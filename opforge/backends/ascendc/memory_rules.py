@@ -195,7 +195,11 @@ def _ub_plan(code, tables, sizes, out: Findings) -> None:
     calls_of = _member_types(code)
     for entry in code.kernels:
         plans = []
-        for variant in _variants(entry.body):
+        try:
+            variants = _variants(entry.body)
+        except RecursionError:  # statements nested thousands deep: all of it at once (the sum, an upper bound)
+            variants = [entry.body]
+        for variant in variants:
             reached = _reach(code, entry, variant, calls_of)
             found = [sized[id(t)] for f in reached for t in f.body if id(t) in sized]
             known = sum(b for b, _, _ in found if b is not None)
@@ -253,16 +257,18 @@ def _returns(tokens: list[Token]) -> bool:
 def _branches(statement: list[Token]) -> list[list[Token]]:
     """`if (c) A else if (d) B else C` -> [c A, d B, C] (the conditions kept: they may call too);
     without a final else, the empty choice too."""
-    j = 1 + (len(statement) > 1 and statement[1].text == "constexpr")
-    if j >= len(statement) or statement[j].text != "(":
-        return [statement]
-    close = closing_bracket(statement, j)
-    end = statement_end(statement, close + 1)
-    first = statement[j:end]
-    if end < len(statement) and statement[end].text == "else":
-        rest = statement[end + 1:]
-        return [first] + (_branches(rest) if rest and rest[0].text == "if" else [rest])
-    return [first, []]
+    found = []
+    while True:
+        j = 1 + (len(statement) > 1 and statement[1].text == "constexpr")
+        if j >= len(statement) or statement[j].text != "(":
+            return found + [statement]
+        end = statement_end(statement, closing_bracket(statement, j) + 1)
+        found.append(statement[j:end])
+        if not (end < len(statement) and statement[end].text == "else"):
+            return found + [[]]
+        statement = statement[end + 1:]
+        if not (statement and statement[0].text == "if"):
+            return found + [statement]
 
 
 def _owner(f, classes: set[str]) -> str | None:

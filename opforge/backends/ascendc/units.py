@@ -206,12 +206,20 @@ def _prune_unit(code: Code, unit: Unit, index: int) -> None:
 def prune(tokens: list[Token], table: dict[str, int]) -> list[Token]:
     """The tokens with every branch that cannot run removed: `if (C) A else B` keeps `{ C; A }` or
     `{ C; B }` where C folds; `while (C) A` and `for (I; C; S) A` where C folds to false keep `{ C; }`
-    and `{ I; C; }` (what still runs: a call in the condition is made)."""
-    out, i, n, tails = [], 0, len(tokens), set()
-    while i < n:
+    and `{ I; C; }` (what still runs: a call in the condition is made). One pass, no recursion: a
+    branch kept is read on in place, its closing brace waits on a stack."""
+    out, i, n, tails, memo = [], 0, len(tokens), set(), {}
+    closes: list[tuple[int, int, int]] = []  # (at, then continue at, line): a kept branch ends at `at`
+    while True:
+        while closes and i >= closes[-1][0]:
+            _, jump, line = closes.pop()
+            out.append(Token("punct", "}", line))
+            i = max(i, jump)
+        if i >= n:
+            return out
         t = tokens[i]
         if t.kind == "id" and t.text == "do":
-            tails.add(statement_end(tokens, i + 1))  # the `while` of do ... while (C); runs the body once
+            tails.add(statement_end(tokens, i + 1, memo))  # the `while` of do ... while (C); runs the body once
         elif t.kind == "id" and t.text in ("if", "while", "for") and i not in tails:
             j = i + 1 + (t.text == "if" and i + 1 < n and tokens[i + 1].text == "constexpr")
             if j < n and tokens[j].text == "(":
@@ -220,23 +228,26 @@ def prune(tokens: list[Token], table: dict[str, int]) -> list[Token]:
                 cond = parts[-1] if t.text != "for" else parts[1] if len(parts) == 3 else []
                 value = evaluate(cond, table) if cond else None
                 if value is not None and (t.text == "if" or not value):
-                    end = statement_end(tokens, close + 1)
+                    end = statement_end(tokens, close + 1, memo)
                     semi = Token("punct", ";", t.line)
-                    # the condition itself still runs (`if (Release() && false)` calls Release): kept as a statement
-                    kept: list[Token] = [x for part in parts if part for x in (*part, semi)]
-                    if t.text == "if":
+                    ran = parts if t.text != "for" else parts[:2]
+                    out += [Token("punct", "{", t.line), *(x for part in ran if part for x in (*part, semi))]
+                    if t.text != "if":
+                        closes.append((end, end, t.line))
+                        i = end
+                    elif value:
                         has_else = end < n and tokens[end].text == "else"
-                        else_end = statement_end(tokens, end + 1) if has_else else end
-                        kept += tokens[close + 1:end] if value else tokens[end + 1:else_end]
-                        end = else_end
-                    elif t.text == "for" and len(parts) == 3:
-                        kept = [x for part in parts[:2] if part for x in (*part, semi)]
-                    out += [Token("punct", "{", t.line), *prune(kept, table), Token("punct", "}", t.line)]
-                    i = end
+                        closes.append((end, statement_end(tokens, end + 1, memo) if has_else else end, t.line))
+                        i = close + 1
+                    elif end < n and tokens[end].text == "else":
+                        closes.append((statement_end(tokens, end + 1, memo), 0, t.line))
+                        i = end + 1
+                    else:
+                        closes.append((end, end, t.line))
+                        i = end
                     continue
         out.append(t)
         i += 1
-    return out
 
 
 def _split(tokens: list[Token], sep: str) -> list[list[Token]]:
@@ -254,21 +265,31 @@ def _split(tokens: list[Token], sep: str) -> list[list[Token]]:
     return parts + [current]
 
 
-def statement_end(tokens: list[Token], k: int) -> int:
-    """Index just past the statement that starts at tokens[k]."""
+def statement_end(tokens: list[Token], k: int, memo: dict | None = None) -> int:
+    """Index just past the statement that starts at tokens[k] (memo: ends found before, by start)."""
     n = len(tokens)
     if k >= n:
         return n
+    if memo is not None and k in memo:
+        return memo[k]
     t = tokens[k]
     if t.kind == "punct" and t.text == "{":
         return closing_bracket(tokens, k) + 1
-    if t.kind == "id" and t.text in ("if", "for", "while", "switch"):
+    chain = [k]
+    while t.kind == "id" and t.text in ("if", "for", "while", "switch"):  # an else-if chain: a loop, not recursion
         j = k + 1 + (t.text == "if" and k + 1 < n and tokens[k + 1].text == "constexpr")
-        if j < n and tokens[j].text == "(":
-            end = statement_end(tokens, closing_bracket(tokens, j) + 1)
-            if t.text == "if" and end < n and tokens[end].text == "else":
-                end = statement_end(tokens, end + 1)
-            return end
+        if not (j < n and tokens[j].text == "("):
+            break
+        end = statement_end(tokens, closing_bracket(tokens, j) + 1, memo)
+        if t.text == "if" and end < n and tokens[end].text == "else":
+            if end + 1 < n and tokens[end + 1].text == "if":
+                k, t = end + 1, tokens[end + 1]
+                chain.append(k)
+                continue
+            end = statement_end(tokens, end + 1, memo)
+        if memo is not None:
+            memo.update(dict.fromkeys(chain, end))
+        return end
     if t.kind == "id" and t.text == "do":
         end = statement_end(tokens, k + 1)
         if end + 1 < n and tokens[end].text == "while" and tokens[end + 1].text == "(":
