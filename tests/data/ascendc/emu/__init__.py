@@ -42,5 +42,5 @@ MANIFEST = {
     "mkb_add_free_before_copyout.py": ("../add_spec.py", 1, ("use-after-free",), "DataCopy"),
     "mkb_add_alloc_no_free.py": ("../add_spec.py", 1, ("deadlock",), "AllocTensor"),
     "mkb_add_blocklen_ok.py": ("../add_spec.py", 0, (), None),
-    "mkb_add_blocklen_bytes.py": ("../add_spec.py", 1, ("out-of-bounds",), "DataCopy"),
+    "mkb_add_blocklen_bytes.py": ("../add_spec.py", 1, ("ascendc-datacopy", "out-of-bounds"), "blockLen"),
 }

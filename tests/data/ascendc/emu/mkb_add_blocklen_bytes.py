@@ -1,6 +1,7 @@
 """Add in MultiKernelBench's five-string form: the x copy-in gives DataCopyParams.blockLen in bytes
-(tileLength * sizeof, a run-time value the static rules cannot fold) instead of 32-byte blocks: a 32x
-overrun. Expected: exit 1, `out-of-bounds` naming DataCopy. Control: mkb_add_blocklen_ok.py."""
+(tileLength * sizeof: a run-time value) instead of 32-byte blocks: a 32x overrun. Expected: exit 1,
+`ascendc-datacopy` (the static rules read `* sizeof` as a byte count) or the emulator's `out-of-bounds`
+naming DataCopy. Control: mkb_add_blocklen_ok.py."""
 project_json_src = '''
 [
     {
