@@ -12,7 +12,7 @@ from conftest import DATA
 from opforge.backends.ascendc.emulator import EmulatedProject, HostError, RaceError, UnsupportedFeature
 from opforge.backends.ascendc.emulator.build import EmuBuildError, build_error, compiler
 from opforge.backends.ascendc.emulator.glue import dtype_macros, kernel_prelude, tiling_structs
-from opforge.backends.ascendc.emulator.library import _compare
+from opforge.backends.ascendc.emulator.library import TensorBytes, compare_schedules
 from opforge.backends.ascendc.emulator.translate import kernels, rewrite_launches
 from opforge.backends.ascendc.project import read_project
 
@@ -75,11 +75,11 @@ def test_a_type_error_of_the_candidate_is_a_build_error_on_its_line():
 
 def test_schedules_that_disagree_are_a_race_naming_the_output_and_schedule():
     a, b = torch.zeros(8), torch.zeros(8)
-    _compare("m.f", [a], [b.clone()], "output", "reverse")  # the same bits: nothing to say
+    compare_schedules("m.f", [TensorBytes.of(a)], [TensorBytes.of(b)], "output", "reverse")  # the same bits: nothing to say
     b[5] = 1.5
     with pytest.raises(RaceError, match=r"^race: .* output 0 of m\.f differs between the forward and reverse "
                                         r"schedules at element 5: 1\.5 vs 0\.0"):
-        _compare("m.f", [a], [b], "output", "reverse")
+        compare_schedules("m.f", [TensorBytes.of(a)], [TensorBytes.of(b)], "output", "reverse")
 
 
 def test_the_probe_adds_bitwise_through_tiling_attrs_platform_and_workspace(probe):

@@ -44,6 +44,8 @@ class AscendCPlugin(BackendPlugin):
         found = check_ascendc(source)
         out = StaticOutcome(reasons=list(found.reasons), warnings=list(found.warnings))
         out.job = {"ascendc_form": found.project.form if found.project else None, "ascendc_kernels": found.kernels}
+        if cann.unavailable():
+            out.job["ascendc_emu_cache"] = emulated.cache_dir()  # where _skips builds the emulated library
         if not out.reasons:
             out.skip = self._skips(found.project)
         return out
@@ -88,6 +90,10 @@ class AscendCPlugin(BackendPlugin):
             return Tool(TOOL, VERSION)
         return Tool("ascendc-cpu-twin", _cann_version())
 
+    def mounts(self) -> tuple[str, ...]:
+        """The emulator's library cache, read-only: the static step builds there, the worker loads from it."""
+        return (emulated.cache_dir(),) if cann.unavailable() else ()
+
     def prepare_worker(self, mode: str, device: str, job: dict | None = None) -> None:
         import os
 
@@ -108,7 +114,7 @@ class AscendCPlugin(BackendPlugin):
         project = read_project(source)
         if cann.unavailable():
             emulated.with_model(job, source, project)
-            return emulated.install(project)
+            return emulated.install(project, job.get("ascendc_emu_cache"))
         if job.get("device") == "npu":
             import torch_npu  # noqa: F401  (registers the npu device the inputs go to)
         module = next(iter(project.modules), "custom_ops_lib")

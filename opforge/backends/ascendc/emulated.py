@@ -59,7 +59,7 @@ def unrunnable(project) -> tuple[str, str] | None:
     if not runnable():
         return "skipped", NO_GXX
     try:
-        build_project(project)
+        build_project(project, probe=False)
     except UnsupportedFeature as exc:
         return "unsupported", str(exc)
     except EmulatorError:
@@ -95,16 +95,24 @@ def _model_src(source: str) -> str | None:
     return None
 
 
-def install(project) -> list[str]:
+def cache_dir() -> str:
+    """Where the verifying process's static step leaves the library (the worker sees it read-only)."""
+    from opforge.backends.ascendc.emulator.build import default_cache_dir
+
+    return default_cache_dir()
+
+
+def install(project, prebuilt_dir: str | None = None) -> list[str]:
     """Worker side: the project's binding modules in sys.modules (a stub torch_npu where there is none);
-    reasons where the build failed."""
+    reasons where the build failed. `prebuilt_dir`: the verifying process's cache (its static step built
+    the library there; a worker's own temp folder is new for every job)."""
     import importlib.util
     import types
 
     from opforge.backends.ascendc.emulator import EmulatedProject, EmulatorError, library
 
     try:
-        emulated = EmulatedProject.build(project)
+        emulated = EmulatedProject.build(project, prebuilt_dir=prebuilt_dir)
     except EmulatorError as exc:
         return [str(exc)]
     sys.modules.update(emulated.modules)

@@ -116,8 +116,11 @@ def _mkb_glue(project: Project, out: Layout, column: int) -> None:
     out.units["opforge_glue.cpp"] = glue.glue_unit(found)
 
 
-def build_project(project: Project, column: int = 0, cache_dir: str | None = None) -> Built:
-    """The emulated library of `project`; raises EmulatorError subclasses (never for a cached build)."""
+def build_project(project: Project, column: int = 0, cache_dir: str | None = None, *, probe: bool = True,
+                  prebuilt_dir: str | None = None) -> Built:
+    """The emulated library of `project`; raises EmulatorError subclasses (never for a cached build).
+    `probe=False` (the verifying process, which must never run candidate code) compiles and links only;
+    `prebuilt_dir`: a read-only cache looked in first (the verifying process's, mounted into the worker)."""
     lay = layout(project, column)
     gxx = compiler()
     if gxx is None:
@@ -130,8 +133,9 @@ def build_project(project: Project, column: int = 0, cache_dir: str | None = Non
     folder = Path(cache_dir or default_cache_dir())
     target = folder / f"asc-{key}.so"
     display = {**lay.display, "opforge_glue.cpp": "the generated glue"}
-    if target.exists():
-        return Built(str(target), 0.0, True, display)
+    for found in (Path(prebuilt_dir) / target.name if prebuilt_dir else None, target):
+        if found is not None and found.exists():
+            return Built(str(found), 0.0, True, display)
     folder.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(dir=folder, prefix=".build-") as scratch:
@@ -141,7 +145,8 @@ def build_project(project: Project, column: int = 0, cache_dir: str | None = Non
         objects = _compile_all(gxx, lay, work, folder, digest)
         out = work / target.name
         _run([gxx, *objects, *LINK_FLAGS, "-o", str(out)], work, lay.display)
-        _probe_load(out)
+        if probe:
+            probe_load(out)
         os.replace(out, target)
     return Built(str(target), time.perf_counter() - started, False, display)
 
@@ -190,7 +195,7 @@ def _run(cmd: list[str], cwd: Path, display: dict) -> None:
         raise build_error(proc.stderr, display)
 
 
-def _probe_load(library: Path) -> None:
+def probe_load(library: Path) -> None:
     """Load the library once in a child: the candidate's namespace-scope initialisers (OP_ADD, a static
     object's constructor) run at load, before any limit could stop them."""
     probe = "import ctypes, sys; ctypes.CDLL(sys.argv[1])"

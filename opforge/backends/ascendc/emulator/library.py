@@ -11,7 +11,9 @@ import re
 import threading
 import types
 
-from opforge.backends.ascendc.emulator.build import Built, build_project
+from pathlib import Path
+
+from opforge.backends.ascendc.emulator.build import Built, build_project, probe_load
 from opforge.backends.ascendc.emulator.errors import EmulatorError, RaceError, from_code
 from opforge.backends.ascendc.project import Project
 
@@ -70,10 +72,14 @@ class EmulatedProject:
             setattr(mod, fn, _function(self, qualified))
 
     @classmethod
-    def build(cls, project: Project, column: int = 0, cache_dir: str | None = None) -> "EmulatedProject":
-        built = build_project(project, column, cache_dir)
+    def build(cls, project: Project, column: int = 0, cache_dir: str | None = None,
+              prebuilt_dir: str | None = None) -> "EmulatedProject":
+        """Build (or find) and load; a library built elsewhere without its load probe is probed first."""
+        built = build_project(project, column, cache_dir, prebuilt_dir=prebuilt_dir)
         with _LOADED_LOCK:
             if built.path not in _LOADED:
+                if built.cached:
+                    probe_load(Path(built.path))
                 _LOADED[built.path] = cls(built)
             return _LOADED[built.path]
 
@@ -92,12 +98,13 @@ class EmulatedProject:
                 runs.append(self._run(qualified, inputs, schedule, seed))
         first_outs, first_ins = runs[0]
         for schedule, (outs, ins) in enumerate(runs[1:], 1):
-            _compare(qualified, first_outs, outs, "output", schedule_name(schedule, seed))
-            _compare(qualified, first_ins, ins, "input", schedule_name(schedule, seed))
+            compare_schedules(qualified, first_outs, outs, "output", schedule_name(schedule, seed))
+            compare_schedules(qualified, first_ins, ins, "input", schedule_name(schedule, seed))
         for original, before, after in zip(args, inputs, first_ins):
-            if after is not None and not _same(before, after):
-                original.copy_(after.view(original.shape))
-        results = [args[o.index] if isinstance(o, _Input) else o for o in first_outs]
+            if after is not None and after.data != _raw(before):
+                original.copy_(after.tensor().view(original.shape))
+        results = [args[o.index] if isinstance(o, _Input) else o.tensor() if isinstance(o, TensorBytes) else o
+                   for o in first_outs]
         kind = self.functions[qualified][1]
         if kind == 0:
             return None
@@ -106,8 +113,8 @@ class EmulatedProject:
         return tuple(results) if kind == 2 else list(results)
 
     def _run(self, qualified: str, inputs: list, schedule: int, seed: int):
-        """One schedule: the call's outputs (a tensor, a number, or the index of the input it returned) and
-        every tensor input as the call left it."""
+        """One schedule: the call's outputs (TensorBytes of a tensor, a number, or the _Input it returned) and
+        every tensor input's bytes as the call left them (None for a scalar)."""
         lib = self._lib
         lib.opforge_asc_configure(schedule, seed)
         try:
@@ -120,7 +127,7 @@ class EmulatedProject:
                 message = self._located(lib.opforge_asc_error().decode(errors="replace"))
                 raise from_code(code, f"{message} ({qualified}, {schedule_name(schedule, seed)} schedule)")
             results = [_read(outs[k], regions) for k in range(n_outs.value)]
-            after = [_tensor_at(r, a) if r else None for r, a in zip(regions, inputs)]
+            after = [TensorBytes.at(r, a.dtype, list(a.shape)) if r else None for r, a in zip(regions, inputs)]
             return results, after
         finally:
             lib.opforge_asc_gm_release_all()
@@ -188,57 +195,64 @@ class _Input:
         return isinstance(other, _Input) and other.index == self.index
 
 
-def _read(value: Value, regions: list):
-    """One returned Value: the input tensor it is (_Input), a new tensor holding its bytes, or a number."""
-    import torch
+class TensorBytes:
+    """A tensor's bytes as a call left them in GM (compared across schedules before any tensor is made)."""
 
+    def __init__(self, data: bytes, dtype, shape: list) -> None:
+        self.data, self.dtype, self.shape = data, dtype, shape
+
+    @classmethod
+    def at(cls, address: int, dtype, shape: list) -> "TensorBytes":
+        import math
+
+        nbytes = math.prod(shape) * _itemsize(dtype)
+        return cls(ctypes.string_at(address, nbytes) if nbytes else b"", dtype, shape)
+
+    @classmethod
+    def of(cls, tensor) -> "TensorBytes":
+        return cls(_raw(tensor.contiguous()), tensor.dtype, list(tensor.shape))
+
+    def tensor(self):
+        import torch
+
+        if not self.data:
+            return torch.empty(self.shape, dtype=self.dtype)
+        return torch.frombuffer(bytearray(self.data), dtype=self.dtype).reshape(self.shape)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, TensorBytes) and (self.data, self.dtype, self.shape) == (other.data, other.dtype, other.shape)
+
+
+def _itemsize(dtype) -> int:
+    return dtype.itemsize
+
+
+def _raw(tensor) -> bytes:
+    nbytes = tensor.numel() * tensor.element_size()
+    return ctypes.string_at(tensor.data_ptr(), nbytes) if nbytes else b""
+
+
+def _read(value: Value, regions: list):
+    """One returned Value: the input tensor it is (_Input), the bytes of a new tensor (TensorBytes), or a number."""
     if value.kind == 1:
         if value.data in regions:
             return _Input(regions.index(value.data))
         dtype = {v: k for k, v in _dtypes().items()}.get(value.dtype)
         if dtype is None:
             raise EmulatorError(f"arguments: a returned tensor of ScalarType {value.dtype}, which the emulator does not pass")
-        out = torch.empty([value.sizes[d] for d in range(value.ndim)], dtype=dtype)
-        if out.numel():
-            ctypes.memmove(out.data_ptr(), value.data, out.numel() * out.element_size())
-        return out
+        return TensorBytes.at(value.data, dtype, [value.sizes[d] for d in range(value.ndim)])
     return {2: value.i, 3: value.f, 4: bool(value.i)}.get(value.kind)
 
 
-def _tensor_at(region: int, like):
-    import torch
-
-    out = torch.empty_like(like)
-    if out.numel():
-        ctypes.memmove(out.data_ptr(), region, out.numel() * out.element_size())
-    return out
-
-
-def _same(a, b) -> bool:
-    import torch
-
-    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
-        return a == b
-    return a.shape == b.shape and a.dtype == b.dtype and torch.equal(_bytes(a), _bytes(b))
-
-
-def _bytes(t):
-    import torch
-
-    return t.contiguous().reshape(-1).view(torch.uint8)
-
-
-def _compare(qualified: str, first: list, other: list, role: str, label: str) -> None:
-    import torch
-
+def compare_schedules(qualified: str, first: list, other: list, role: str, label: str) -> None:
     for k, (a, b) in enumerate(zip(first, other)):
-        if a is None or _same(a, b):
+        if a is None or a == b:
             continue
-        if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape:
-            diff = (_bytes(a) != _bytes(b)).nonzero()
-            index = int(diff[0]) // a.element_size() if len(diff) else 0
-            flat_a, flat_b = a.reshape(-1), b.reshape(-1)
-            detail = f"at element {index}: {flat_b[index].item()!r} vs {flat_a[index].item()!r}"
+        if isinstance(a, TensorBytes) and isinstance(b, TensorBytes) and a.shape == b.shape and a.dtype == b.dtype:
+            size = _itemsize(a.dtype)
+            index = next(i for i, (x, y) in enumerate(zip(a.data, b.data)) if x != y) // size
+            got, want = (x.tensor().reshape(-1)[index].item() for x in (b, a))
+            detail = f"at element {index}: {got!r} vs {want!r}"
         else:
             detail = f"{b!r} vs {a!r}"
         raise RaceError(f"race: the result depends on the order the cores run: {role} {k} of {qualified} differs "
