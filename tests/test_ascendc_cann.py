@@ -79,11 +79,17 @@ def test_the_cpu_twin_parser_reads_asserts_errors_and_crashes(tmp_path, direct):
         "cpu-twin: out of bounds write at UB 0x30000"
 
 
-def test_without_cann_the_stages_are_skipped_with_the_cann_reason(monkeypatch):
+def test_without_cann_the_compile_is_skipped_with_the_cann_reason_and_the_emulator_runs(monkeypatch):
     monkeypatch.delenv("ASCEND_HOME_PATH", raising=False)
     assert cann.unavailable() == cann.NO_CANN
     out = PLUGIN.static((ASC / "direct_add.py").read_text(), float32_spec=True)
-    assert out.reasons == [] and {out.skip[n]["reason"] for n in ("compile", "cpu_run")} == {cann.NO_CANN}
+    assert out.reasons == [] and out.skip["compile"]["reason"] == cann.NO_CANN
+    assert "cpu_run" not in out.skip and PLUGIN.cpu_runner().name == "opforge-ascendc-emu"
+    from opforge.backends.ascendc.emulator import build
+
+    monkeypatch.setattr(build, "compiler", lambda: None)  # no g++: the CPU run cannot happen either
+    out = PLUGIN.static((ASC / "direct_add.py").read_text(), float32_spec=True)
+    assert out.skip["cpu_run"]["status"] == "skipped" and "no g++" in out.skip["cpu_run"]["reason"]
 
 
 def test_a_toolkit_with_bisheng_is_found_and_only_the_device_run_stays_skipped(tmp_path, monkeypatch):

@@ -162,13 +162,18 @@ RED, YELLOW = "\x1b[31m", "\x1b[33m"
 
 
 def test_a_candidate_nothing_could_check_here_is_yellow_not_red(monkeypatch, isolated_registry):
-    """An AscendC project without CANN passes its static checks and nothing else can run: exit 3, and
-    verify, kernels and show call it "not verifiable here" in yellow with the level it reached."""
+    """An AscendC project without CANN that calls an API the emulator does not model passes its static
+    checks and nothing else can run: exit 3, and verify, kernels and show call it "not verifiable here"
+    in yellow with the level it reached."""
     from opforge.backends.ascendc import cann
+    from test_ascendc_backend import unmodelled_api
 
     if cann.unavailable() is None:
         pytest.skip("CANN is installed here: the project builds and runs")
-    code, shown = colored(monkeypatch, "verify", str(ASCENDC / "add_spec.py"), str(ASCENDC / "direct_add.py"),
+    path = isolated_registry.parent.parent / "unmodelled.py"  # tmp_path
+    path.write_text((ASCENDC / "direct_add.py").read_text().replace(
+        "AscendC::Add(zLocal, xLocal, yLocal, TILE_LENGTH);", f"AscendC::{unmodelled_api()}(zLocal, xLocal, TILE_LENGTH);"))
+    code, shown = colored(monkeypatch, "verify", str(ASCENDC / "add_spec.py"), str(path),
                           "--backend", "ascendc", "--trials", "1")
     assert code == 3 and "NOT VERIFIABLE HERE" in shown and RED not in shown, shown
     code, listed = colored(monkeypatch, "kernels")
