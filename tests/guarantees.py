@@ -77,6 +77,10 @@ ASC_TENSOR = "opforge/backends/ascendc/emulator/include/asc_tensor.h"
 ASC_COPY = "opforge/backends/ascendc/emulator/include/asc_copy.h"
 ASC_VECTOR = "opforge/backends/ascendc/emulator/include/asc_vector.h"
 ASC_VEC_T = "tests/test_ascendc_emu_vector.py::"
+ASC_HOST_T = "tests/test_ascendc_emulator.py::"
+ASC_GLUE = "opforge/backends/ascendc/emulator/glue.py"
+ASC_EXEC = "opforge/backends/ascendc/emulator/include/host/opforge_host/exec.h"
+ASC_TENSOR_H = "opforge/backends/ascendc/emulator/include/host/opforge_host/tensor.h"
 SNAPSHOT = "opforge/harness/snapshot.py"
 CE = "tests/test_compiled_is_executed.py::"
 TRITON_PLUGIN = "opforge/backends/triton/__init__.py"
@@ -900,6 +904,46 @@ GUARANTEES: tuple[Guarantee, ...] = (
     _g("ascendc-emu-vector-alignment", "AscendC emulated: a vector operand not 32-byte aligned in the unified buffer is "
        "refused", f"{ASC_VEC_T}test_misuse_is_refused_with_the_api_and_line[unaligned_operand-5-words4]",
        (ASC_VECTOR, "    if (addr % bytes != 0)\n", "    if (false)\n")),
+    _g("ascendc-emu-host-tiling-layout", "AscendC emulated: the kernel's GET_TILING_DATA struct has the host tiling "
+       "class's fields in declaration order (mixed widths, arrays), so the kernel reads what the TilingFunc saved",
+       (f"{ASC_HOST_T}test_the_kernel_tiling_struct_keeps_the_host_classes_fields_in_order",
+        f"{ASC_HOST_T}test_the_probe_adds_bitwise_through_tiling_attrs_platform_and_workspace"),
+       (ASC_GLUE, '                struct.fields.append(f"{parts[0]} {parts[1]}")',
+        '                struct.fields.insert(0, f"{parts[0]} {parts[1]}")')),
+    _g("ascendc-emu-host-schedules-compared", "AscendC emulated: a call whose outputs differ bitwise between core "
+       "schedules (forward, reverse, seeded shuffle) is a race naming the output and the schedules",
+       f"{ASC_HOST_T}test_schedules_that_disagree_are_a_race_naming_the_output_and_schedule",
+       ("opforge/backends/ascendc/emulator/library.py", "        if a is None or a == b:\n", "        if True:\n")),
+    _g("ascendc-emu-host-opdef-dtype", "AscendC emulated: EXEC_NPU_CMD refuses a tensor whose dtype the OpDef does not "
+       "declare (an operator declared float32 called with float16, or float16 for a float32 spec)",
+       f"{ASC_HOST_T}test_torch_check_and_the_opdef_dtypes_refuse_with_their_words",
+       (ASC_EXEC, "    if (p.types.empty() || std::find(p.types.begin(), p.types.end(), t) != p.types.end()) return;",
+        "    return;")),
+    _g("ascendc-emu-host-inplace", "AscendC emulated: what a call writes into its input tensors comes back into the "
+       "caller's tensors (and a returned input is that tensor)",
+       f"{ASC_HOST_T}test_in_place_results_tuples_and_scalars_come_back",
+       ("opforge/backends/ascendc/emulator/library.py", "                original.copy_(after.tensor().view(original.shape))",
+        "                pass")),
+    _g("ascendc-emu-host-empty-poisoned", "AscendC emulated: output elements no core writes are at::empty's poison (NaN), "
+       "never zero or stale: a tile loop one short or half the cores idle is a mismatch",
+       (f"{ASC_HOST_T}test_a_tiling_key_that_skips_the_odd_cores_leaves_their_parts_poisoned",
+        "tests/test_ascendc_backend.py::test_a_wrong_add_exits_1_with_the_mismatch[direct_add.py-for (int32_t i = 0; "
+        "i < this->tileNum; i++)-for (int32_t i = 0; i < this->tileNum - 1; i++)]"),
+       (ASC_TENSOR_H, 'return new_tensor(t.sizes(), o.has_dtype() ? o : t.options(), true, "at::empty_like");',
+        'return zeros(t.sizes(), o.has_dtype() ? o : t.options());')),
+    _g("ascendc-emu-host-unsupported-api", "AscendC emulated: a build error naming an AscendC API the static table "
+       "knows and the emulator lacks is `unsupported` naming the API and line (exit 3), never a build failure",
+       (f"{ASC_HOST_T}test_an_api_the_emulator_lacks_is_unsupported_and_named",
+        "tests/test_ascendc_backend.py::test_the_cli_exits_3_naming_an_api_the_emulator_lacks"),
+       ("opforge/backends/ascendc/emulator/build.py",
+        '            return f"AscendC::{name}" if root in ("", "AscendC") else f"{scope}::{name}"', "            return None")),
+    _g("ascendc-emu-host-launch-rewrite", "AscendC emulated: `<<<blockDim, l2ctrl, stream>>>` and ACLRT_LAUNCH_KERNEL "
+       "launches run the kernel once per core through the emulator, on the source's lines",
+       (f"{ASC_HOST_T}test_both_launch_forms_become_emulator_launches_on_their_lines",
+        "tests/test_ascendc_backend.py::test_a_correct_add_verifies_emulated_without_cann[direct_add.py]"),
+       ("opforge/backends/ascendc/emulator/translate.py",
+        "    call = f'opforge_asc::launch(\"{name}\", {block_dim}, [&] {{ {name}({args}); }})'",
+        "    call = f'{name}({args})'")),
     _g("cpu-run-sizes-shrink", "A CPU run of any backend (AscendC with no NPU here) shrinks the spec's size constants: "
        "MultiKernelBench's add spec at its declared 4096 x 393216 loads, and the verdict records declared and used sizes",
        ("tests/test_ascendc_corpus.py::test_multikernelbench_add_spec_at_its_declared_size_shrinks_for_a_cpu_run",
