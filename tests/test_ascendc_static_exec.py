@@ -348,3 +348,10 @@ def test_forward_that_computes_through_a_helper_is_refused(form, call):
 def test_long_condition_chains_are_read_in_one_pass_or_refused_with_one_reason(body):
     found = reasons(changed(DIRECT, (ENTRY, "    " + body + "\n" + ENTRY)))
     assert found == [] or len(found) == 1 and found[0].startswith("ascendc-format:"), found
+
+
+def test_the_aclrt_launch_kernel_form_is_a_launch_and_must_agree_with_the_kernel():
+    chevron = "add_custom<<<blockDim, nullptr, stream>>>(x, y, z, tiling);"
+    assert reasons(changed(DIRECT, (chevron, "ACLRT_LAUNCH_KERNEL(add_custom)(blockDim, stream, x, y, z, tiling);"))) == []
+    found = reasons(changed(DIRECT, (chevron, "ACLRT_LAUNCH_KERNEL(add_custom)(blockDim, stream, x, y, z);")))
+    assert any("launches add_custom with 3 arguments, but add_custom takes 4" in r for r in found), found

@@ -9,15 +9,24 @@ from __future__ import annotations
 from opforge.backends.ascendc import api
 from opforge.backends.ascendc.kernel_rules import Findings, calls, open_paren, split_args
 from opforge.backends.ascendc.project import MKB_MODULE, snake
+from opforge.backends.cuda.cxx import Token
 
 
 def _launches(code):
-    """(host function, kernel name, config args, call args, where) of every `k<<<...>>>(...)`."""
+    """(host function, kernel name, config args, call args, where) of every `k<<<...>>>(...)` and of every
+    `ACLRT_LAUNCH_KERNEL(k)(blockDim, stream, args...)` (Huawei's kernel-invocation form; its config is
+    given as <<<blockDim, nullptr, stream>>>'s three)."""
     for f in code.functions:
         if f.aicore:
             continue
         body, unit = f.body, code.units[f.unit]
         for k, t in enumerate(body):
+            if t.text == "ACLRT_LAUNCH_KERNEL" and k + 4 < len(body) and body[k + 1].text == "(" \
+                    and body[k + 3].text == ")" and body[k + 4].text == "(":
+                args = split_args(body, k + 4)
+                config = args[:1] + [[Token("id", "nullptr", t.line)]] + args[1:2]
+                yield f, body[k + 2].text, config if len(args) >= 2 else args[:2], args[2:], unit.at(t)
+                continue
             if t.text != "<<<" or t.kind != "punct" or k == 0:
                 continue
             j = k - 1
