@@ -128,6 +128,14 @@ def test_classes_in_exclusive_branches_of_the_entry_are_separate_plans():
     assert reasons(changed(source, ("    op.Process();\n}", "    op.Process(); }\n}"))) == []
 
 
+def test_each_kernel_entry_is_its_own_plan_and_auto_objects_are_followed():
+    second = ("extern \"C\" __global__ __aicore__ void aux_custom(GM_ADDR x)\n{\n    KernelAux aux;\n    aux.Init();\n}\n\n"
+              "void add_custom_launch(")
+    assert reasons(changed(two_classes(DIRECT, 160, ENTRY), ("void add_custom_launch(", second))) == []  # 48 KB and 160 KB
+    found = reasons(two_classes(DIRECT, 160, "    auto aux = KernelAux();\n    aux.Init();\n" + ENTRY))
+    assert len(found) == 1 and "takes 212992 bytes" in found[0], found
+
+
 @pytest.mark.parametrize("form", FORMS)
 def test_a_known_part_over_the_budget_is_an_error_whatever_the_runtime_sizes(form):
     found = check_ascendc(two_classes(FORMS[form], 200))

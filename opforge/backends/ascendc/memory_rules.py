@@ -295,6 +295,9 @@ def _typed(tokens: list[Token], classes: set[str], found: dict[str, set[str]]) -
             j += 1
         if j < len(tokens) and tokens[j].kind == "id":
             found.setdefault(tokens[j].text, set()).add(api.base_name(t.text))
+        elif k >= 2 and tokens[k - 1].text == "=" and tokens[k - 2].kind == "id" and j < len(tokens) \
+                and tokens[j].text in ("(", "{"):
+            found.setdefault(tokens[k - 2].text, set()).add(api.base_name(t.text))  # auto op = Kernel(...)
     return found
 
 
