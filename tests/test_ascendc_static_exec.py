@@ -363,3 +363,19 @@ def test_the_aclrt_launch_kernel_form_is_a_launch_and_must_agree_with_the_kernel
     assert reasons(changed(DIRECT, (chevron, "ACLRT_LAUNCH_KERNEL(add_custom)(blockDim, stream, x, y, z, tiling);"))) == []
     found = reasons(changed(DIRECT, (chevron, "ACLRT_LAUNCH_KERNEL(add_custom)(blockDim, stream, x, y, z);")))
     assert any("launches add_custom with 3 arguments, but add_custom takes 4" in r for r in found), found
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_a_tiling_field_set_only_in_a_helper_nothing_calls_is_not_set(form):
+    if form == "mkb":
+        helper, anchor, removed, call = ("static void Fill(AddCustomTilingData &t)\n{\n    t.set_tileNum(TILE_NUM);\n}\n"
+                                         "static ge::graphStatus TilingFunc("), "static ge::graphStatus TilingFunc(", SET_NUM, \
+            "    Fill(tiling);\n"
+    else:
+        helper, anchor, removed, call = ("void Fill(AddCustomTilingData &t)\n{\n    t.tileNum = t.totalLength / BLOCK_DIM / TILE_LENGTH;\n}\n\n"
+                                         "at::Tensor add_custom_npu("), "at::Tensor add_custom_npu(", SET_TILE, "    Fill(tiling);\n"
+    source = changed(FORMS[form], (anchor, helper), (removed, ""))
+    found = reasons(source)
+    assert found and "AddCustomTilingData.tileNum is never set on the host" in found[0], found
+    save_or_launch = SAVE if form == "mkb" else LAUNCH
+    assert reasons(changed(source, (save_or_launch, call + save_or_launch))) == []

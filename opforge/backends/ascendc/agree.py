@@ -193,11 +193,38 @@ def _handoffs(body, names: set[str]) -> dict[str, list[int]]:
     return found
 
 
+HOST_ROOTS = ("PYBIND11_MODULE", "TORCH_LIBRARY", "TORCH_LIBRARY_IMPL", "TORCH_LIBRARY_FRAGMENT")
+
+
+def _live_host(code) -> set[int]:
+    """The host functions that run: those the framework calls (the pybind/torch module bodies, the OpDef
+    constructor that registers SetTiling) and every function they name, transitively (a call, `&f`,
+    `optiling::TilingFunc`). No root found: all of them."""
+    host = [f for f in code.functions if not f.aicore]
+    roots = [f for f in host if f.name in HOST_ROOTS or any(name == "SetTiling" for _, name, _ in calls(f.body))]
+    if not roots:
+        return {id(f) for f in host}
+    by_name: dict[str, list] = {}
+    for f in host:
+        by_name.setdefault(api.base_name(f.name), []).append(f)
+    live, todo = set(), list(roots)
+    while todo:
+        f = todo.pop()
+        if id(f) in live:
+            continue
+        live.add(id(f))
+        todo += [g for t in f.body if t.kind == "id" for g in by_name.get(api.base_name(t.text), ()) if id(g) not in live]
+    return live
+
+
 def _set_and_read(code, structs) -> tuple[set[str], set[str], dict[str, list[int]], dict[str, str]]:
     """Field names assigned in host code, field names read in kernel code, brace-initialised structs,
     and fields set only after their struct left the function (field -> where)."""
     assigned, read, braced, late = set(), set(), {}, {}
+    live = _live_host(code)
     for f in code.functions:
+        if not f.aicore and id(f) not in live:
+            continue  # a host function nothing the framework calls reaches sets nothing
         body, names = f.body, _tiling_vars(f, structs)
         handoffs = _handoffs(body, names) if not f.aicore else {}
         for k in range(2, len(body) - 1):
