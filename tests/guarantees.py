@@ -949,6 +949,11 @@ GUARANTEES: tuple[Guarantee, ...] = (
        ("opforge/backends/ascendc/emulator/translate.py",
         "    call = f'opforge_asc::launch(\"{name}\", {block_dim}, [&] {{ {name}({args}); }})'",
         "    call = f'{name}({args})'")),
+    _g("cpu-run-unsupported-unverifiable", "a CPU run whose every finding is `unsupported` (AscendC's cube unit met at "
+       "run time) is not verifiable here (exit 3, level static), never a failure or a pass",
+       "tests/test_ascendc_backend.py::test_the_cube_unit_met_at_run_time_is_unsupported_and_exit_3",
+       ("opforge/harness/verify.py", '    if run["reasons"] and all(str(r).startswith("unsupported:") for r in run["reasons"]):',
+        "    if False:")),
     _g("cpu-run-sizes-shrink", "A CPU run of any backend (AscendC with no NPU here) shrinks the spec's size constants: "
        "MultiKernelBench's add spec at its declared 4096 x 393216 loads, and the verdict records declared and used sizes",
        ("tests/test_ascendc_corpus.py::test_multikernelbench_add_spec_at_its_declared_size_shrinks_for_a_cpu_run",

@@ -55,6 +55,20 @@ def test_the_cli_exits_3_naming_an_api_the_emulator_lacks(tmp_path):
     assert f"unsupported: AscendC::{api} (add_custom_kernel.cpp:" in done.stdout and "CANN" in done.stdout
 
 
+def test_the_cube_unit_met_at_run_time_is_unsupported_and_exit_3(tmp_path):
+    """A flag between the cube and vector pipes is found only when the kernel runs: the CPU run is
+    `unsupported` naming the API and line (the level stays static, exit 3), never a failure or a pass."""
+    path = tmp_path / "candidate.py"
+    path.write_text(DIRECT.replace("        AscendC::Add(zLocal, xLocal, yLocal, TILE_LENGTH);",
+                                   "        AscendC::SetFlag<AscendC::HardEvent::M_V>(0);\n"
+                                   "        AscendC::WaitFlag<AscendC::HardEvent::M_V>(0);\n"
+                                   "        AscendC::Add(zLocal, xLocal, yLocal, TILE_LENGTH);", 1))
+    v = verify(SPEC, path, OPTIONS)
+    assert ladder.exit_code(v) == 3 and v["level"] == "static" and v["steps"]["cpu_run"]["status"] == "unsupported"
+    assert re.match(r"unverifiable: unsupported: \w+ \d+: SetFlag .*\(add_custom_kernel\.cpp:46\): the cube unit",
+                    v["reasons"][0]), v["reasons"]
+
+
 @pytest.mark.parametrize("candidate", ["direct_add.py", "mkb_add.py"])
 def test_a_correct_add_verifies_emulated_without_cann(candidate):
     v = verify(SPEC, ASC / candidate, OPTIONS)
