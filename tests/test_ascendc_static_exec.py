@@ -379,3 +379,14 @@ def test_a_tiling_field_set_only_in_a_helper_nothing_calls_is_not_set(form):
     assert found and "AddCustomTilingData.tileNum is never set on the host" in found[0], found
     save_or_launch = SAVE if form == "mkb" else LAUNCH
     assert reasons(changed(source, (save_or_launch, call + save_or_launch))) == []
+
+
+@pytest.mark.parametrize("wrap, runs", [("switch (BUFFER_NUM) { case 3: %s break; }", False),
+                                        ("switch (BUFFER_NUM) { case 1: break; case 2: %s break; }", True),
+                                        ("switch (0) { case 1: break; default: %s }", True),
+                                        ("switch (progress) { case 1: break; default: %s }", True)],
+                         ids=["no-case", "case", "default", "runtime"])
+def test_a_switch_on_a_constant_runs_only_its_case(wrap, runs):
+    found = reasons(changed(DIRECT, (FREE_X, wrap % FREE_X)))
+    assert (found == []) == runs, found
+    assert runs or "inQueueX has 1 AllocTensor but 0 FreeTensor" in found[0]

@@ -220,6 +220,16 @@ def prune(tokens: list[Token], table: dict[str, int]) -> list[Token]:
         t = tokens[i]
         if t.kind == "id" and t.text == "do":
             tails.add(statement_end(tokens, i + 1, memo))  # the `while` of do ... while (C); runs the body once
+        elif t.kind == "id" and t.text == "switch" and i + 1 < n and tokens[i + 1].text == "(":
+            close = closing_bracket(tokens, i + 1)
+            value = evaluate(tokens[i + 2:close], table)
+            if value is not None and close + 1 < n and tokens[close + 1].text == "{":
+                body_end = closing_bracket(tokens, close + 1)
+                target = _case(tokens, close + 1, body_end, value, table)
+                out += [Token("punct", "{", t.line), *tokens[i + 2:close], Token("punct", ";", t.line)]
+                closes.append((body_end if target is not None else close + 1, body_end + 1, t.line))
+                i = target if target is not None else close + 1
+                continue
         elif t.kind == "id" and t.text in ("if", "while", "for") and i not in tails:
             j = i + 1 + (t.text == "if" and i + 1 < n and tokens[i + 1].text == "constexpr")
             if j < n and tokens[j].text == "(":
@@ -248,6 +258,31 @@ def prune(tokens: list[Token], table: dict[str, int]) -> list[Token]:
                     continue
         out.append(t)
         i += 1
+
+
+def _case(tokens: list[Token], start: int, end: int, value: int, table: dict[str, int]) -> int | None:
+    """Where `switch (value)` jumps in the body between start and end (its `{` `}`): the matching
+    `case` label, else `default`, else None (the body never runs). A label that does not fold: None
+    is not claimed, the body is kept whole (start + 1)."""
+    default, depth, k = None, 0, start + 1
+    while k < end:
+        t = tokens[k]
+        if t.kind == "punct" and t.text in ("{", "("):
+            depth += 1
+        elif t.kind == "punct" and t.text in ("}", ")"):
+            depth -= 1
+        elif depth == 0 and t.kind == "id" and t.text == "case":
+            colon = next((j for j in range(k + 1, end) if tokens[j].text == ":"), end)
+            label = evaluate(tokens[k + 1:colon], table)
+            if label is None:
+                return start + 1
+            if label == value:
+                return k
+            k = colon
+        elif depth == 0 and t.kind == "id" and t.text == "default" and k + 1 < end and tokens[k + 1].text == ":":
+            default = k
+        k += 1
+    return default
 
 
 def _split(tokens: list[Token], sep: str) -> list[list[Token]]:
