@@ -77,8 +77,8 @@ extern "C" __global__ __aicore__ void row_mean_custom(GM_ADDR x, GM_ADDR y, RowM
     "row_mean_host.cpp": r'''
 #include <torch/extension.h>
 #include "torch_npu/csrc/core/npu/NPUStream.h"
-#include "aclrtlaunch_row_mean_custom.h"
 #include "row_mean_tiling.h"
+#include "aclrtlaunch_row_mean_custom.h"
 
 at::Tensor row_mean_npu(const at::Tensor& x)
 {
