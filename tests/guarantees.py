@@ -815,6 +815,15 @@ GUARANTEES: tuple[Guarantee, ...] = (
        f"{ASX}test_a_tiling_field_set_only_in_a_helper_nothing_calls_is_not_set[mkb]",
        ("opforge/backends/ascendc/agree.py", "            continue  # a host function nothing the framework calls reaches sets nothing\n",
         "            pass\n")),
+    _g("ascendc-static-short-circuit", "an AscendC FreeTensor in the dead arm of a constant ternary or short-circuit "
+       "statement (`false && (q.FreeTensor(t), true);`) is absent",
+       (f"{ASX}test_a_constant_ternary_or_short_circuit_statement_runs_only_what_it_runs[ternary-false]",
+        f"{ASX}test_a_constant_ternary_or_short_circuit_statement_runs_only_what_it_runs[and-false]"),
+       ("opforge/backends/ascendc/units.py", "            if kept is not None:  # `C ? A : B;`", "            if False:  # `C ? A : B;`")),
+    _g("ascendc-static-switch", "an AscendC switch on a constant runs only from its matching case",
+       f"{ASX}test_a_switch_on_a_constant_runs_only_its_case[no-case]",
+       ("opforge/backends/ascendc/units.py", "            if value is not None and close + 1 < n and tokens[close + 1].text == \"{\":",
+        "            if False:")),
     _g("ascendc-static-preprocessed", "AscendC conditional compilation is decided by g++ -E before the rules look "
        "(#if 0 around a FreeTensor: absent)",
        (f"{ASX}test_freetensor_under_a_constant_false_condition_is_not_present[pp-if0-direct]",

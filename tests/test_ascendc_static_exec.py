@@ -390,3 +390,13 @@ def test_a_switch_on_a_constant_runs_only_its_case(wrap, runs):
     found = reasons(changed(DIRECT, (FREE_X, wrap % FREE_X)))
     assert (found == []) == runs, found
     assert runs or "inQueueX has 1 AllocTensor but 0 FreeTensor" in found[0]
+
+
+@pytest.mark.parametrize("wrap, runs", [("BUFFER_NUM == 3 ? %s : (void)0;", False), ("false && (%s, true);", False),
+                                        ("true || (%s, true);", False), ("BUFFER_NUM == 2 ? %s : (void)0;", True),
+                                        ("true && (%s, true);", True), ("progress >= 0 ? %s : (void)0;", True)],
+                         ids=["ternary-false", "and-false", "or-true", "ternary-true", "and-true", "runtime"])
+def test_a_constant_ternary_or_short_circuit_statement_runs_only_what_it_runs(wrap, runs):
+    found = reasons(changed(DIRECT, (FREE_X, wrap % FREE_X[:-1])))
+    assert (found == []) == runs, found
+    assert runs or "inQueueX has 1 AllocTensor but 0 FreeTensor" in found[0]

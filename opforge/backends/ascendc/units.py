@@ -220,7 +220,14 @@ def prune(tokens: list[Token], table: dict[str, int]) -> list[Token]:
         t = tokens[i]
         if t.kind == "id" and t.text == "do":
             tails.add(statement_end(tokens, i + 1, memo))  # the `while` of do ... while (C); runs the body once
-        elif t.kind == "id" and t.text == "switch" and i + 1 < n and tokens[i + 1].text == "(":
+        elif i and tokens[i - 1].text in (";", "{", "}") and t.text not in STATEMENT_WORDS and t.text not in ("{", "}", ";"):
+            end = statement_end(tokens, i, memo)
+            kept = _short_circuit(tokens[i:end], table)
+            if kept is not None:  # `C ? A : B;`, `false && A;`, `true || A;`: only what runs
+                out += [Token("punct", "{", t.line), *kept, Token("punct", "}", t.line)]
+                i = end
+                continue
+        if t.kind == "id" and t.text == "switch" and i + 1 < n and tokens[i + 1].text == "(":
             close = closing_bracket(tokens, i + 1)
             value = evaluate(tokens[i + 2:close], table)
             if value is not None and close + 1 < n and tokens[close + 1].text == "{":
@@ -258,6 +265,49 @@ def prune(tokens: list[Token], table: dict[str, int]) -> list[Token]:
                     continue
         out.append(t)
         i += 1
+
+
+STATEMENT_WORDS = {"if", "for", "while", "do", "switch", "return", "case", "default", "else", "goto", "break",
+                   "continue", "co_return", "throw", "try", "catch"}
+
+
+def _short_circuit(statement: list[Token], table: dict[str, int]) -> list[Token] | None:
+    """An expression statement whose top level is `C ? A : B`, `L && R` or `L || R` with C or L
+    constant: the tokens that run (`C; A;`, `L;`), or None where nothing folds."""
+    depth, first, op = 0, None, None
+    for k, t in enumerate(statement):
+        if t.kind == "punct" and t.text in ("(", "[", "{"):
+            depth += 1
+        elif t.kind == "punct" and t.text in (")", "]", "}"):
+            depth -= 1
+        elif depth == 0 and t.kind == "punct" and t.text in ("?", "&&", "||", "=", ",") and first is None:
+            first, op = k, t.text
+    if first is None or op in ("=", ","):
+        return None
+    semi = Token("punct", ";", statement[0].line)
+    left, rest = statement[:first], [x for x in statement[first + 1:] if not (x.text == ";" and x is statement[-1])]
+    value = evaluate(left, table)
+    if value is None:
+        return None
+    if op == "?":
+        depth, colon, nested = 0, None, 0
+        for k, t in enumerate(rest):
+            if t.kind == "punct" and t.text in ("(", "[", "{"):
+                depth += 1
+            elif t.kind == "punct" and t.text in (")", "]", "}"):
+                depth -= 1
+            elif depth == 0 and t.text == "?":
+                nested += 1
+            elif depth == 0 and t.text == ":" and t.kind == "punct":
+                if not nested:
+                    colon = k
+                    break
+                nested -= 1
+        if colon is None:
+            return None
+        return [*left, semi, *(rest[:colon] if value else rest[colon + 1:]), semi]
+    runs = (op == "&&") == bool(value)
+    return [*left, semi, *(rest if runs else []), *([semi] if runs else [])]
 
 
 def _case(tokens: list[Token], start: int, end: int, value: int, table: dict[str, int]) -> int | None:
