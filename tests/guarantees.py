@@ -958,6 +958,11 @@ GUARANTEES: tuple[Guarantee, ...] = (
        ("opforge/backends/ascendc/emulator/translate.py",
         "    call = f'opforge_asc::launch(\"{name}\", {block_dim}, [&] {{ {name}({args}); }})'",
         "    call = f'{name}({args})'")),
+    _g("ascendc-emu-host-dtype-columns", "AscendC emulated: a MultiKernelBench operator declaring several dtype columns "
+       "runs each call on the build whose DTYPE_ macros are the call's column, and two emulated libraries in one "
+       "process keep their own tables",
+       f"{ASC_HOST_T}test_a_call_runs_the_build_of_its_dtype_column",
+       ("opforge/backends/ascendc/emulator/build.py", '         "-fno-gnu-unique"]', "]")),
     _g("cpu-run-unsupported-unverifiable", "a CPU run whose every finding is `unsupported` (AscendC's cube unit met at "
        "run time) is not verifiable here (exit 3, level static), never a failure or a pass",
        "tests/test_ascendc_backend.py::test_the_cube_unit_met_at_run_time_is_unsupported_and_exit_3",

@@ -113,6 +113,14 @@ def test_torch_check_and_the_opdef_dtypes_refuse_with_their_words(probe):
     with pytest.raises(HostError, match=r"TORCH_CHECK\(x\.sizes\(\) == y\.sizes\(\)\) failed: shapes differ: "
                                              r"1 vs 2 dimensions"):
         probe.add_pair(x, x.view(256, 256))
-    with pytest.raises(HostError, match=r"declares input x as float32 \(OpDef DataType\), and the call passes "
-                                             r"float16"):
-        probe.add_custom(x.half(), x.half(), 0)
+    with pytest.raises(HostError, match=r"declares input x as float16, float32 \(OpDef DataType\), and the call "
+                                        r"passes bfloat16"):
+        probe.add_custom(x.bfloat16(), x.bfloat16(), 0)
+
+
+def test_a_call_runs_the_build_of_its_dtype_column(probe):
+    """project_json_src's first column is float16: a float32 call runs column 1's build (loaded beside
+    column 0's), a half call column 0's DTYPE_X = half kernel, computing in float and rounding once."""
+    x, y = torch.randn(65536), torch.randn(65536)
+    assert torch.equal(probe.add_custom(x, y, 0), x + y)
+    assert torch.equal(probe.add_custom(x.half(), y.half(), 0), x.half() + y.half())

@@ -2,14 +2,15 @@
 test_ascendc_emulator.py): a tiling class with mixed field types before the two the kernel uses, an
 Int attribute the TilingFunc reads to choose a tiling key and whether it sets the block dimension,
 platform_ascendc's numbers, a workspace, and a binding whose functions take and return every kind
-the type erasure handles. Mode 0 is a correct add; mode 2 leaves the odd cores' parts of the output
+the type erasure handles. Two type columns (float16, float32): a call runs the build of its column.
+Mode 0 is a correct add; mode 2 leaves the odd cores' parts of the output
 unwritten (the kernel's tiling-key branch); mode 3 never calls SetBlockDim."""
 
 project_json_src = '''
 [{"op": "AddCustom", "language": "cpp",
-  "input_desc": [{"name": "x", "param_type": "required", "format": ["ND"], "type": ["float"]},
-                 {"name": "y", "param_type": "required", "format": ["ND"], "type": ["float"]}],
-  "output_desc": [{"name": "z", "param_type": "required", "format": ["ND"], "type": ["float"]}],
+  "input_desc": [{"name": "x", "param_type": "required", "format": ["ND"], "type": ["float16", "float"]},
+                 {"name": "y", "param_type": "required", "format": ["ND"], "type": ["float16", "float"]}],
+  "output_desc": [{"name": "z", "param_type": "required", "format": ["ND"], "type": ["float16", "float"]}],
   "attr": [{"name": "mode", "param_type": "optional", "type": "int", "default_value": "0"}]}]
 '''
 
@@ -63,9 +64,9 @@ class AddCustom : public OpDef {
 public:
     explicit AddCustom(const char *name) : OpDef(name)
     {
-        this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
-        this->Input("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
-        this->Output("z").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+        this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT16, ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+        this->Input("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT16, ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+        this->Output("z").ParamType(REQUIRED).DataType({ge::DT_FLOAT16, ge::DT_FLOAT}).Format({ge::FORMAT_ND});
         this->Attr("mode").AttrType(OPTIONAL).Int(0);
         this->AICore().SetTiling(optiling::TilingFunc);
         this->AICore().AddConfig("ascend910b");

@@ -32,8 +32,11 @@ INCLUDE_DIR = Path(__file__).resolve().parent / "include"
 HOST_DIR = INCLUDE_DIR / "host"
 # -O1: a kernel's loops run millions of emulated API calls, and -O1 compiles in about half -O2's time;
 # -ffp-contract=off: no fused multiply-adds the source did not ask for (results must match bitwise across
-# schedules and the reference's rounding); -fno-finite-loops: an endless loop stays one, for the step limit.
-FLAGS = ["-std=c++20", "-O1", "-fPIC", "-w", "-fno-strict-aliasing", "-ffp-contract=off", "-fno-finite-loops"]
+# schedules and the reference's rounding); -fno-finite-loops: an endless loop stays one, for the step limit;
+# -fno-gnu-unique (with -Bsymbolic): the headers' function-local statics (the machine, the binding tables) stay
+# each library's own, where GCC's default unique symbols would make two libraries in one process share them.
+FLAGS = ["-std=c++20", "-O1", "-fPIC", "-w", "-fno-strict-aliasing", "-ffp-contract=off", "-fno-finite-loops",
+         "-fno-gnu-unique"]
 LINK_FLAGS = ["-shared", "-Wl,-Bsymbolic", "-Wl,-z,defs"]
 PRELUDE = "opforge_kernel_prelude.h"
 LOAD_TIMEOUT_S = 5.0
@@ -113,7 +116,7 @@ def _mkb_glue(project: Project, out: Layout, column: int) -> None:
     if not found:
         raise glue.GlueError(f"kernel_src defines no kernel {name} (CANN launches operator {project.op['op']} as "
                              f'extern "C" __global__ __aicore__ void {name}(...))')
-    out.units["opforge_glue.cpp"] = glue.glue_unit(found)
+    out.units["opforge_glue.cpp"] = glue.glue_unit(found, column)
 
 
 def build_project(project: Project, column: int = 0, cache_dir: str | None = None, *, probe: bool = True,

@@ -19,6 +19,7 @@ from opforge.backends.ascendc.project import Project
 
 MAX_DIMS, MAX_OUTS = 8, 64
 SCHEDULES = 3
+COLUMN_BASE = 100  # include/host/opforge_host/exec.h: kColumnBase
 SEED = [0]  # the shuffled schedule's seed: the verification's, set by the plugin's start_run
 LAUNCH_HOOK = [None]  # callable(name, args, call) the plugin sets: the harness sees each call as a launch
 _LOADED: dict[str, "EmulatedProject"] = {}
@@ -61,6 +62,7 @@ class EmulatedProject:
         lib.opforge_asc_call.argtypes = [ctypes.c_char_p, ctypes.POINTER(Value), ctypes.c_int, ctypes.POINTER(Value),
                                          ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
         self._lib, self._lock = lib, threading.Lock()
+        self.origin: tuple = (None, 0, None, None)  # project, column, cache_dir, prebuilt_dir (set by build)
         self.functions: dict[str, tuple[int, int]] = {}  # "module.fn" -> (nargs, return kind)
         for line in lib.opforge_asc_functions().decode().splitlines():
             name, nargs, returns = line.split()
@@ -81,7 +83,15 @@ class EmulatedProject:
                 if built.cached:
                     probe_load(Path(built.path))
                 _LOADED[built.path] = cls(built)
+                _LOADED[built.path].origin = (project, column, cache_dir, prebuilt_dir)
             return _LOADED[built.path]
+
+    def for_column(self, column: int) -> "EmulatedProject":
+        """The same project built for another of its type columns (project_json_src's dtype combinations)."""
+        project, built_for, cache_dir, prebuilt_dir = self.origin
+        if column == built_for:
+            raise EmulatorError(f"host-error: the call's dtypes ask for type column {column}, which this build is")
+        return EmulatedProject.build(project, column, cache_dir, prebuilt_dir)
 
     def call(self, qualified: str, args: list, *, schedules: int = SCHEDULES, seed: int | None = None):
         """Run bound function `qualified` ("module.fn") on `args` (tensors, numbers, bools, int lists)."""
@@ -93,9 +103,12 @@ class EmulatedProject:
                                 f"{', '.join(self.functions) or 'none'})")
         inputs = [a.detach().contiguous() if isinstance(a, torch.Tensor) else a for a in args]
         runs = []
-        with self._lock:
-            for schedule in range(schedules):
-                runs.append(self._run(qualified, inputs, schedule, seed))
+        try:
+            with self._lock:
+                for schedule in range(schedules):
+                    runs.append(self._run(qualified, inputs, schedule, seed))
+        except _OtherColumn as other:  # the kernel's DTYPE_ macros are another column's: that build runs it
+            return self.for_column(other.column).call(qualified, args, schedules=schedules, seed=seed)
         first_outs, first_ins = runs[0]
         for schedule, (outs, ins) in enumerate(runs[1:], 1):
             compare_schedules(qualified, first_outs, outs, "output", schedule_name(schedule, seed))
@@ -123,6 +136,8 @@ class EmulatedProject:
                 regions.append(_fill(lib, values[i], a, i))
             outs, n_outs = (Value * MAX_OUTS)(), ctypes.c_int(0)
             code = lib.opforge_asc_call(qualified.encode(), values, len(inputs), outs, MAX_OUTS, ctypes.byref(n_outs))
+            if code >= COLUMN_BASE:
+                raise _OtherColumn(code - COLUMN_BASE)
             if code:
                 message = self._located(lib.opforge_asc_error().decode(errors="replace"))
                 raise from_code(code, f"{message} ({qualified}, {schedule_name(schedule, seed)} schedule)")
@@ -183,6 +198,12 @@ def _fill(lib, value: Value, arg, index: int) -> int:
         raise EmulatorError(f"arguments: argument {index + 1} is a {type(arg).__name__}; the emulator passes tensors, "
                             "numbers, bools, None and lists of up to 8 ints")
     return 0
+
+
+class _OtherColumn(Exception):
+    def __init__(self, column: int) -> None:
+        super().__init__(column)
+        self.column = column
 
 
 class _Input:

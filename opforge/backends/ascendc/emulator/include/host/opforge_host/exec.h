@@ -30,6 +30,14 @@ struct KernelRegistrar {
     }
 };
 
+// The dtype combination (project_json_src's type column) the kernel unit was compiled for: the glue sets it.
+// A call whose dtypes match another column ends with code kColumnBase + column, and Python builds that one.
+constexpr int kColumnBase = 100;
+inline int& compiled_column() {
+    static int column = 0;
+    return column;
+}
+
 struct TilingState {  // what GET_TILING_DATA and TILING_KEY_IS read in the kernel being launched
     const uint8_t* ptr = nullptr;
     uint64_t bytes = 0;
@@ -108,6 +116,24 @@ inline gert::AttrValue attr_value(const std::string& api, const ops::OpAttrDef& 
     return v;
 }
 
+// The first type column every tensor of the call matches (a one-type list matches every column); -1 if none.
+inline int match_column(const ops::OpDef& def, const std::vector<CmdArg>& args) {
+    size_t ni = def.inputs.size(), na = def.attrs.size(), columns = 1;
+    for (auto* list : {&def.inputs, &def.outputs})
+        for (const ops::OpParamDef& p : *list) columns = std::max(columns, p.types.size());
+    for (size_t c = 0; c < columns; c++) {
+        bool ok = true;
+        for (size_t k = 0; k < ni + def.outputs.size() && ok; k++) {
+            const ops::OpParamDef& p = k < ni ? def.inputs[k] : def.outputs[k - ni];
+            const CmdArg& a = args[k < ni ? k : k + na];
+            if (a.kind != 1 || p.types.empty()) continue;
+            ok = p.types[p.types.size() > c ? c : 0] == ge::dtype_of(a.t.scalar_type());
+        }
+        if (ok) return (int)c;
+    }
+    return -1;
+}
+
 inline void run_op(const std::string& api, const std::vector<CmdArg>& args, opforge_asc::Loc loc) {
     std::string op = api.rfind("aclnn", 0) == 0 ? api.substr(5) : api;
     auto found = op_defs().find(op);
@@ -139,6 +165,11 @@ inline void run_op(const std::string& api, const std::vector<CmdArg>& args, opfo
         (in ? ctx.in_descs : ctx.out_descs).push_back(desc);
         ptrs.push_back(a.kind ? (uint8_t*)a.t.data_ptr() : nullptr);
     }
+    int column = match_column(def, args);
+    if (column >= 0 && column != compiled_column())
+        throw opforge_asc::EmuError{kColumnBase + column, concat("the call's dtypes are the operator's type column ",
+                                                                 column, "; the kernel was built for column ",
+                                                                 compiled_column())};
     for (size_t k = 0; k < na; k++) ctx.attrs.values.push_back(attr_value(api, def.attrs[k], args[ni + k], loc));
     if (!def.aicore.tiling) cmd_fail(api, "the operator sets no tiling function (AICore().SetTiling)", loc);
     if (def.aicore.tiling(&ctx) != ge::GRAPH_SUCCESS) cmd_fail(api, concat("the TilingFunc of ", op, " returned a failure"), loc);
