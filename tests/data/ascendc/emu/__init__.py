@@ -32,6 +32,9 @@ MANIFEST = {
     "softmax_scalar_max_ok.py": ("softmax_spec.py", 0, (), None),
     "softmax_scalar_max_no_sync.py": ("softmax_spec.py", 1, ("race",), "GetValue"),
     "softmax_highlevel.py": ("softmax_spec.py", 3, ("unsupported",), "SoftMax"),
+    # a result the scalar unit stores (SetValue) and MTE3 copies out, against rowmax_spec.py (64 x 256 -> 64)
+    "rowmax_ok.py": ("rowmax_spec.py", 0, (), None),
+    "rowmax_no_s_mte3.py": ("rowmax_spec.py", 1, ("race",), "DataCopy"),
     # Cast to half and back, against cast_spec.py (16384 floats)
     "cast_ok.py": ("cast_spec.py", 0, (), None),
     "cast_trunc.py": ("cast_spec.py", 1, ("mismatch",), None),
