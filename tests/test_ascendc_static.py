@@ -275,3 +275,13 @@ def test_the_folder_knows_sizeof_casts_and_refuses_unknowns():
     assert evaluate(tokenize("BUFFER_NUM * N * sizeof(half)"), table) == 8192
     assert evaluate(tokenize("static_cast<uint32_t>(N) / 3 + (uint32_t)1"), table) == 683
     assert evaluate(tokenize("this->n * 4"), table) is None and evaluate(tokenize("N / 0"), table) is None
+
+
+def test_kernel_code_may_use_std_type_traits_but_no_host_library():
+    """`std::is_same_v` in kernel code is a compile-time constant (Huawei's templated samples dispatch on the dtype
+    with it); `std::vector` is a host library."""
+    src = DIRECT
+    trait = src.replace("this->tileNum = tileNum;", "this->tileNum = tileNum; if (std::is_same_v<float, float>) {}")
+    library = src.replace("this->tileNum = tileNum;", "this->tileNum = tileNum; std::vector<int> v;")
+    assert check_ascendc(trait).reasons == []
+    assert any("std::vector in kernel code" in r for r in check_ascendc(library).reasons)

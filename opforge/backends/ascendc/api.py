@@ -84,6 +84,13 @@ printf puts putchar sprintf snprintf malloc calloc realloc free new delete exit 
 time clock gettimeofday clock_gettime rand srand memcpy memset memmove strcpy strlen strcmp
 """.split())
 HOST_PREFIXES = ("std::", "acl", "torch::", "at::", "c10", "pybind11::")
+# std:: names kernel code may use: compile-time type traits and constants (no code runs for them on the
+# AI core; bisheng is a clang and has them). Any other std:: name is a host library.
+STD_COMPILE_TIME = frozenset("""
+is_same is_same_v conditional conditional_t enable_if enable_if_t is_floating_point is_floating_point_v is_integral
+is_integral_v is_signed is_signed_v is_unsigned is_unsigned_v remove_cv remove_cv_t remove_reference
+remove_reference_t decay decay_t integral_constant true_type false_type is_arithmetic is_arithmetic_v
+""".split())
 
 # -- includes -----------------------------------------------------------------------------------------
 CANN_HEADERS = frozenset("""

@@ -137,7 +137,8 @@ def _calls(f, unit, own: set, out: Findings, variables: set[str] = frozenset()) 
         elif t.kind == "id" and base in api.SYSTEM and _referenced(body, k) and not (t.text == base and base in variables):
             out.bad(f"ascendc-forbidden: {t.text} in {f.name}: a reference to a file, process, network or "
                     f"environment function (no call needed to smuggle one) ({unit.at(t)})")
-        elif t.kind == "id" and f.aicore and t.text.startswith(api.HOST_PREFIXES):
+        elif (t.kind == "id" and f.aicore and t.text.startswith(api.HOST_PREFIXES)
+              and not (t.text.startswith("std::") and t.text[5:] in api.STD_COMPILE_TIME)):
             out.bad(f"ascendc-forbidden: {t.text} in kernel code ({f.name}): host libraries do not run on an AI core "
                     f"({unit.at(t)})")
     for k, name, member in calls(body):
