@@ -56,6 +56,8 @@ def run(lib, name: str, schedule: int = 0) -> tuple[int, str, list[float]]:
     ("gm_readback_nosync", "gm_readback_sync", E_RACE, ["MTE2", "MTE3", "output z"]),
     ("plain_add", "atomic_add", E_RACE, ["core 0 wrote"]),
     ("wait_unset", "reduce_sync", E_DEADLOCK, ["WaitFlag", "no SetFlag"]),
+    ("tail_read_far", "tail_read", E_OOB, ["reads 96 bytes", "argument w, which has 40 bytes"]),
+    ("tail_write", "tail_read", E_OOB, ["writes 64 bytes", "argument w"]),
     ("store_nosync", "store_sync", E_RACE, ["DataCopy on pipe MTE3", "LocalTensor::SetValue on pipe S (scalar store)"]),
 ])
 def test_wrong_kernel_refused_beside_its_control(lib, wrong, control, code, words):

@@ -7,7 +7,7 @@ using namespace AscendC;
 using opforge_asc::gm_alloc;
 
 constexpr uint32_t N = 1024;  // floats per core
-static float *X, *Y, *Z;
+static float *X, *Y, *Z, *W;  // W: 10 floats, a length that is not whole 32-byte blocks
 
 // copy-in into a TBuf and compute on it: the copy (MTE2) and the add (V) need a flag between them
 template <bool SYNC> void tbuf_sync(uint32_t cores) {
@@ -144,6 +144,20 @@ template <bool SYNC> void scalar_store() {
     DataCopy(z, la, 8);
 }
 
+// the 32-byte block W ends in may be read (device buffers are whole blocks: garbage past the end), not written
+template <int CASE> void tail_block() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> a;
+    pipe.InitBuffer(a, 128);
+    LocalTensor<float> la = a.Get<float>();
+    GlobalTensor<float> w;
+    w.SetGlobalBuffer(W, 10);
+    if (GetBlockIdx() != 0) return;
+    if (CASE == 0) DataCopy(la, w, 16);  // bytes 0..63: the buffer's 40 and the rest of its last block
+    if (CASE == 1) DataCopy(la, w, 24);  // bytes 0..95: a block past it
+    if (CASE == 2) { Duplicate(la, 1.0f, 16); PipeBarrier<PIPE_ALL>(); DataCopy(w, la, 16); }
+}
+
 void wait_unset() { WaitFlag<HardEvent::V_S>(3); }
 
 static const std::map<std::string, std::function<void()>> kCases = {
@@ -159,6 +173,8 @@ static const std::map<std::string, std::function<void()>> kCases = {
     {"atomic_add", [] { all_cores_add<true>(); }}, {"plain_add", [] { all_cores_add<false>(); }},
     {"ragged_copy", [] { ragged<false>(); }}, {"ragged_pad", [] { ragged<true>(); }},
     {"wait_unset", [] { wait_unset(); }},
+    {"tail_read", [] { tail_block<0>(); }}, {"tail_read_far", [] { tail_block<1>(); }},
+    {"tail_write", [] { tail_block<2>(); }},
     {"store_nosync", [] { scalar_store<false>(); }}, {"store_sync", [] { scalar_store<true>(); }},
 };
 
@@ -167,6 +183,7 @@ extern "C" int run_case(const char* name, int schedule, float* out, char* msg, i
     X = (float*)gm_alloc(4 * N * 4, "argument x", false);
     Y = (float*)gm_alloc(4 * N * 4, "argument y", false);
     Z = (float*)gm_alloc(4 * N * 4, "output z", true);
+    W = (float*)gm_alloc(40, "argument w", false);
     for (uint32_t i = 0; i < 4 * N; i++) X[i] = (float)(i % 97), Y[i] = 1.0f;
     if (std::string(name).find("_add") != std::string::npos) std::memset(Z, 0, 4 * N * 4);  // accumulated into
     configure(schedule, 7);

@@ -308,7 +308,10 @@ inline void gm_access(int pipe, const char* api, Loc loc, const void* ptr, uint6
     GmRegion* r = region_near(p);
     if (!r) fail(E_OOB, api, loc, "%s %llu bytes at GM address %p, which is in no buffer the host passed (a wild "
                  "address)", kind_word(write), (unsigned long long)bytes, ptr);
-    if (p < r->base || p + bytes > r->base + r->bytes) {
+    // A read may run into the 32-byte block the buffer ends in (device allocations are whole blocks and more; the
+    // bytes past the end are garbage: the guard's); a write past the end is out of bounds.
+    uint64_t readable = write ? r->bytes : (r->bytes + 31) / 32 * 32;
+    if (p < r->base || p + bytes > r->base + readable) {
         long long first = (long long)(p - r->base);
         fail(E_OOB, api, loc, "%s %llu bytes at byte %lld of %s, which has %llu bytes: %s", kind_word(write),
              (unsigned long long)bytes, first, r->what.c_str(), (unsigned long long)r->bytes,
@@ -322,7 +325,8 @@ inline void gm_access(int pipe, const char* api, Loc loc, const void* ptr, uint6
     }
     uint64_t off = p - r->base;
     int16_t me = (int16_t)m.block_idx;
-    for (uint64_t i = off; i < off + bytes; i++) {
+    uint64_t end = std::min(off + bytes, r->bytes);
+    for (uint64_t i = off; i < end; i++) {
         int16_t w = r->wcore[i], rd = r->rcore[i];
         bool w_atomic = w >= 0 && (w & 0x4000);
         int16_t wc = w >= 0 ? (int16_t)(w & 0x3fff) : w;
@@ -338,7 +342,7 @@ inline void gm_access(int pipe, const char* api, Loc loc, const void* ptr, uint6
     }
     uint64_t run = m.launch << 16 | m.block_idx;
     const VC& vc = m.vc[pipe == P_SW ? P_S : pipe];
-    for (uint64_t b = off / 32; b <= (off + bytes - 1) / 32; b++) {
+    for (uint64_t b = off / 32; b <= (off + bytes - 1) / 32 && b < r->blocks.size(); b++) {
         GmRegion::Block& e = r->blocks[b];
         if (e.core != run) e = GmRegion::Block{run};
         if (e.w.ts && e.wpipe != pipe && e.w.ts > vc.c[e.wpipe] && !(write && atomic))

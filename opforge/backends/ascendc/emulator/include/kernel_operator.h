@@ -10,6 +10,8 @@
 #include "asc_vector.h"
 #endif
 
+#define ASSERT(...) AscendC::assert_(static_cast<bool>(__VA_ARGS__), #__VA_ARGS__)
+#define ascendc_assert(...) AscendC::assert_(static_cast<bool>(__VA_ARGS__), #__VA_ARGS__)
 #define KERNEL_TASK_TYPE_DEFAULT(x)
 #define KERNEL_TASK_TYPE(key, x)
 #ifndef ASCENDC_CUBE_ONLY
@@ -25,6 +27,13 @@ namespace AscendC {
 // the user's part of a kernel's workspace: after the system workspace the tiling function asked for in front
 inline GM_ADDR GetUserWorkspace(GM_ADDR ws) { return ws ? ws + opforge_asc::kSysWorkspace : ws; }
 inline void SetSysWorkspace(GM_ADDR) {}
+template <typename A, typename B> struct IsSameType {
+    static constexpr bool value = std::is_same_v<A, B>;
+};
+// ASSERT in kernel code (Huawei's samples check tiling with it): a failed one stops the kernel, as the NPU traps
+inline void assert_(bool ok, const char* text, Loc loc = Loc::here()) {
+    if (!ok) opforge_asc::fail(opforge_asc::E_BADARG, "ASSERT", loc, "the kernel's assertion %s failed", text);
+}
 template <typename... A> inline void printf(const char*, A...) {}
 template <typename... A> inline void PRINTF(const char*, A...) {}
 template <typename T> inline void DumpTensor(const LocalTensor<T>&, uint32_t, uint32_t) {}
