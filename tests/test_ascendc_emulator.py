@@ -11,6 +11,7 @@ import torch
 from conftest import DATA
 from opforge.backends.ascendc.emulator import EmulatedProject, HostError, RaceError, UnsupportedFeature
 from opforge.backends.ascendc.emulator.build import EmuBuildError, build_error, compiler
+from opforge.backends.ascendc.emulator.errors import CrashError
 from opforge.backends.ascendc.emulator.glue import dtype_macros, kernel_prelude, tiling_structs
 from opforge.backends.ascendc.emulator.library import TensorBytes, compare_schedules
 from opforge.backends.ascendc.emulator.translate import kernels, rewrite_launches
@@ -97,6 +98,14 @@ def test_a_tiling_func_without_set_block_dim_is_a_host_error(probe):
     with pytest.raises(HostError, match=r"^host-error: EXEC_NPU_CMD\(aclnnAddCustom\) \(python_bind_src:\d+\): "
                                              r"the TilingFunc of AddCustom set no block dimension"):
         probe.add_custom(torch.randn(65536), torch.randn(65536), 3)
+
+
+def test_a_kernel_dividing_by_a_zero_tile_count_is_a_crash_naming_kernel_and_core_not_a_dead_process(probe):
+    with pytest.raises(CrashError, match=r"^crash: an arithmetic fault \(SIGFPE: an integer division by zero\?\) in "
+                                         r"kernel add_custom, core \d+ of 8 \(custom_ops_lib\.add_custom, forward"):
+        probe.add_custom(torch.randn(65536), torch.randn(65536), 4)
+    x, y = torch.randn(65536), torch.randn(65536)
+    assert torch.equal(probe.add_custom(x, y, 0), x + y)  # the library still runs the next call
 
 
 def test_in_place_results_tuples_and_scalars_come_back(probe):

@@ -199,7 +199,7 @@ def judge_calls(material: Material, payload: dict, outputs: list | None, atol, r
 # the codes a backend's call_findings may report: the CPU run's memory model, the launch-resource and state
 # checks, and the AscendC emulator's (backends/ascendc/emulator/errors.py)
 MEMORY_CODES = ("out-of-bounds", "race", "out-of-resources", "stateful", "deadlock", "use-after-free", "misaligned",
-                "ub-overflow", "step-limit", "host-error", "bad-argument", "unsupported")
+                "ub-overflow", "step-limit", "host-error", "bad-argument", "unsupported", "crash")
 
 
 def _memory(f: Findings, report: dict, label: str) -> bool:

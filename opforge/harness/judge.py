@@ -37,7 +37,7 @@ CHECK_OF = {"load-error": "load", "reference-error": "load", "init-error": "run"
             "out-of-resources": "run",  # a launch over the GPU's limits (backends/cuda/emulator/limits.py)
             # the AscendC emulator's (backends/ascendc/emulator/errors.py)
             **{c: "run" for c in ("deadlock", "use-after-free", "misaligned", "ub-overflow", "step-limit",
-                                  "host-error", "bad-argument")}}
+                                  "host-error", "bad-argument", "crash")}}
 MAX_REASONS = 12
 # CPU: repeated calls on the same inputs after the trials; consecutive ones must leave the candidate's
 # state unchanged (harness/callstate.py; CUDA's static storage: backends/cuda/emulator/state.py), so

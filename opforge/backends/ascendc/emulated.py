@@ -33,6 +33,8 @@ REASON_HINTS = {
     "host-error": "The host side failed: check the TilingFunc (SetBlockDim, SetDataSize after SaveToBuffer), the "
                   "OpDef's DataType for the spec's dtypes and AddConfig(\"ascend910b\").",
     "emu-build": "g++ could not build the project for the emulator: fix the line it names.",
+    "crash": "The kernel stopped on a signal: an integer division by a tiling value that is 0 (a tile count the "
+             "TilingFunc never set, or set after SaveToBuffer), or a pointer outside the GM buffers.",
 }
 _CODE = re.compile(r"(?:^|: )(" + "|".join(map(re.escape, REASON_HINTS)) + r"): ")
 

@@ -4,7 +4,7 @@ Int attribute the TilingFunc reads to choose a tiling key and whether it sets th
 platform_ascendc's numbers, a workspace, and a binding whose functions take and return every kind
 the type erasure handles. Two type columns (float16, float32): a call runs the build of its column.
 Mode 0 is a correct add; mode 2 leaves the odd cores' parts of the output
-unwritten (the kernel's tiling-key branch); mode 3 never calls SetBlockDim."""
+unwritten (the kernel's tiling-key branch); mode 3 never calls SetBlockDim; mode 4 hands the kernel a tile count of 0 (it divides by it)."""
 
 project_json_src = '''
 [{"op": "AddCustom", "language": "cpp",
@@ -48,7 +48,7 @@ static ge::graphStatus TilingFunc(gert::TilingContext *context)
     tiling.set_spare(spare);
     tiling.set_scale(0.5f);
     tiling.set_totalLength(context->GetInputShape(0)->GetOriginShape().GetShapeSize());
-    tiling.set_tileNum(4);
+    tiling.set_tileNum(mode == 4 ? 0 : 4);
     if (mode != 3) context->SetBlockDim(8);
     context->SetTilingKey(mode);
     tiling.SaveToBuffer(context->GetRawTilingData()->GetData(), context->GetRawTilingData()->GetCapacity());

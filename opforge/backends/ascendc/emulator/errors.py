@@ -64,10 +64,17 @@ class HostError(EmulatorError):
     code = "host-error"
 
 
+class CrashError(EmulatorError):
+    """A signal in the kernel or host code (an integer division by zero, a wild pointer): the call stopped."""
+
+    code = "crash"
+
+
 # include/asc_core.h: E_OOB=1 E_RACE=2 E_UAF=3 E_DEADLOCK=4 E_ALIGN=5 E_UB=6 E_UNSUPPORTED=7 E_BADARG=8
-# E_LIMIT=9 E_HOST=10
+# E_LIMIT=9 E_HOST=10; include/host/opforge_host/entry.h: E_CRASH=11
 BY_CODE = {1: OutOfBoundsError, 2: RaceError, 3: UseAfterFreeError, 4: DeadlockError, 5: MisalignedError,
-           6: UbOverflowError, 7: UnsupportedFeature, 8: BadArgumentError, 9: StepLimitError, 10: HostError}
+           6: UbOverflowError, 7: UnsupportedFeature, 8: BadArgumentError, 9: StepLimitError, 10: HostError,
+           11: CrashError}
 CODES = tuple(cls.code for cls in BY_CODE.values())
 
 

@@ -2,6 +2,8 @@
 // bound functions, allocates GM for a call's tensors, calls a function with Values and reads back an error.
 // Every opforge_asc::EmuError and std::exception stops at opforge_asc_call: a code and a message, never a crash.
 #pragma once
+#include <csetjmp>
+#include <csignal>
 #include <string>
 
 #include "opforge_host/bind.h"
@@ -11,6 +13,47 @@ namespace opforge_host {
 inline std::string& last_error() {
     static std::string s;
     return s;
+}
+
+// A kernel's integer division by zero or wild pointer is a signal, not an exception: during a call the handler
+// jumps back to opforge_asc_call (on its own stack, so a stack overflow is caught too), which reports it as a
+// `crash` with the kernel and core; outside a call the signal keeps its previous handling.
+constexpr int E_CRASH = 11;
+struct Guard {
+    sigjmp_buf jump;
+    volatile sig_atomic_t signal = 0;
+    struct sigaction saved[3];
+    static constexpr int kSignals[3] = {SIGFPE, SIGSEGV, SIGBUS};
+};
+inline Guard& guard() {
+    static Guard g;
+    return g;
+}
+inline void on_signal(int sig) {
+    guard().signal = sig;
+    siglongjmp(guard().jump, 1);
+}
+inline void arm() {
+    static std::vector<char> stack(1 << 16);
+    stack_t alt{};
+    alt.ss_sp = stack.data();
+    alt.ss_size = stack.size();
+    sigaltstack(&alt, nullptr);
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_ONSTACK | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < 3; i++) sigaction(Guard::kSignals[i], &sa, &guard().saved[i]);
+}
+inline void disarm() {
+    for (int i = 0; i < 3; i++) sigaction(Guard::kSignals[i], &guard().saved[i], nullptr);
+}
+inline std::string crash_message(int sig) {
+    const opforge_asc::Machine& m = opforge_asc::M();
+    std::string what = sig == SIGFPE ? "an arithmetic fault (SIGFPE: an integer division by zero?)"
+                                     : "a memory fault (a wild pointer, or a stack overflow)";
+    return what + " in kernel " + (m.kernel.empty() ? std::string("(host code)") : m.kernel) + ", core " +
+           std::to_string(m.block_idx) + " of " + std::to_string(m.block_num);
 }
 }  // namespace opforge_host
 
@@ -41,6 +84,16 @@ void opforge_asc_gm_release_all(void) { opforge_asc::gm_release_all(); }
 int opforge_asc_call(const char* fn, OpforgeAscValue* args, int n, OpforgeAscValue* outs, int max_outs, int* n_outs) {
     *n_outs = 0;
     opforge_host::last_error().clear();
+    opforge_asc::M().kernel = "";
+    opforge_host::arm();
+    if (sigsetjmp(opforge_host::guard().jump, 1)) {
+        opforge_host::disarm();
+        opforge_host::last_error() = opforge_host::crash_message(opforge_host::guard().signal);
+        return opforge_host::E_CRASH;
+    }
+    struct Disarm {
+        ~Disarm() { opforge_host::disarm(); }
+    } disarm_on_return;
     try {
         auto found = opforge_host::functions().find(fn);
         if (found == opforge_host::functions().end())
