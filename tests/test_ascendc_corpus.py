@@ -17,6 +17,7 @@ import torch
 
 from conftest import DATA
 from opforge.harness import ladder
+from opforge.harness.sizes import size_constants, with_sizes
 from opforge.harness.verify import VerifyOptions, prepare, verify
 
 ASC = DATA / "ascendc"
@@ -36,6 +37,25 @@ def test_multikernelbench_add_spec_at_its_declared_size_shrinks_for_a_cpu_run():
         assert hardware.device == "cpu" and time.perf_counter() - started < 20
         assert spec.sizes_declared == DECLARED and spec.sizes_used != DECLARED
         assert spec.sizes_used["batch_size"] * spec.sizes_used["dim"] <= 1 << 19 and spec.input_bytes < 16 << 20
+
+
+@pytest.mark.parametrize("sizes", ["batch_size, dim = 4096, 393216", "(batch_size, dim) = [4096, 393216]",
+                                   "batch_size = 4096\ndim = dim_total = 393216"])
+def test_size_constants_bound_together_shrink_too(tmp_path, sizes):
+    """MultiKernelBench-style specs also bind their sizes by tuple unpacking or a chained assignment:
+    those are size constants as well (not shrunk, the add spec needed 18 GiB: exit 2)."""
+    text = MKB_SPEC.read_text().replace("batch_size = 4096\ndim = 393216\n", sizes + "\n")
+    assert sizes in text
+    (tmp_path / "spec.py").write_text(text)
+    spec, _ = prepare(tmp_path / "spec.py", VerifyOptions(backend="ascendc", device="cpu"))
+    assert spec.sizes_used["batch_size"] * spec.sizes_used["dim"] <= 1 << 19 and spec.input_bytes < 16 << 20
+    tree = ast.parse(text)
+    assert size_constants(tree)["dim"] == 393216
+    namespace: dict = {}
+    exec(compile(with_sizes(tree, {"dim": 384}), "spec", "exec"), namespace)
+    assert namespace["dim"] == 384 and namespace["batch_size"] == 4096  # the others stay bound
+    if "dim_total" in sizes:
+        assert namespace["dim_total"] == 393216
 
 
 def test_the_verdict_on_the_declared_size_spec_records_the_sizes_used():

@@ -1,7 +1,8 @@
 """A spec's size constants, found and rewritten in its source, and a bound on a real sizing call.
 
 Size constants are the spec's top-level `name = <integer literal or arithmetic on literals>`
-assignments (`batch_size = 4096`, `N = 2048 * 2`), each bound once at the top level. Running a spec
+assignments (`batch_size = 4096`, `N = 2048 * 2`, also `batch_size, dim = 4096, 393216` and
+`M = N = 4096`), each bound once at the top level. Running a spec
 at other sizes rewrites those assignments in the source (line numbers kept) and runs it again as a
 fresh module, so every value derived from them follows: `scale_shape = (out_features,)`,
 `hidden = 4 * dim`, and whatever `get_inputs()` computes from them. Setting the constants on an
@@ -69,11 +70,21 @@ def _stored_names(node: ast.AST) -> set[str]:
     return names
 
 
-def _single_target(stmt: ast.stmt) -> str | None:
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-        return stmt.targets[0].id
-    if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
-        return stmt.target.id
+def _bindings(stmt: ast.stmt) -> list[tuple[str, ast.expr]] | None:
+    """(name, its value expression) for each name a top-level assignment binds from an expression of its
+    own: `n = 4096`, `n: int = 4096`, `a, b = 4096, 1024` (names from a tuple or list of the same length)
+    and `a = b = 4096`; None for any other statement."""
+    if isinstance(stmt, ast.AnnAssign):
+        return [(stmt.target.id, stmt.value)] if isinstance(stmt.target, ast.Name) and stmt.value is not None else None
+    if not isinstance(stmt, ast.Assign):
+        return None
+    if all(isinstance(t, ast.Name) for t in stmt.targets):
+        return [(t.id, stmt.value) for t in stmt.targets]
+    target = stmt.targets[0]
+    if len(stmt.targets) == 1 and isinstance(target, (ast.Tuple, ast.List)) and isinstance(stmt.value, (ast.Tuple, ast.List)):
+        names, values = target.elts, stmt.value.elts
+        if len(names) == len(values) and all(isinstance(n, ast.Name) for n in names):
+            return [(n.id, v) for n, v in zip(names, values)]
     return None
 
 
@@ -83,12 +94,12 @@ def size_constants(tree: ast.Module) -> dict[str, int]:
     other: set[str] = {name for node in ast.walk(tree) if isinstance(node, (ast.Global, ast.Nonlocal))
                        for name in node.names}
     for stmt in tree.body:
-        name = _single_target(stmt)
-        value = literal_int(stmt.value) if name else None
-        if name is None or value is None or name in found:
+        pairs = _bindings(stmt) or []
+        values = {name: literal_int(value) for name, value in pairs}
+        if not pairs or len(values) < len(pairs) or None in values.values() or found.keys() & values.keys():
             other |= _stored_names(stmt)
         else:
-            found[name] = value
+            found.update(values)
     return {k: v for k, v in found.items() if k not in other}
 
 
@@ -96,14 +107,33 @@ def with_sizes(tree: ast.Module, sizes: dict[str, int]) -> ast.Module:
     """A copy of `tree` whose size constants in `sizes` are assigned those values instead (names
     that are not size constants are ignored: an older verdict may list derived values)."""
     constants = size_constants(tree)
+    wanted = {k: int(v) for k, v in sizes.items() if k in constants and v != constants[k]}
     body = []
     for stmt in tree.body:
-        name = _single_target(stmt)
-        if name in constants and name in sizes and sizes[name] != constants[name]:
-            stmt = copy.copy(stmt)
-            stmt.value = ast.copy_location(ast.Constant(int(sizes[name])), stmt.value)
-        body.append(stmt)
+        pairs = _bindings(stmt) or []
+        body.extend(_rebound(stmt, pairs, wanted) if any(name in wanted for name, _ in pairs) else [stmt])
     return ast.fix_missing_locations(ast.Module(body=body, type_ignores=tree.type_ignores))
+
+
+def _rebound(stmt: ast.Assign | ast.AnnAssign, pairs: list[tuple[str, ast.expr]], wanted: dict[str, int]) -> list[ast.stmt]:
+    """`stmt` with each of its names in `wanted` assigned that value; a chained `a = b = n` becomes one
+    assignment per name (on the same line)."""
+    def value(name: str, old: ast.expr) -> ast.expr:
+        return ast.copy_location(ast.Constant(wanted[name]), old) if name in wanted else old
+
+    if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], (ast.Tuple, ast.List)):
+        new = copy.copy(stmt)
+        new.value = copy.copy(stmt.value)
+        new.value.elts = [value(name, old) for name, old in pairs]
+        return [new]
+    out = []
+    for (name, old), target in zip(pairs, stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]):
+        new = copy.copy(stmt)
+        if isinstance(new, ast.Assign):
+            new.targets = [target]
+        new.value = value(name, old)
+        out.append(new)
+    return out
 
 
 class SizeLimit(Exception):
