@@ -974,6 +974,13 @@ GUARANTEES: tuple[Guarantee, ...] = (
         "tests/test_ascendc_corpus.py::test_the_verdict_on_the_declared_size_spec_records_the_sizes_used"),
        ("opforge/harness/verify.py", 'max_elements = CPU_MAX_ELEMENTS if hardware.device == "cpu" else None',
         "max_elements = None")),
+    _g("spec-sizes-bound-together", "Size constants bound together (`batch_size, dim = 4096, 393216`, `M = N = 64`) shrink "
+       "for a CPU run like single ones, and rewriting one keeps the others bound",
+       ("tests/test_ascendc_corpus.py::test_size_constants_bound_together_shrink_too",),
+       ("opforge/harness/sizes.py", "        if len(names) == len(values) and all(isinstance(n, ast.Name) for n in names):\n",
+        "        if False:\n"),
+       ("opforge/harness/sizes.py", "        return [(t.id, stmt.value) for t in stmt.targets]\n",
+        "        return [(t.id, stmt.value) for t in stmt.targets] if len(stmt.targets) == 1 else None\n")),
 )
 
 
