@@ -956,8 +956,8 @@ GUARANTEES: tuple[Guarantee, ...] = (
        (f"{ASC_HOST_T}test_both_launch_forms_become_emulator_launches_on_their_lines",
         "tests/test_ascendc_backend.py::test_a_correct_add_verifies_emulated_without_cann[direct_add.py]"),
        ("opforge/backends/ascendc/emulator/translate.py",
-        "    call = f'opforge_asc::launch(\"{name}\", {block_dim}, [&] {{ {name}({args}); }})'",
-        "    call = f'{name}({args})'")),
+        "    call = f'opforge_asc::launch(\"{name}\", {block_dim}, [&] {{ {name}({wrapped}); }})'",
+        "    call = f'{name}({wrapped})'")),
     _g("ascendc-emu-host-dtype-columns", "AscendC emulated: a MultiKernelBench operator declaring several dtype columns "
        "runs each call on the build whose DTYPE_ macros are the call's column, and two emulated libraries in one "
        "process keep their own tables",

@@ -32,8 +32,10 @@ def test_both_launch_forms_become_emulator_launches_on_their_lines():
     text = ('void run() {\n  add_custom<<<blockDim, nullptr,\n    stream>>>(x, /* a, ) */ y, "s)", t);\n'
             "  auto r = ACLRT_LAUNCH_KERNEL(add_custom)(8, stream, a, b);\n}\n")
     out = rewrite_launches(text)
-    assert 'opforge_asc::launch("add_custom", blockDim, [&] { add_custom(x, /* a, ) */ y, "s)", t); })' in out
-    assert '(opforge_asc::launch("add_custom", 8, [&] { add_custom(a, b); }), 0u)' in out
+    g = "::opforge_host::gm_arg"  # a void* data pointer converts to the parameter's pointer type
+    assert (f'opforge_asc::launch("add_custom", blockDim, [&] {{ add_custom({g}(x), {g}(/* a, ) */ y), {g}("s)"), '
+            f'{g}(t)); }})') in out
+    assert f'(opforge_asc::launch("add_custom", 8, [&] {{ add_custom({g}(a), {g}(b)); }}), 0u)' in out
     assert out.count("\n") == text.count("\n") and out.splitlines()[3].startswith("  auto r")
 
 
@@ -133,3 +135,15 @@ def test_a_call_runs_the_build_of_its_dtype_column(probe):
     x, y = torch.randn(65536), torch.randn(65536)
     assert torch.equal(probe.add_custom(x, y, 0), x + y)
     assert torch.equal(probe.add_custom(x.half(), y.half(), 0), x.half() + y.half())
+
+
+def test_atomic_float_sums_may_differ_by_rounding_between_schedules_and_no_more():
+    a = torch.tensor([100.0, -3.0, 7.5])
+    rounded, wrong = a.clone(), a.clone()
+    rounded[0] = torch.nextafter(a[0], torch.tensor(200.0))
+    wrong[1] = -2.0
+    compare_schedules("m.f", [TensorBytes.of(a)], [TensorBytes.of(rounded)], "output", "reverse", atomics=True)
+    with pytest.raises(RaceError, match=r"differs between the forward and reverse schedules at element 0"):
+        compare_schedules("m.f", [TensorBytes.of(a)], [TensorBytes.of(rounded)], "output", "reverse")
+    with pytest.raises(RaceError, match=r"at element 1: -2\.0 vs -3\.0 \(beyond the rounding of its atomic adds\)"):
+        compare_schedules("m.f", [TensorBytes.of(a)], [TensorBytes.of(wrong)], "output", "reverse", atomics=True)

@@ -159,7 +159,7 @@ def _compile_all(gxx: str, lay: Layout, work: Path, folder: Path, digest: str) -
     entry = folder / f"entry-{hashlib.sha256((digest + ' '.join(FLAGS)).encode()).hexdigest()[:24]}.o"
     jobs = []
     for name in lay.units:
-        extra = ["-include", PRELUDE] if name in lay.prelude_units else []
+        extra = ["-include", "opforge_host/launch_arg.h", *(["-include", PRELUDE] if name in lay.prelude_units else [])]
         jobs.append((name, [*extra, str(work / name)], str(work / (name + ".o"))))
     if not entry.exists():
         (work / "opforge_entry.cpp").write_text(glue.ENTRY_UNIT)

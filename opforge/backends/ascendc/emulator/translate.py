@@ -104,24 +104,39 @@ def rewrite_launches(text: str) -> str:
                                  f"(line {code.count(chr(10), 0, m.start()) + 1})")
         open_at = end_cfg + 3 + rest.end()
         close_at = _close(code, open_at, "(", ")")
-        edits.append((m.start(), close_at + 1, _launch(name, config[0], text[open_at:close_at],
+        edits.append((m.start(), close_at + 1, _launch(name, config[0], _split_raw(code[open_at:close_at],
+                                                                                   text[open_at:close_at]),
                                                          text[m.start():close_at + 1])))
     for m in ACLRT.finditer(code):
         name = m.group(1)
         close_at = _close(code, m.end(), "(", ")")
-        args = split_top(text[m.end():close_at])
+        args = _split_raw(code[m.end():close_at], text[m.end():close_at])
         if len(args) < 2:
             raise TranslateError(f"ACLRT_LAUNCH_KERNEL({name}) needs (blockDim, stream, args...) "
                                  f"(line {code.count(chr(10), 0, m.start()) + 1})")
-        edits.append((m.start(), close_at + 1, "(" + _launch(name, args[0], ", ".join(args[2:]),
+        edits.append((m.start(), close_at + 1, "(" + _launch(name, args[0], args[2:],
                                                               text[m.start():close_at + 1]) + ", 0u)"))
     for start, end, new in sorted(edits, reverse=True):
         text = text[:start] + new + text[end:]
     return text
 
 
-def _launch(name: str, block_dim: str, args: str, original: str) -> str:
-    call = f'opforge_asc::launch("{name}", {block_dim}, [&] {{ {name}({args}); }})'
+def _split_raw(code: str, text: str) -> list[str]:
+    """`text` split at the top-level commas of `code` (its comment-free twin, same offsets)."""
+    cuts, depth = [], 0
+    for i, c in enumerate(code):
+        depth += c in "([{"
+        depth -= c in ")]}"
+        if c == "," and depth == 0:
+            cuts.append(i)
+    bounds = [-1, *cuts, len(code)]
+    parts = [text[a + 1:b].strip() for a, b in zip(bounds, bounds[1:])]
+    return [] if parts == [""] else parts
+
+
+def _launch(name: str, block_dim: str, args: list[str], original: str) -> str:
+    wrapped = ", ".join(f"::opforge_host::gm_arg({a})" for a in args)  # void* data pointers too
+    call = f'opforge_asc::launch("{name}", {block_dim}, [&] {{ {name}({wrapped}); }})'
     lost = original.count("\n") - call.count("\n")
     return call + "\n" * max(lost, 0)
 

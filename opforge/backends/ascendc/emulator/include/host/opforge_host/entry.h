@@ -81,6 +81,10 @@ void* opforge_asc_gm_alloc(unsigned long long bytes, const char* what, int poiso
 
 void opforge_asc_gm_release_all(void) { opforge_asc::gm_release_all(); }
 
+// whether the last call's kernels added into GM atomically (SetAtomicAdd): their float sums' rounding then
+// depends on the order the cores ran, as on the NPU
+int opforge_asc_any_atomic(void) { return opforge_asc::M().any_atomic ? 1 : 0; }
+
 int opforge_asc_call(const char* fn, OpforgeAscValue* args, int n, OpforgeAscValue* outs, int max_outs, int* n_outs) {
     *n_outs = 0;
     opforge_host::last_error().clear();

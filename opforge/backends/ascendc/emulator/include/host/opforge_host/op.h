@@ -41,6 +41,21 @@ inline const char* dtype_name(DataType t) {
         case DT_BOOL: return "bool"; default: return "undefined";
     }
 }
+inline uint32_t GetSizeByDataType(DataType t) {
+    switch (t) {
+        case DT_INT8: case DT_UINT8: case DT_BOOL: return 1;
+        case DT_FLOAT16: case DT_BF16: case DT_INT16: case DT_UINT16: return 2;
+        case DT_FLOAT: case DT_INT32: case DT_UINT32: return 4;
+        case DT_INT64: case DT_UINT64: case DT_DOUBLE: return 8;
+        default: return 0;
+    }
+}
+struct TypeUtils {
+    static bool GetDataTypeLength(DataType t, uint32_t& length) {
+        length = GetSizeByDataType(t);
+        return length != 0;
+    }
+};
 }  // namespace ge
 
 namespace fe {
