@@ -47,10 +47,10 @@ class AscendCPlugin(BackendPlugin):
         if cann.unavailable():
             out.job["ascendc_emu_cache"] = emulated.cache_dir()  # where _skips builds the emulated library
         if not out.reasons:
-            out.skip = self._skips(found.project)
+            out.skip = self._skips(found.project, out.job)
         return out
 
-    def _skips(self, project) -> dict:
+    def _skips(self, project, job: dict) -> dict:
         why = cann.unavailable()
         compiler, runner = self.compiler(), self.cpu_runner()
         from opforge.harness.hardware import find_npu
@@ -59,7 +59,7 @@ class AscendCPlugin(BackendPlugin):
         if not why:
             return device
         skip = {"compile": step("skipped", compiler.name, compiler.version, reason=why), **device}
-        if (problem := emulated.unrunnable(project)) is not None:
+        if (problem := emulated.unrunnable(project, job)) is not None:
             skip["cpu_run"] = step(problem[0], runner.name, runner.version, reason=problem[1])
         return skip
 
@@ -114,7 +114,7 @@ class AscendCPlugin(BackendPlugin):
         project = read_project(source)
         if cann.unavailable():
             emulated.with_model(job, source, project)
-            return emulated.install(project, job.get("ascendc_emu_cache"))
+            return emulated.install(project, job.get("ascendc_emu_cache"), job.get("ascendc_emu_error"))
         if job.get("device") == "npu":
             import torch_npu  # noqa: F401  (registers the npu device the inputs go to)
         module = next(iter(project.modules), "custom_ops_lib")

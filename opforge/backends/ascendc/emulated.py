@@ -49,10 +49,11 @@ def runnable() -> bool:
     return compiler() is not None
 
 
-def unrunnable(project) -> tuple[str, str] | None:
+def unrunnable(project, job: dict) -> tuple[str, str] | None:
     """(step status, reason) where the emulator cannot run `project` here; None where it can, or where its
-    build fails for the candidate's own fault (the run reports that). Builds without loading the library
-    (this process never runs candidate code); the worker's build is then a cache hit."""
+    build fails for the candidate's own fault (kept in `job`: the run reports it without building again).
+    Builds without loading the library (this process never runs candidate code); the worker's build is
+    then a cache hit."""
     from opforge.backends.ascendc.emulator import EmulatorError, UnsupportedFeature
     from opforge.backends.ascendc.emulator.build import build_project
 
@@ -64,8 +65,8 @@ def unrunnable(project) -> tuple[str, str] | None:
         build_project(project, probe=False)
     except UnsupportedFeature as exc:
         return "unsupported", str(exc)
-    except EmulatorError:
-        return None
+    except EmulatorError as exc:
+        job["ascendc_emu_error"] = str(exc)
     return None
 
 
@@ -104,7 +105,7 @@ def cache_dir() -> str:
     return default_cache_dir()
 
 
-def install(project, prebuilt_dir: str | None = None) -> list[str]:
+def install(project, prebuilt_dir: str | None = None, error: str | None = None) -> list[str]:
     """Worker side: the project's binding modules in sys.modules (a stub torch_npu where there is none);
     reasons where the build failed. `prebuilt_dir`: the verifying process's cache (its static step built
     the library there; a worker's own temp folder is new for every job)."""
@@ -113,6 +114,8 @@ def install(project, prebuilt_dir: str | None = None) -> list[str]:
 
     from opforge.backends.ascendc.emulator import EmulatedProject, EmulatorError, library
 
+    if error:
+        return [error]  # the static step's build failed already
     try:
         emulated = EmulatedProject.build(project, prebuilt_dir=prebuilt_dir)
     except EmulatorError as exc:

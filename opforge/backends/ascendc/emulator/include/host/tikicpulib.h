@@ -1,0 +1,3 @@
+// opforge host shim: tikicpulib.h stands for the part of it that opforge_host/ models.
+#pragma once
+#include "opforge_host/all.h"
