@@ -1,0 +1,25 @@
+"""MultiKernelBench's add at its declared size: the spec as MultiKernelBench writes it (4096 x 393216 floats) and an
+answer in its five-string form verify at level `emulated` on this machine, with no CANN: the sizes shrink for the
+CPU run (recorded), the stress cases grow them again past any tile, and the emulator runs the project's own
+tiling function, kernel and binding."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from conftest import DATA
+from opforge.harness import ladder
+from opforge.harness.verify import VerifyOptions, verify
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="the AscendC emulator builds with g++")
+
+
+def test_multikernelbench_add_at_its_declared_size_verifies_emulated():
+    v = verify(DATA / "ascendc/mkb_add_spec.py", DATA / "ascendc/mkb_add_any_size.py",
+               VerifyOptions(backend="ascendc", device="cpu", trials=1, seed=3, sandbox="none"))
+    assert ladder.exit_code(v) == 0, v["reasons"]
+    assert v["level"] == "emulated" and v["verified_on"] == "cpu:opforge-ascendc-emu-1.0"
+    assert v["sizes"]["declared"] == {"batch_size": 4096, "dim": 393216} and v["sizes"]["used"] != v["sizes"]["declared"]
+    larger = [case for case in v["stress"] if "larger" in str(case)]
+    assert larger, v["stress"]
