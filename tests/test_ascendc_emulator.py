@@ -127,6 +127,9 @@ def test_torch_check_and_the_opdef_dtypes_refuse_with_their_words(probe):
     with pytest.raises(HostError, match=r"declares input x as float16, float32 \(OpDef DataType\), and the call "
                                         r"passes bfloat16"):
         probe.add_custom(x.bfloat16(), x.bfloat16(), 0)
+    with pytest.raises(HostError, match=r"Tensor::data_ptr \(python_bind_src:\d+\): expected scalar type Int but "
+                                        r"found Float"):
+        probe.first_bits(x)
 
 
 def test_a_call_runs_the_build_of_its_dtype_column(probe):

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "asc_core.h"
+#include "asc_types.h"
 
 namespace c10 {
 
@@ -117,6 +118,23 @@ inline TensorOptions device(Device d) { return TensorOptions(d); }
 
 template <class T> using optional = std::optional<T>;
 constexpr std::nullopt_t nullopt = std::nullopt;
+using Half = opforge_asc::half;
+using BFloat16 = opforge_asc::bf16;
+
+// The ScalarType of an element type (data_ptr<T>() checks it, as PyTorch does); Undefined: not checked.
+template <class T> constexpr ScalarType scalar_type_of() {
+    if constexpr (std::is_same_v<T, float>) return ScalarType::Float;
+    else if constexpr (std::is_same_v<T, double>) return ScalarType::Double;
+    else if constexpr (std::is_same_v<T, Half>) return ScalarType::Half;
+    else if constexpr (std::is_same_v<T, BFloat16>) return ScalarType::BFloat16;
+    else if constexpr (std::is_same_v<T, bool>) return ScalarType::Bool;
+    else if constexpr (std::is_same_v<T, int8_t>) return ScalarType::Char;
+    else if constexpr (std::is_same_v<T, uint8_t>) return ScalarType::Byte;
+    else if constexpr (std::is_same_v<T, int16_t>) return ScalarType::Short;
+    else if constexpr (std::is_same_v<T, int32_t>) return ScalarType::Int;
+    else if constexpr (std::is_same_v<T, int64_t>) return ScalarType::Long;
+    else return ScalarType::Undefined;
+}
 }  // namespace c10
 
 namespace at {
@@ -160,11 +178,17 @@ class Tensor {
 
     bool defined() const { return impl_ != nullptr; }
     void* data_ptr() const { return need("data_ptr")->data; }
-    template <class T> T* data_ptr() const { return (T*)need("data_ptr")->data; }
+    template <class T> T* data_ptr(opforge_asc::Loc loc = opforge_asc::Loc::here()) const {
+        constexpr ScalarType want = scalar_type_of<std::remove_cv_t<T>>();
+        if (want != ScalarType::Undefined && want != scalar_type())
+            host_fail("Tensor::data_ptr", std::string("expected scalar type ") + toString(want) + " but found " +
+                      toString(scalar_type()), loc);
+        return (T*)need("data_ptr")->data;
+    }
     const void* const_data_ptr() const { return data_ptr(); }
-    template <class T> const T* const_data_ptr() const { return (const T*)data_ptr(); }
+    template <class T> const T* const_data_ptr() const { return data_ptr<T>(); }
     void* mutable_data_ptr() const { return data_ptr(); }
-    template <class T> T* mutable_data_ptr() const { return (T*)data_ptr(); }
+    template <class T> T* mutable_data_ptr() const { return data_ptr<T>(); }
     int64_t numel() const {
         int64_t n = 1;
         for (int64_t s : need("numel")->sizes) n *= s;
