@@ -23,3 +23,13 @@ def test_multikernelbench_add_at_its_declared_size_verifies_emulated():
     assert v["sizes"]["declared"] == {"batch_size": 4096, "dim": 393216} and v["sizes"]["used"] != v["sizes"]["declared"]
     larger = [case for case in v["stress"] if "larger" in str(case)]
     assert larger, v["stress"]
+
+
+def test_the_plugin_refuses_a_half_width_operator_for_a_float32_spec():
+    """The plugin hands the spec's float32-ness to the static rules: MultiKernelBench's add declared float16
+    (project JSON and OpDef) is refused for a float32 spec (the float16 side: tests/test_ascendc_static_exec.py)."""
+    from opforge.backends.ascendc import PLUGIN
+
+    source = (DATA / "ascendc/mkb_add.py").read_text().replace('"type": ["float"]', '"type": ["float16"]')
+    source = source.replace("ge::DT_FLOAT}", "ge::DT_FLOAT16}")
+    assert any("float16" in r for r in PLUGIN.static(source, float32_spec=True).reasons)

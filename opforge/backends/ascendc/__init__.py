@@ -41,7 +41,7 @@ class AscendCPlugin(BackendPlugin):
     def static(self, source: str, *, float32_spec: bool) -> StaticOutcome:
         from opforge.backends.ascendc.static import check_ascendc
 
-        found = check_ascendc(source)
+        found = check_ascendc(source, float32_spec=float32_spec)
         out = StaticOutcome(reasons=list(found.reasons), warnings=list(found.warnings))
         out.job = {"ascendc_form": found.project.form if found.project else None, "ascendc_kernels": found.kernels}
         if cann.unavailable():
