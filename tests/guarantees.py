@@ -884,7 +884,10 @@ GUARANTEES: tuple[Guarantee, ...] = (
        "excepted)", ("tests/test_ascendc_emu_core.py::test_wrong_kernel_refused_beside_its_control[gm_overlap-gm_ok-2-words8]", "tests/test_ascendc_emu_core.py::test_wrong_kernel_refused_beside_its_control[plain_add-atomic_add-2-words12]"),
        (ASC_CORE, "if (wc >= 0 && wc != me && !(write && atomic && w_atomic))", "if (false)")),
     _g("ascendc-emu-gm-bounds", "AscendC emulated: a copy past a GM buffer's end is out of bounds",
-       ("tests/test_ascendc_emu_core.py::test_wrong_kernel_refused_beside_its_control[gm_past_end-gm_ok-1-words10]",), (ASC_CORE, "if (p < r->base || p + bytes > r->base + r->bytes)", "if (false)")),
+       ("tests/test_ascendc_emu_core.py::test_wrong_kernel_refused_beside_its_control[gm_past_end-gm_ok-1-words10]",), (ASC_CORE, "if (p < r->base || p + bytes > r->base + readable)", "if (false)")),
+    _g("ascendc-plugin-float32-spec", "AscendC: an operator declared float16 for a float32 spec is refused through the "
+       "pipeline", ("tests/test_ascendc_mkb.py::test_the_plugin_refuses_a_half_width_operator_for_a_float32_spec",),
+       ("opforge/backends/ascendc/__init__.py", "check_ascendc(source, float32_spec=float32_spec)", "check_ascendc(source)")),
     _g("ascendc-emu-ragged-datacopy", "AscendC emulated: DataCopy moves whole 32-byte blocks, dropping a ragged tail",
        ("tests/test_ascendc_emu_core.py::test_datacopy_drops_a_ragged_tail_and_datacopypad_does_not",),
        (ASC_COPY, "return (uint16_t)(bytes / 32); }", "return (uint16_t)((bytes + 31) / 32); }")),
