@@ -888,9 +888,10 @@ GUARANTEES: tuple[Guarantee, ...] = (
     _g("ascendc-plugin-float32-spec", "AscendC: an operator declared float16 for a float32 spec is refused through the "
        "pipeline", ("tests/test_ascendc_mkb.py::test_the_plugin_refuses_a_half_width_operator_for_a_float32_spec",),
        ("opforge/backends/ascendc/__init__.py", "check_ascendc(source, float32_spec=float32_spec)", "check_ascendc(source)")),
-    _g("ascendc-emu-ragged-datacopy", "AscendC emulated: DataCopy moves whole 32-byte blocks, dropping a ragged tail",
-       ("tests/test_ascendc_emu_core.py::test_datacopy_drops_a_ragged_tail_and_datacopypad_does_not",),
-       (ASC_COPY, "return (uint16_t)(bytes / 32); }", "return (uint16_t)((bytes + 31) / 32); }")),
+    _g("ascendc-emu-ragged-datacopy", "AscendC emulated: a DataCopy count that is not whole 32-byte blocks (the hardware "
+       "drops the tail) is refused naming DataCopy and its line",
+       ("tests/test_ascendc_emu_core.py::test_a_ragged_datacopy_is_refused_and_datacopypad_is_exact",),
+       (ASC_COPY, "    if (bytes % 32)\n        fail(", "    if (false)\n        fail(")),
     _g("ascendc-emu-vector-mask-repeat", "AscendC emulated: a vector API's mask/repeat form reaches the elements the "
        "documentation's block and repeat strides name, and only the masked ones",
        (f"{ASC_VEC_T}test_api_computes_what_the_documentation_says[binary_mask_repeat]",

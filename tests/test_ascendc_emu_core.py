@@ -79,10 +79,10 @@ def test_controls_compute_the_same_under_every_core_order(lib, schedule):
     assert out[:N] == [float(sum((c * N + i) % 97 for c in range(4))) for i in range(N)]
 
 
-def test_datacopy_drops_a_ragged_tail_and_datacopypad_does_not(lib):
-    """10 floats: DataCopy moves whole 32-byte blocks (8 floats; the rest of the output stays poison), DataCopyPad
-    moves the 40 bytes."""
-    _, _, out = run(lib, "ragged_copy")
-    assert out[:8] == [float(i) for i in range(8)] and all(v != v for v in out[8:16])
+def test_a_ragged_datacopy_is_refused_and_datacopypad_is_exact(lib):
+    """10 floats: DataCopy moves whole 32-byte blocks, so the hardware would drop the last 8 bytes: refused, naming
+    DataCopy and its line; DataCopyPad moves the 40 bytes."""
+    code, msg, _ = run(lib, "ragged_copy")
+    assert code == E_ALIGN and "DataCopy" in msg and "40 bytes" in msg and "last 8 bytes" in msg, msg
     _, _, out = run(lib, "ragged_pad")
     assert out[:10] == [float(i) for i in range(10)] and all(v != v for v in out[10:16])

@@ -1,6 +1,5 @@
 // opforge AscendC emulator: data movement. DataCopy moves whole 32-byte blocks (its lengths and strides count
-// blocks; an element count whose bytes are not a multiple of 32 moves only the whole blocks, as the hardware does,
-// dropping the tail); DataCopyPad moves exact bytes (its GM lengths and strides count bytes, its UB strides blocks;
+// blocks; an element count whose bytes are not a multiple of 32 is refused: the hardware would drop the tail); DataCopyPad moves exact bytes (its GM lengths and strides count bytes, its UB strides blocks;
 // each UB row is padded to a 32-byte boundary). GM -> UB runs on MTE2, UB -> GM on MTE3 (adding into GM under
 // SetAtomicAdd), UB -> UB on V. UB addresses must be 32-byte aligned.
 #pragma once
@@ -51,8 +50,15 @@ inline void SetAtomicNone() { opforge_asc::M().atomic_add = false; }
 namespace detail {
 using opforge_asc::fail;
 
-// DataCopy's element count as 32-byte blocks: only whole blocks move (a ragged tail is dropped)
-inline uint16_t whole_blocks(uint64_t bytes) { return (uint16_t)(bytes / 32); }
+// DataCopy's element count as 32-byte blocks. The documentation requires count x sizeof(T) to be whole blocks; the
+// hardware moves only the whole ones, dropping a ragged tail, so a ragged count is refused with the numbers.
+inline uint16_t whole_blocks(uint64_t bytes, Loc loc) {
+    if (bytes % 32)
+        fail(opforge_asc::E_ALIGN, "DataCopy", loc, "moves whole 32-byte blocks, and the count's %llu bytes are not: the "
+             "last %llu bytes would be dropped (DataCopyPad moves a ragged tail)", (unsigned long long)bytes,
+             (unsigned long long)(bytes % 32));
+    return (uint16_t)(bytes / 32);
+}
 
 inline void ub_aligned(const char* api, Loc loc, const void* p) {
     if (opforge_asc::ub_offset(p) % 32)
@@ -125,15 +131,15 @@ template <typename T> void DataCopy(const LocalTensor<T>& dst, const LocalTensor
 }
 template <typename T> void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t count,
                                     Loc loc = Loc::here()) {
-    DataCopy(dst, src, DataCopyParams(1, detail::whole_blocks(count * sizeof(T)), 0, 0), loc);
+    DataCopy(dst, src, DataCopyParams(1, detail::whole_blocks(count * sizeof(T), loc), 0, 0), loc);
 }
 template <typename T> void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count,
                                     Loc loc = Loc::here()) {
-    DataCopy(dst, src, DataCopyParams(1, detail::whole_blocks(count * sizeof(T)), 0, 0), loc);
+    DataCopy(dst, src, DataCopyParams(1, detail::whole_blocks(count * sizeof(T), loc), 0, 0), loc);
 }
 template <typename T> void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count,
                                     Loc loc = Loc::here()) {
-    DataCopy(dst, src, DataCopyParams(1, detail::whole_blocks(count * sizeof(T)), 0, 0), loc);
+    DataCopy(dst, src, DataCopyParams(1, detail::whole_blocks(count * sizeof(T), loc), 0, 0), loc);
 }
 
 // -- DataCopyPad: exact bytes -----------------------------------------------------------------------------------
