@@ -974,6 +974,10 @@ GUARANTEES: tuple[Guarantee, ...] = (
        ("opforge/backends/ascendc/emulator/library.py",
         "    return float((x - y).abs().max()) <= bound * scale if x.numel() else True",
         "    return True")),
+    _g("ascendc-emu-host-no-shadow-headers", "AscendC emulated: a project file named like a header the emulator "
+       "provides (kernel_operator.h) is refused, so a candidate cannot replace the model its kernel is checked by",
+       f"{ASC_HOST_T}test_a_project_file_named_like_an_emulator_header_is_refused",
+       ("opforge/backends/ascendc/emulator/build.py", "    if shadowed:  # a quoted include", "    if False:  # a quoted include")),
     _g("cpu-run-unsupported-unverifiable", "a CPU run whose every finding is `unsupported` (AscendC's cube unit met at "
        "run time) is not verifiable here (exit 3, level static), never a failure or a pass",
        "tests/test_ascendc_backend.py::test_the_cube_unit_met_at_run_time_is_unsupported_and_exit_3",

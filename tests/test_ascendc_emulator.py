@@ -162,3 +162,14 @@ def test_a_pytorch_header_the_shims_lack_stands_for_them_all():
     lay = layout(read_project(text))
     assert '#include "opforge_host/all.h"' in lay.headers["torch/csrc/utils/pybind.h"]
     assert "torch/library.h" not in lay.headers  # a shim of its own
+
+
+def test_a_project_file_named_like_an_emulator_header_is_refused():
+    """`#include "kernel_operator.h"` finds a file beside the including one first: a project's own
+    kernel_operator.h would replace the emulator's model (its race and bounds checks) with anything."""
+    from opforge.backends.ascendc.emulator.build import layout
+
+    text = (DATA / "ascendc" / "direct_add.py").read_text().replace(
+        '    "add_custom_tiling.h": r\'\'\'', '    "kernel_operator.h": r\'\'\'#pragma once\n\'\'\',\n    "add_custom_tiling.h": r\'\'\'', 1)
+    with pytest.raises(EmuBuildError, match=r"the project's file kernel_operator\.h has the name of a CANN header"):
+        layout(read_project(text))

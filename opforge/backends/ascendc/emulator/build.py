@@ -90,6 +90,10 @@ def layout(project: Project, column: int = 0) -> Layout:
     """The files g++ compiles for `project` (type combination `column` of MultiKernelBench's JSON)."""
     out = Layout(module=MKB_MODULE if project.form == "multikernelbench" else
                  (sorted(project.modules)[0] if project.modules else MKB_MODULE))
+    shadowed = [f.name for f in project.files if (INCLUDE_DIR / f.name).is_file() or (HOST_DIR / f.name).is_file()]
+    if shadowed:  # a quoted include finds the project's own file first: it would replace the emulator's model
+        raise EmuBuildError(f"emu-build: the project's file {shadowed[0]} has the name of a CANN header the emulator "
+                            "provides; a project brings its own headers under its own names")
     try:
         for f in project.files:
             text = rewrite_launches(f.text)
