@@ -107,11 +107,11 @@ def _types(code) -> set[str]:
 
 def _members(code, types: set[str]) -> dict[str, set[str]]:
     """Class -> the variables its body declares (members)."""
-    from opforge.backends.ascendc.units import _classes
+    from opforge.backends.ascendc.units import classes
 
     found: dict[str, set[str]] = {}
     for unit in code.units:
-        for _, name, start, end in _classes(unit.tokens):
+        for _, name, start, end in classes(unit.tokens):
             found.setdefault(name, set()).update(_declarators(unit.tokens[start + 1:end], types))
     return found
 

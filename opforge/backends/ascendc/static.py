@@ -1,16 +1,17 @@
 """The AscendC static checks, in order: read the candidate (project.py: its Python, and forward, which
 may only allocate, reshape and call the binding), read its C++ as it executes (units.py: conditional
 compilation decided by g++ -E, branches under constant conditions pruned), then the code rules
-(kernel_rules.py: calls and includes; memory_rules.py: the unified buffer per kernel entry, queues
-and DataCopy lengths and params) and the agreement of its parts (agree.py: signatures, tiling set
-before it is handed on, the declared types and target). Each finding is a reason line
+(kernel_rules.py: calls and includes; memory_rules.py: the unified buffer per kernel entry;
+queue_rules.py: queues; copy_rules.py: DataCopy lengths and params) and the agreement of its parts
+(agree.py: signatures, the declared types and target; tiling_rules.py: tiling set before it is
+handed on). Each finding is a reason line
 `code: message (file:line)`; what could not be checked is a warning. Nothing here imports, compiles
 or runs the candidate."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from opforge.backends.ascendc import agree, api
+from opforge.backends.ascendc import agree, api, tiling_rules
 from opforge.backends.ascendc.kernel_rules import check_code
 from opforge.backends.ascendc.memory_rules import check_memory
 from opforge.backends.ascendc.project import Project, ProjectError, read_project
@@ -41,7 +42,7 @@ def check_ascendc(source: str, float32_spec: bool | None = None) -> AscendCStati
         agree.check_direct(code, project, found)
     else:
         agree.check_multikernelbench(code, project, found)
-    agree.check_tiling(code, project, found)
+    tiling_rules.check_tiling(code, project, found)
     agree.check_types(code, project, float32_spec, found)
     reasons = project.reasons + [r for r in found.reasons if r not in project.reasons]
     return AscendCStatic(reasons, code.notes + found.warnings, project, [f.name for f in code.kernels])
