@@ -1,7 +1,7 @@
 """Constant folding of the integer expressions the checks need: buffer and copy sizes (`BUFFER_NUM`,
 `TILE_LENGTH * sizeof(half)`) and the conditions of `if`/`while`/`for` (`1 == 0`, `!true`,
 `kFree && n > 0` with `constexpr bool kFree = false`), so the rules judge the code that runs
-(units.prune drops a branch whose condition folds to a constant). Named constants come from
+(preprocess.prune drops a branch whose condition folds to a constant). Named constants come from
 `constexpr`/`const` integer and bool declarations and object-like `#define`s of the translation unit
 (its project headers inlined); a name bound to two different values, a runtime value
 (`this->tileLength`, a parameter, a call) or anything else this small evaluator does not know is
