@@ -25,6 +25,14 @@ def test_multikernelbench_add_at_its_declared_size_verifies_emulated():
     assert larger, v["stress"]
 
 
+def test_the_known_good_row_sum_verifies_emulated():
+    """The project's own AscendC examples run in the emulator (silu and swiglu: benchmarks/ascendc_emulator.py);
+    row_sum's binding zero-fills its output on the host (Tensor::zero_) before the cores accumulate into it."""
+    v = verify(DATA.parent.parent / "ops/row_sum.py", DATA.parent.parent / "opforge/backends/ascendc/knowledge/row_sum.py",
+               VerifyOptions(backend="ascendc", device="cpu", trials=1, seed=4, sandbox="none"))
+    assert ladder.exit_code(v) == 0 and v["level"] == "emulated", v["reasons"]
+
+
 def test_the_plugin_refuses_a_half_width_operator_for_a_float32_spec():
     """The plugin hands the spec's float32-ness to the static rules: MultiKernelBench's add declared float16
     (project JSON and OpDef) is refused for a float32 spec (the float16 side: tests/test_ascendc_static_exec.py)."""

@@ -37,6 +37,22 @@ inline size_t elementSize(ScalarType t) {
         default: return 8;
     }
 }
+// one element of type t at p, from a double (fill_)
+inline void store_as(ScalarType t, uint8_t* p, double v) {
+    auto put = [p](auto x) { std::memcpy(p, &x, sizeof x); };
+    switch (t) {
+        case ScalarType::Byte: put((uint8_t)v); break;
+        case ScalarType::Char: put((int8_t)v); break;
+        case ScalarType::Bool: put((uint8_t)(v != 0)); break;
+        case ScalarType::Short: put((int16_t)v); break;
+        case ScalarType::Half: put(opforge_asc::half((float)v)); break;
+        case ScalarType::BFloat16: put(opforge_asc::bf16((float)v)); break;
+        case ScalarType::Int: put((int32_t)v); break;
+        case ScalarType::Float: put((float)v); break;
+        case ScalarType::Long: put((int64_t)v); break;
+        default: put(v); break;
+    }
+}
 inline const char* toString(ScalarType t) {
     switch (t) {
         case ScalarType::Byte: return "Byte"; case ScalarType::Char: return "Char"; case ScalarType::Short: return "Short";
@@ -235,6 +251,17 @@ class Tensor {
     }
     Tensor flatten() const { return reshape({-1}); }
     Tensor detach() const { return *this; }
+    // zero_ / fill_ on the host: what the binding asks the device to set before a kernel accumulates (a memset of
+    // the tensor's bytes; fill_ with the value converted to the element type)
+    Tensor& zero_() {
+        std::memset(data_ptr(), 0, (size_t)nbytes());
+        return *this;
+    }
+    Tensor& fill_(double v) {
+        uint8_t* p = (uint8_t*)data_ptr();
+        for (int64_t i = 0; i < numel(); i++) store_as(scalar_type(), p + i * element_size(), v);
+        return *this;
+    }
 
   private:
     std::shared_ptr<TensorImpl> impl_;
