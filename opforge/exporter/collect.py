@@ -72,6 +72,10 @@ class OpExport:
     sizes_used: dict[str, int]
     impls: tuple[ArchImpl, ...]
     notes: tuple[str, ...] = field(default=())
+    # Every dtype combination verification ran (one per input list: tensors' dtypes, None for scalars),
+    # in the spec's order without repeats: the runtime runs the kernel for these only.
+    dtype_sets: tuple[tuple[str | None, ...], ...] = field(default=())
+    implements: tuple[str, ...] = field(default=())  # OPFORGE["implements"]: engine ops it stands for ("vllm:rms_norm")
 
 
 def arch_key(fingerprint: str, backend: str) -> str:
@@ -86,7 +90,7 @@ def class_name(op: str) -> str:
 
 # Names the package itself uses at its top level (an op named so would shadow them).
 PACKAGE_NAMES = {"metadata", "fallbacks", "check", "plugins", "ops", "references", "configs", "load_json",
-                 "FallbackForbidden"}
+                 "FallbackForbidden", "stats", "kernel_calls"}
 
 
 def check_op_name(op: str) -> None:
@@ -123,6 +127,23 @@ def _inputs(module: Any, lists: list[list]) -> tuple[InputSig, ...]:
         ranks = sorted({xs[i].dim() for xs in lists if isinstance(xs[i], torch.Tensor)})
         sigs.append(InputSig(name=name, kind=kind, dtype=dtype, ranks=tuple(ranks)))
     return tuple(sigs)
+
+
+def dtype_sets(lists: list[list]) -> tuple[tuple[str | None, ...], ...]:
+    """Each verified input list's dtype tuple (tensors' dtypes, None for scalars), first seen first."""
+    tuples = [tuple(str(x.dtype).removeprefix("torch.") if isinstance(x, torch.Tensor) else None for x in xs)
+              for xs in lists]
+    return tuple(dict.fromkeys(tuples))
+
+
+def implements(meta: dict, where: str) -> tuple[str, ...]:
+    """OPFORGE["implements"]: a list of engine op keys ("vllm:rms_norm"); anything else is refused."""
+    keys = meta.get("implements", ())
+    if not isinstance(keys, (list, tuple)) or not all(isinstance(k, str) and re.fullmatch(r"[a-z]+:[\w.:-]+", k)
+                                                      for k in keys):
+        raise ExportError(f"{where}: OPFORGE['implements'] must be a list of engine op keys such as "
+                          f"'vllm:rms_norm', got {keys!r}")
+    return tuple(keys)
 
 
 def _outputs(model: torch.nn.Module, inputs: list) -> int:
@@ -162,7 +183,8 @@ def describe_spec(pk: PromotedKernel) -> dict[str, Any]:
         return {"inputs": _inputs(module, lists), "outputs": _outputs(model, lists[0]), "stateless": stateless,
                 "init_args": _as_json([init, {}]),
                 "init_size_args": tuple(i for i, a in enumerate(init) if type(a) is int and a in sizes.values()),
-                "mutates": tuple(getattr(module, "OPFORGE", {}).get("mutates", ())), "sizes": dict(sizes)}
+                "mutates": tuple(getattr(module, "OPFORGE", {}).get("mutates", ())), "sizes": dict(sizes),
+                "dtype_sets": dtype_sets(lists), "implements": implements(getattr(module, "OPFORGE", {}), pk.spec_name)}
 
 
 def _impl(pk: PromotedKernel, module: str) -> ArchImpl:
@@ -245,4 +267,5 @@ def _op(name: str, pks: list[PromotedKernel], notes_in: tuple[str, ...] = ()) ->
                     spec_sha256=lead.spec_sha256, inputs=info["inputs"], outputs=info["outputs"],
                     stateless=info["stateless"], init_args=info["init_args"],
                     init_size_args=info["init_size_args"],
-                    mutates=info["mutates"], sizes_used=info["sizes"], impls=tuple(impls), notes=tuple(notes))
+                    mutates=info["mutates"], sizes_used=info["sizes"], impls=tuple(impls), notes=tuple(notes),
+                    dtype_sets=info["dtype_sets"], implements=info["implements"])

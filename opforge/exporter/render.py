@@ -86,6 +86,10 @@ def op_config(op: OpExport) -> dict[str, Any]:
     return {
         "op": op.name,
         "inputs": [{"name": s.name, "kind": s.kind, "dtype": s.dtype, "ranks": list(s.ranks)} for s in op.inputs],
+        # Every verified dtype combination (tensors' dtypes in input order, null for scalars): the runtime
+        # runs the kernel for these only; "dtype" per input above is the first one's, for display.
+        "dtype_sets": [list(t) for t in op.dtype_sets],
+        "implements": list(op.implements),  # engine ops it stands for (OPFORGE["implements"]), for adapters
         # Whether float64 inputs make a good fallback probe: float inputs and no float32 weights to clash with.
         "float64_probe": op.stateless and any(s.kind == "tensor" and (s.dtype or "").startswith(("float", "bfloat"))
                                               for s in op.inputs),
@@ -107,6 +111,8 @@ def op_metadata(op: OpExport) -> dict[str, Any]:
     return {
         "spec_sha256": op.spec_sha256,
         "class": op.class_name,
+        "implements": list(op.implements),
+        "dtype_sets": [list(t) for t in op.dtype_sets],
         "versions": [{
             "backend": i.backend, "arch": i.arch, "level": i.level or UNKNOWN, "verified_on": i.verified_on or UNKNOWN,
             **({"prebuilt": []} if export_hooks(i.backend).prebuild else {}), "version": i.version, "candidate_id": i.candidate_id,
