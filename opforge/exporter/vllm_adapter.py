@@ -1,0 +1,374 @@
+"""vLLM's own layers call this package's kernels (copied verbatim into every exported package as
+<package>/_vllm.py; plugins.register() calls install() in every process vLLM starts).
+
+An op says which engine op it stands for in its spec (OPFORGE["implements"], in configs/<op>.json):
+  vllm:rms_norm             (x [T, H], weight [H]) -> out; init (eps,)
+  vllm:fused_add_rms_norm   (x [T, H], residual [T, H], weight [H]) -> (out, x + residual); init (eps,)
+  vllm:silu_and_mul, vllm:gelu_and_mul, vllm:gelu_tanh_and_mul   (x [T, 2d]) -> [T, d]; init ()
+  vllm:rotary_embedding:neox, vllm:rotary_embedding:gptj
+      (positions [T] int64, query [T, Hq, D], key [T, Hk, D], cos_sin_cache [P, R]) -> (query', key')
+install() registers, with vLLM's CustomOp.register_oot, a subclass of each in-tree layer some op
+covers (RMSNorm, SiluAndMul, GeluAndMul, RotaryEmbedding): every forward_* vLLM dispatches to calls
+torch.ops.<package>.<op>, and falls back to the in-tree method it overrides, with one log line per
+layer and reason, where no op applies (eps, dtypes or device not verified, has_weight=False,
+variance_size_override, key None...). Only those exact class names are replaced: GemmaRMSNorm,
+Llama3RotaryEmbedding and the other subclasses keep vLLM's code, silently. vLLM IR: the ops of
+vllm:rms_norm / vllm:fused_add_rms_norm are also registered as the provider "<package>" of
+vllm.ir.ops.rms_norm / fused_add_rms_norm, used only when chosen:
+  LLM(..., ir_op_priority={"rms_norm": ["<package>"], "fused_add_rms_norm": ["<package>"]})
+(vLLM appends "native", which takes what the provider declines). Importing this module imports
+neither vLLM nor the package's ops; under torch.compile the checks are the dtypes only and nothing
+is logged (the op itself still runs its reference for what its kernel was not verified on)."""
+import importlib
+import logging
+
+import torch
+
+PACKAGE = __name__.rpartition(".")[0]
+log = logging.getLogger(f"vllm.{PACKAGE}")  # vLLM's handler prints it (vLLM's level, INFO by default)
+
+ARITY = {"vllm:rms_norm": 2, "vllm:fused_add_rms_norm": 3, "vllm:silu_and_mul": 1, "vllm:gelu_and_mul": 1,
+         "vllm:gelu_tanh_and_mul": 1, "vllm:rotary_embedding:neox": 4, "vllm:rotary_embedding:gptj": 4}
+EPS_KEYS = ("vllm:rms_norm", "vllm:fused_add_rms_norm")
+GELU = {"none": "vllm:gelu_and_mul", "tanh": "vllm:gelu_tanh_and_mul"}
+ROPE = {True: "vllm:rotary_embedding:neox", False: "vllm:rotary_embedding:gptj"}
+METHODS = ("forward_native", "forward_cpu", "forward_cuda", "forward_hip", "forward_xpu", "forward_tpu", "forward_oot")
+_said: set = set()
+_installed: list = []
+
+
+class Entry:
+    """One op of the package standing for an engine op: its config, verified dtype tuples and init args."""
+
+    def __init__(self, op: str, config: dict):
+        self.op, self.config = op, config
+        sets = config.get("dtype_sets") or [[sig["dtype"] for sig in config["inputs"]]]
+        self.dtypes = [tuple(getattr(torch, d) if d else None for d in s) for s in sets]
+        args, kwargs = config.get("init_args") or [[], {}]
+        self.init = list(args) + list(kwargs.values())
+
+    def eps(self):
+        return self.init[0] if len(self.init) == 1 and isinstance(self.init[0], (int, float)) else None
+
+    def __repr__(self) -> str:
+        return self.op
+
+
+def contract_problem(key: str, entry: Entry) -> str:
+    """Why an op that says it implements `key` cannot stand for it ("" when it can)."""
+    inputs = [sig for sig in entry.config["inputs"]]
+    if len(inputs) != ARITY[key] or any(sig["kind"] != "tensor" for sig in inputs):
+        return f"takes {len(inputs)} inputs ({', '.join(s['kind'] for s in inputs)}), {key} takes {ARITY[key]} tensors"
+    if key in EPS_KEYS and entry.eps() is None:
+        return f"its init args {entry.init} are not one eps, as {key} has"
+    if key in GELU.values() and entry.init not in ([], [next(a for a, k in GELU.items() if k == key)]):
+        return f"its init args {entry.init} are not {key}'s"
+    if key not in EPS_KEYS and key not in GELU.values() and entry.init:
+        return f"its init args {entry.init} are not {key}'s (none)"
+    return ""
+
+
+def find_ops(configs: dict) -> tuple[dict, list]:
+    """({key: [Entry]} of the keys this adapter knows, notes on ops that declare one and do not fit),
+    in the package's op order; ops that implement no vLLM key are ignored."""
+    found, notes = {}, []
+    for op, config in configs.items():
+        for key in config.get("implements") or ():
+            if not key.startswith("vllm:"):
+                continue
+            if key not in ARITY:
+                notes.append(f"{op}: {key} is not an engine op this adapter knows ({', '.join(ARITY)})")
+                continue
+            entry = Entry(op, config)
+            problem = contract_problem(key, entry)
+            if problem:
+                notes.append(f"{op}: declares {key} but {problem}")
+            else:
+                found.setdefault(key, []).append(entry)
+    return found, notes
+
+
+def eps_problem(entries: list, eps: float, key: str) -> tuple[list, str]:
+    """The entries verified with this eps, else ([], why)."""
+    fit = [e for e in entries if e.eps() == eps]
+    if entries and not fit:
+        return [], f"eps {eps:g}, {key} verified with eps {' or '.join(f'{e.eps():g}' for e in entries)} only"
+    return fit, ""
+
+
+def _select(entry: Entry, args: tuple) -> str:
+    runtime = importlib.import_module(f"{PACKAGE}._runtime")
+    return runtime.select(entry.config, args)[1]
+
+
+def pick(entries: list, args: tuple, key: str) -> tuple:
+    """(the entry whose kernel applies to args, "") or (None, why not). Traced (torch.compile): by the
+    dtypes alone, the op itself guarding the rest; eager: the package's own select() too (device,
+    ranks, contiguity, grad)."""
+    given = tuple(a.dtype for a in args)
+    reasons = []
+    for entry in entries:
+        if given not in entry.dtypes:
+            continue
+        if torch.compiler.is_compiling():
+            return entry, ""
+        reason = _select(entry, args)
+        if not reason:
+            return entry, ""
+        reasons.append(f"{entry.op}: {reason}")
+    if not entries:
+        return None, f"no op of {PACKAGE} implements {key}"
+    if reasons:
+        return None, "; ".join(reasons)
+    shown = " or ".join(f"({', '.join(str(d).removeprefix('torch.') for d in s)})" for e in entries for s in e.dtypes)
+    return None, f"dtypes ({', '.join(str(d).removeprefix('torch.') for d in given)}), {key} verified for {shown}"
+
+
+def fall_back(layer: str, reason: str) -> None:
+    """One log line per (layer, reason) per process; none while traced."""
+    if torch.compiler.is_compiling() or (layer, reason) in _said:
+        return
+    _said.add((layer, reason))
+    log.info("%s: vLLM's %s runs its own code: %s", PACKAGE, layer, reason)
+
+
+def _call(entry: Entry, *args):
+    return getattr(getattr(torch.ops, PACKAGE), entry.op)(*args)
+
+
+# ---- the layers' calls in the contract's shapes -------------------------------------------------
+
+def rms_norm(layer, x, residual):
+    """(out, "") or (None, why the kernel does not apply); x [..., H] is flattened to [T, H]."""
+    key = "vllm:rms_norm" if residual is None else "vllm:fused_add_rms_norm"
+    problem = layer._kg_problem or layer._kg_eps_problem[key]
+    if problem:
+        return None, problem
+    shape, weight = x.shape, layer.weight.data
+    flat = (x.reshape(-1, shape[-1]).contiguous(),) + (() if residual is None else
+                                                       (residual.reshape(-1, shape[-1]).contiguous(),))
+    entry, why = pick(layer._kg_ops[key], flat + (weight,), key)
+    if entry is None:
+        return None, why
+    out = _call(entry, *flat, weight)
+    if residual is None:
+        return out.view(shape), ""
+    return (out[0].view(shape), out[1].view(residual.shape)), ""
+
+
+def and_mul(layer, key: str, x):
+    entries = layer._kg_ops.get(key, [])
+    flat = x.reshape(-1, x.shape[-1]).contiguous()
+    entry, why = pick(entries, (flat,), key)
+    if entry is None:
+        return None, why
+    return _call(entry, flat).view(*x.shape[:-1], x.shape[-1] // 2), ""
+
+
+def rotary(layer, positions, query, key):
+    """(query', key') out of place, or (None, why)."""
+    name = ROPE[bool(layer.is_neox_style)]
+    if key is None:
+        return None, "key is None (the kernel rotates a query and a key)"
+    if getattr(layer, "cos_sin_cache", None) is None:
+        return None, "the layer has no cos_sin_cache (init_cache=False)"
+    cache = layer._match_cos_sin_cache_dtype(query)
+    positions = positions.flatten()
+    tokens, size = positions.shape[0], layer.head_size
+    q = query.reshape(tokens, -1, size).contiguous()
+    k = key.reshape(tokens, -1, size).contiguous()
+    args = (positions.long(), q, k, cache.contiguous())
+    entry, why = pick(layer._kg_ops.get(name, []), args, name)
+    if entry is None:
+        return None, why
+    q2, k2 = _call(entry, *args)
+    return (q2.reshape(query.shape), k2.reshape(key.shape)), ""
+
+
+# ---- registration with vLLM ---------------------------------------------------------------------
+
+def _subclass(base, found: dict, run, setup):
+    """A subclass of the in-tree layer `base` whose every forward_* calls run(self, method, ...):
+    `run` returns the result, or None to use the in-tree method (after a log line)."""
+
+    def __init__(self, *args, **kwargs):
+        base.__init__(self, *args, **kwargs)
+        setup(self, found)
+
+    ns = {"__init__": __init__, "__module__": __name__,
+          "__doc__": f"vLLM's {base.__name__} calling {PACKAGE}'s kernels where they apply (else vLLM's code)."}
+    for method in METHODS:
+        if hasattr(base, method):
+            ns[method] = _forward(method, run)
+    cls = type(f"{base.__name__}", (base,), ns)
+    cls.__qualname__ = f"{PACKAGE}.{base.__name__}"
+    return cls
+
+
+def _forward(method: str, run):
+    def forward(self, *args, **kwargs):
+        out = run(self, method, *args, **kwargs)
+        return out if out is not None else getattr(super(type(self)._kg_class, self), method)(*args, **kwargs)
+
+    forward.__name__ = method
+    return forward
+
+
+def _setup_norm(layer, found):
+    problems = []
+    if not layer.has_weight:
+        problems.append("has_weight=False (the kernel multiplies by a weight)")
+    if layer.variance_size_override is not None:
+        problems.append(f"variance_size_override={layer.variance_size_override} (the kernel reduces the whole row)")
+    layer._kg_problem = "; ".join(problems)
+    layer._kg_ops, layer._kg_eps_problem = {}, {}
+    for key in EPS_KEYS:
+        layer._kg_ops[key], layer._kg_eps_problem[key] = eps_problem(found.get(key, []), layer.variance_epsilon, key)
+
+
+def _run_norm(self, method, x, residual=None, *rest, **kwargs):
+    if rest or kwargs:
+        return _declined(self, "called with arguments beyond (x, residual)")
+    out, why = rms_norm(self, x, residual)
+    if out is None:
+        key = "vllm:rms_norm" if residual is None else "vllm:fused_add_rms_norm"
+        return _declined(self, why, f"RMSNorm ({key})")
+    return out
+
+
+def _setup_act(layer, found):
+    layer._kg_ops = {k: found.get(k, []) for k in ("vllm:silu_and_mul", *GELU.values())}
+
+
+def _run_act(self, method, x, *rest, **kwargs):
+    approximate = getattr(self, "approximate", None) if self._kg_gelu else None
+    if self._kg_gelu and approximate not in GELU:
+        return _declined(self, f"approximate={approximate!r}")
+    if rest or kwargs:
+        return _declined(self, "called with arguments beyond (x,)")
+    out, why = and_mul(self, GELU[approximate] if self._kg_gelu else "vllm:silu_and_mul", x)
+    return out if out is not None else _declined(self, why)
+
+
+def _setup_rope(layer, found):
+    layer._kg_ops = {k: found.get(k, []) for k in ROPE.values()}
+
+
+def _run_rope(self, method, positions, query, key=None, *rest, **kwargs):
+    if rest or kwargs:
+        return _declined(self, "called with arguments beyond (positions, query, key), e.g. offsets")
+    out, why = rotary(self, positions, query, key)
+    if out is None:
+        return _declined(self, why)
+    if method == "forward_native":
+        return out
+    # vLLM's other forward_* rotate query and key in place (and return them): so do these
+    query.copy_(out[0])
+    key.copy_(out[1])
+    return query, key
+
+
+def _declined(layer, why: str, name: str | None = None):
+    fall_back(name or type(layer).__name__, why)
+    return None
+
+
+def _layers(found: dict) -> list:
+    """(in-tree module, class name, run, setup, keys) of the layers this adapter can replace."""
+    return [("vllm.model_executor.layers.layernorm", "RMSNorm", _run_norm, _setup_norm, EPS_KEYS),
+            ("vllm.model_executor.layers.activation", "SiluAndMul", _run_act, _setup_act, ("vllm:silu_and_mul",)),
+            ("vllm.model_executor.layers.activation", "GeluAndMul", _run_act, _setup_act, tuple(GELU.values())),
+            ("vllm.model_executor.layers.rotary_embedding.base", "RotaryEmbedding", _run_rope, _setup_rope,
+             tuple(ROPE.values()))]
+
+
+def configs() -> dict:
+    package = importlib.import_module(PACKAGE)
+    runtime = importlib.import_module(f"{PACKAGE}._runtime")
+    return {op: runtime.load_json("configs", f"{op}.json") for op in package.OPS}
+
+
+def install() -> dict:
+    """Replace vLLM's layers (and register the IR providers) for the keys this package's ops
+    implement; once per process. Returns {"layers": {class: [op, ...]}, "ir": [...], "notes": [...]}."""
+    if _installed:
+        return _installed[0]
+    from vllm.model_executor.custom_op import CustomOp, op_registry_oot
+
+    found, notes = find_ops(configs())
+    done = {"layers": {}, "ir": [], "notes": notes}
+    for module, name, run, setup, keys in _layers(found):
+        ops = [e.op for k in keys for e in found.get(k, [])]
+        if not ops:
+            continue
+        if name in op_registry_oot:
+            notes.append(f"{name}: already replaced by {op_registry_oot[name].__module__}; left as it is")
+            continue
+        base = getattr(importlib.import_module(module), name)
+        cls = _subclass(base, found, run, setup)
+        cls._kg_class, cls._kg_gelu = cls, name == "GeluAndMul"
+        CustomOp.register_oot(name=name)(cls)
+        done["layers"][name] = list(dict.fromkeys(ops))
+    done["ir"] = _register_ir(found, notes)
+    _installed.append(done)
+    layers = ", ".join(f"{k} ({', '.join(v)})" for k, v in done["layers"].items()) or "none"
+    ir = ", ".join(done["ir"]) or "none"
+    log.info("%s: vLLM layers calling its kernels: %s; vLLM IR provider %r for: %s (chosen with ir_op_priority)%s",
+             PACKAGE, layers, PACKAGE, ir, "".join(f"; {n}" for n in notes))
+    return done
+
+
+def _register_ir(found: dict, notes: list) -> list:
+    try:
+        from vllm import ir
+    except ImportError:
+        return []
+    done = []
+    for name, key in (("rms_norm", "vllm:rms_norm"), ("fused_add_rms_norm", "vllm:fused_add_rms_norm")):
+        op = getattr(ir.ops, name, None)
+        if not found.get(key) or op is None or PACKAGE in op.impls:
+            continue
+        try:
+            register = IR_IMPLS[name]
+            register(op, found[key], key)
+        except (ValueError, TypeError) as exc:  # this vLLM's IR signature is not the one written here
+            notes.append(f"vllm.ir.ops.{name}: not registered ({exc})")
+            continue
+        done.append(name)
+    return done
+
+
+def _ir_entry(entries, key, x, residual, weight, epsilon, variance_size):
+    if weight is None or variance_size is not None:
+        return None
+    fit, _ = eps_problem(entries, epsilon, key)
+    flat = (x.reshape(-1, x.shape[-1]).contiguous(),) + (
+        () if residual is None else (residual.reshape(-1, x.shape[-1]).contiguous(),))
+    return pick(fit, flat + (weight,), key)[0]
+
+
+def _ir_rms_norm(op, entries, key):
+    def supports(x, weight, epsilon, variance_size=None):
+        return _ir_entry(entries, key, x, None, weight, epsilon, variance_size) is not None
+
+    @op.register_impl(PACKAGE, supports_args=supports)
+    def impl(x: torch.Tensor, weight: torch.Tensor | None, epsilon: float,
+             variance_size: int | None = None) -> torch.Tensor:
+        entry = _ir_entry(entries, key, x, None, weight, epsilon, variance_size)
+        return _call(entry, x.reshape(-1, x.shape[-1]).contiguous(), weight).view(x.shape)
+
+
+def _ir_fused_add(op, entries, key):
+    def supports(x, x_residual, weight, epsilon, variance_size=None):
+        return _ir_entry(entries, key, x, x_residual, weight, epsilon, variance_size) is not None
+
+    @op.register_impl(PACKAGE, supports_args=supports)
+    def impl(x: torch.Tensor, x_residual: torch.Tensor, weight: torch.Tensor | None, epsilon: float,
+             variance_size: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        entry = _ir_entry(entries, key, x, x_residual, weight, epsilon, variance_size)
+        h = x.shape[-1]
+        out, res = _call(entry, x.reshape(-1, h).contiguous(), x_residual.reshape(-1, h).contiguous(), weight)
+        return out.view(x.shape), res.view(x_residual.shape)
+
+
+IR_IMPLS = {"rms_norm": _ir_rms_norm, "fused_add_rms_norm": _ir_fused_add}
