@@ -41,7 +41,7 @@ def require_ascend() -> None:
 # one test) to workers in collection order, so a 7-minute group collected last would run alone at the
 # end while the other worker idles. Per-file totals of a full run (junit, 2 workers): the export
 # suite's fixture 319 s, the decoder layer's batch 168 s; the wheel group builds a wheel and a venv.
-HEAVY_FIRST = ("test_export_suite.py", "test_suite.py", "test_decoder_layer.py", "test_wheel.py",
+HEAVY_FIRST = ("test_export_suite.py", "test_suite.py", "test_decoder_layer.py", "test_engine_vllm.py", "test_wheel.py",
                "test_sandbox_adversarial.py", "test_batch.py")
 
 
