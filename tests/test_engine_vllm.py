@@ -1,8 +1,9 @@
 """The engine check (opforge/engines/vllm_check.py): a real vLLM engine, with the exported library's
 plugin and without it, on a tiny Llama with seeded weights. The committed kernels_generated/ must pass;
-a copy whose RMSNorm kernel has its epsilon altered must fail, naming why. The judge's rules are tested
-straight on made-up runs (cheap); the engine runs once per mode (the baseline is shared). Without the
-vLLM env (scripts/vllm_env.sh) the engine tests skip with the reason, or fail under OPFORGE_CI."""
+a copy whose RMSNorm kernel has its epsilon altered (the tokens stay the same) must fail, naming why.
+The judge's rules are tested straight on made-up runs (cheap); the engine runs once per mode (the
+baseline and the model are shared). Without the vLLM env (scripts/vllm_env.sh) the engine tests skip
+with the reason, or fail under OPFORGE_CI."""
 from __future__ import annotations
 
 import os
@@ -102,14 +103,15 @@ def committed(tmp_path_factory):
 
 
 def break_rms_norm(library: Path, dest: Path) -> str:
-    """A copy of the library whose RMSNorm kernel (the op implementing vllm:rms_norm) adds 1e-2 to its
-    epsilon inside the @triton.jit kernel; returns the op's name."""
+    """A copy of the library whose RMSNorm kernel (the op implementing vllm:rms_norm, run once per
+    forward, by layer 0's input norm) adds 1e-3 to its epsilon; returns the op's name. Measured: every
+    greedy token stays the same, the logprobs move by 8e-3: only the logprob comparison catches it."""
     shutil.copytree(library, dest, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     lib = vllm_check.read_library(dest)
     op = next(op for op, keys in lib.implements.items() if "vllm:rms_norm" in keys)
     path = dest / lib.package / "ops" / f"{op}.py"
     kernel, entry = path.read_text(encoding="utf-8").split("# ---- entry points", 1)
-    broken, count = re.subn(r"\+\s*(eps|epsilon)\b", r"+ (\1 + 1e-2)", kernel)
+    broken, count = re.subn(r"\+\s*((?:self\.)?(?:eps|epsilon))\b", r"+ (\1 + 1e-3)", kernel)
     assert count, f"no `+ eps` in {path}'s kernel to break"
     path.write_text(broken + "# ---- entry points" + entry, encoding="utf-8")
     return op
@@ -129,5 +131,5 @@ def test_a_broken_rms_norm_kernel_fails_the_engine_check(committed, tmp_path):
     op = break_rms_norm(ROOT / "kernels_generated", tmp_path / "lib")
     res = vllm_check.run_check(tmp_path / "lib", work=tmp_path, plain=good.plain, model=work / "model")
     assert not res.passed
-    assert any(p.startswith(("logprobs differ by up to", "greedy tokens differ")) for p in res.problems), res.problems
+    assert any(p.startswith("logprobs differ by up to") for p in res.problems), res.problems
     assert {r.op: r.calls for r in res.rows}[op], "the broken kernel must have run"
