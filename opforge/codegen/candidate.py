@@ -103,6 +103,26 @@ def model_new_class(lowered: Lowered, shapes: dict[str, tuple[int, ...]], params
         "        super().__init__()\n"
         "        # the reference's parameters and buffers, same names and shapes: the harness copies them in\n"
         f"{init}\n\n"
-        f"    def forward(self, {params}):\n"
+        + _returning_arguments(lowered, params)
+        + f"    def {'_computed' if lowered.returned_args else 'forward'}(self, {params}):\n"
         f"{body}"
     )
+
+
+def _returning_arguments(lowered: Lowered, params: str) -> str:
+    """Where the reference returns arguments it updated in place (`return key_cache, value_cache`),
+    a forward that returns those very arguments at their positions, the computed values between."""
+    if not lowered.returned_args:
+        return ""
+    names = [n.strip() for n in params.split(",") if n.strip()]
+    forward_inputs = [p.name for p in lowered.placeholders if p.kind in ("input", "scalar")]
+    computed = iter(range(len(lowered.outputs)))
+    results = [names[forward_inputs.index(lowered.returned_args[i])] if i in lowered.returned_args
+               else f"computed[{next(computed)}]" for i in range(len(lowered.returned_args) + len(lowered.outputs))]
+    returned = results[0] if len(results) == 1 else "(" + ", ".join(results) + ")"
+    normalise = ("        computed = [] if computed is None else list(computed) if isinstance(computed, (tuple, list)) "
+                 "else [computed]\n") if lowered.outputs else ""
+    return (f"    def forward(self, {params}):\n"
+            f"        computed = self._computed({params})\n" + normalise +
+            "        # the reference returns these arguments themselves, updated in place: so does this\n"
+            f"        return {returned}\n\n")

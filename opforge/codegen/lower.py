@@ -13,6 +13,8 @@ import torch
 from torch._decomp import core_aten_decompositions, get_decompositions
 from torch.fx import Graph, Node
 
+from opforge.codegen.dtypes import cast
+from opforge.codegen.rewrites import diagonal_products
 from opforge.harness.spec import declared_sizes, load_module
 
 aten = torch.ops.aten
@@ -56,6 +58,9 @@ class Lowered:
     # forward arguments the reference updates in place (a KV-cache write): the placeholder's name ->
     # the node holding its value after forward, which the candidate writes into the argument itself
     mutations: dict[str, Node] = field(default_factory=dict)
+    # positions in what forward returns that are a mutated argument itself (`key_cache[...] = k;
+    # return key_cache`): position -> the placeholder's name; `outputs` fills the other positions
+    returned_args: dict[int, str] = field(default_factory=dict)
 
     def state(self) -> list[Placeholder]:
         return [p for p in self.placeholders if p.kind in ("parameter", "buffer")]
@@ -216,9 +221,10 @@ def _cia_materialized_once() -> None:
 _cia_materialized_once()
 
 
-def lower(spec_path: str | Path, sizes: dict[str, int] | None = None) -> Lowered:
+def lower(spec_path: str | Path, sizes: dict[str, int] | None = None, dtypes: tuple | None = None) -> Lowered:
     """The spec's graph, exported with its size constants shrunk; `sizes` (the harness's, by default
-    the declared ones) are what the numbers computed from sizes are read at (sized_numbers)."""
+    the declared ones) are what the numbers computed from sizes are read at (sized_numbers); `dtypes`
+    (per forward argument, codegen/dtypes.py) traces the main inputs cast to another combination."""
     declared = declared_sizes(load_module(spec_path))
     shrunk = {k: min(v, EXPORT_SIZE) for k, v in declared.items() if v >= 16}
     module = load_module(spec_path, shrunk)
@@ -228,7 +234,7 @@ def lower(spec_path: str | Path, sizes: dict[str, int] | None = None) -> Lowered
     # Python numbers become 0-d tensors, so they stay graph inputs instead of baked constants
     # (variants may pass other values); ModelNew wraps them the same way at run time.
     args = tuple(torch.tensor(a) if isinstance(a, (int, float)) and not isinstance(a, bool) else a
-                 for a in module.get_inputs())
+                 for a in cast(tuple(module.get_inputs()), dtypes))
     scalars = {i for i, a in enumerate(module.get_inputs()) if isinstance(a, (int, float)) and not isinstance(a, bool)}
     target = {**declared, **(sizes or {})}
     try:
@@ -243,7 +249,7 @@ def lower(spec_path: str | Path, sizes: dict[str, int] | None = None) -> Lowered
                           f"{str(exc).splitlines()[0][:200]}") from None
     for node in [n for n in program.graph.nodes if str(n.target) == "aten._assert_tensor_metadata.default"]:
         program.graph.erase_node(node)  # a dtype check the decomposition left behind: nothing to compute
-    _diagonal_products(program.graph)
+    diagonal_products(program.graph)
     _inline_scalar_constants(program)
     return _describe(program, len(args), scalars)
 
@@ -302,60 +308,13 @@ def sized_numbers(program: torch.export.ExportedProgram, spec_path: str | Path, 
     program.graph_module.recompile()  # the decomposition retraces the module's code, not its graph
 
 
-def _is_index(node) -> bool:
-    """Whether `node` is an arange(0, n) with step 1, through size-1 views."""
-    while isinstance(node, Node) and str(node.target) in ("aten.unsqueeze.default", "aten.view.default"):
-        node = node.args[0]
-    return (isinstance(node, Node) and str(node.target) == "aten.arange.start_step" and node.args[0] == 0
-            and (len(node.args) < 3 or node.args[2] == 1))
-
-
-def _eye(node) -> int | None:
-    """n when `node` is torch.diag's mask: arange(n) == arange(n).unsqueeze(-1), possibly viewed [n, n]."""
-    if isinstance(node, Node) and str(node.target) == "aten.view.default":
-        node = node.args[0]
-    if not (isinstance(node, Node) and str(node.target) == "aten.eq.Tensor"):
-        return None
-    shape = tuple(val(node).shape)
-    square = len(shape) == 2 and shape[0] == shape[1]
-    return shape[0] if square and all(_is_index(x) for x in node.args) else None
-
-
-def _diagonal_products(graph: Graph) -> None:
-    """`torch.diag(v) @ B` is a row scaling `v[:, None] * B` and `A @ torch.diag(v)` a column scaling:
-    strength reduction from O(n^2 k) to O(nk), and the product becomes a pointwise kernel. torch.diag
-    lowers to where(arange(n) == arange(n)[:, None], v broadcast along a row, 0)."""
-    for mm in [n for n in graph.nodes if str(n.target) == "aten.mm.default"]:
-        for side, other in ((0, 1), (1, 0)):
-            diag = mm.args[side]
-            if not (isinstance(diag, Node) and str(diag.target) == "aten.where.self" and len(diag.users) == 1):
-                continue
-            mask, v, zero = diag.args
-            n = _eye(mask)
-            if n is None or isinstance(zero, Node) and not (str(zero.target) == "aten.scalar_tensor.default"
-                                                              and zero.args[0] == 0):
-                continue
-            if not isinstance(v, Node) or tuple(val(v).shape) not in ((1, n), (n, 1)):
-                continue  # a full [n, n] matrix's diagonal would need a strided load
-            with graph.inserting_before(mm):
-                shape = [-1, 1] if side == 0 else [1, -1]
-                scale = graph.call_function(aten.view.default, (v, shape))
-                scale.meta["val"] = val(v).reshape(shape)
-                product = graph.call_function(aten.mul.Tensor, (scale, mm.args[other]) if side == 0
-                                              else (mm.args[other], scale))
-                product.meta["val"] = val(mm)
-            mm.replace_all_uses_with(product)
-            graph.eliminate_dead_code()
-            break
-
-
 def _describe(program, n_args: int, scalars: set[int]) -> Lowered:
     signature = program.graph_signature
     params, buffers = signature.inputs_to_parameters, signature.inputs_to_buffers
     placeholders, outputs = [], []
     mutated = {spec.arg.name: spec.target for spec in signature.output_specs
                if spec.kind == torch.export.graph_signature.OutputKind.USER_INPUT_MUTATION}
-    mutations = {}
+    mutations, returned_args = {}, {}
     for node in program.graph.nodes:
         if node.op == "placeholder":
             val = node.meta.get("val")
@@ -368,7 +327,7 @@ def _describe(program, n_args: int, scalars: set[int]) -> Lowered:
             placeholders.append(Placeholder(node.name, kind, fqn, tuple(val.shape), val.dtype))
         elif node.op == "output":
             mutations = {mutated[o.name]: o for o in node.args[0] if isinstance(o, Node) and o.name in mutated}
-            outputs = [o for o in node.args[0] if o is not None and not (isinstance(o, Node) and o.name in mutated)]
+            outputs, returned_args = _returns(signature, node.args[0], mutated)
     left = [node for node in program.graph.nodes
             if node.op == "placeholder" and node.name in signature.inputs_to_lifted_tensor_constants]
     if left:
@@ -376,7 +335,18 @@ def _describe(program, n_args: int, scalars: set[int]) -> Lowered:
                            else node.name for node in left)
         raise Unsupported(f"tensor constants created in forward ({shapes}): build them in __init__ as buffers")
     ops = {str(n.target) for n in program.graph.nodes if n.op == "call_function"}
-    return Lowered(program.graph, placeholders, outputs, n_args, ops, mutations)
+    return Lowered(program.graph, placeholders, outputs, n_args, ops, mutations, returned_args)
+
+
+def _returns(signature, values, mutated: dict[str, str]) -> tuple[list, dict[int, str]]:
+    """What forward returns: the computed values, and the positions among its returns that are a
+    mutated argument itself (the user output is the very node that updates the argument: an alias,
+    not a copy). The output node lists the argument updates first, then the user outputs."""
+    outputs = [v for v in values if v is not None and not (isinstance(v, Node) and v.name in mutated)]
+    user = [v for v, spec in zip(values, signature.output_specs)
+            if spec.kind == torch.export.graph_signature.OutputKind.USER_OUTPUT and v is not None]
+    returned = {i: mutated[v.name] for i, v in enumerate(user) if isinstance(v, Node) and v.name in mutated}
+    return outputs, returned
 
 
 def arg(node: Node, index: int, name: str, default=None):

@@ -253,8 +253,13 @@ class Session:
 
     def _memory(self, step: dict, outs: list, inputs: list, pristine: list) -> dict:
         found: dict = {}
+        # an output may be the in-place argument the reference itself returns at that position
+        allowed = {(k, i) for k, i in self.data.get("aliases", [])}
         out_storages = guards.storages([o for o in outs if isinstance(o, torch.Tensor)])
-        if out_storages & guards.storages(inputs):
+        returned = guards.storages([o for k, o in enumerate(outs) if isinstance(o, torch.Tensor)
+                                    and not any((k, i) in allowed and guards.storages([o]) == guards.storages([inputs[i]])
+                                                for i in range(len(inputs)))])
+        if returned & guards.storages(inputs):
             found["aliasing"] = "an output shares memory with an input"
         elif out_storages & self.params[step.get("model", 0)]:
             found["aliasing"] = "an output shares memory with a parameter"

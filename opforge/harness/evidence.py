@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 import torch
 
+from opforge.harness import selection
 from opforge.harness.compare import compare_outputs
 from opforge.harness.judge import ANTICHEAT, CHECK_OF, MAX_REASONS, Case, Material, fingerprint, unwritten
 
@@ -28,6 +29,7 @@ class Findings:
         self.stress: dict[str, dict] = {}
         self.launches: dict[str, int] = {}
         self.compared_trials = 0
+        self.sources: dict[int, dict] = {}  # per case, its index outputs' sources (harness/selection.py)
 
     def fail(self, reason: str) -> None:
         code = reason.split(":", 1)[0]
@@ -73,7 +75,8 @@ def _events(f: Findings, report: dict) -> None:
             f.fail(str(event)[:300])
 
 
-def _values(f: Findings, case: Case, outs: list, atol, rtol, n_mutates: int, repeat: bool = False) -> bool:
+def _values(f: Findings, case: Case, outs: list, atol, rtol, n_mutates: int, repeat: bool = False,
+            reference=None) -> bool:
     expected = case.expected
     n_out = len(expected) - n_mutates
     if len(outs) != len(expected):
@@ -81,6 +84,7 @@ def _values(f: Findings, case: Case, outs: list, atol, rtol, n_mutates: int, rep
         return False
     # the judge measures no float64 error for in-place arguments; compare_outputs pads the rest
     reports = compare_outputs(expected[:n_out], outs[:n_out], atol, rtol, (case.noise or [])[:n_out])
+    ties = _by_selected_values(f, case, reports, outs, reference)
     for i, (e, o) in enumerate(zip(expected[n_out:], outs[n_out:])):
         rep = compare_outputs(e, o, atol, rtol)[0]
         if rep.problem:
@@ -88,6 +92,10 @@ def _values(f: Findings, case: Case, outs: list, atol, rtol, n_mutates: int, rep
         reports.append(rep)
     entry = _entry(f, case, expected[:n_out])
     entry["trials"] += not repeat  # a variant's trials are its seeded ones; repeated calls are extra
+    if ties:
+        entry["ties"] = max(entry.get("ties", 0), ties)
+        entry["note"] = (f"{entry['ties']} indices differ from the reference's where the values they select tie "
+                         "(compared by the values they select)")
     ok = True
     for rep in reports:
         entry["max_abs_err"] = max(entry["max_abs_err"], rep.max_abs_err)
@@ -103,6 +111,24 @@ def _values(f: Findings, case: Case, outs: list, atol, rtol, n_mutates: int, rep
     if not ok:
         _explain(f, outs[:n_out], expected[:n_out])
     return ok
+
+
+def _by_selected_values(f: Findings, case: Case, reports: list, outs: list, reference) -> int:
+    """Integer outputs that differ where they are an index op's indices (harness/selection.py) are
+    compared again by the values they select; returns how many indices differ on ties."""
+    mismatched = [r for r in reports if r.problem and r.max_abs_err and r.dtype.startswith(("int", "uint"))]
+    if not mismatched or reference is None:
+        return 0
+    key = id(case)
+    if key not in f.sources:
+        f.sources[key] = selection.index_sources(reference, case.inputs, case.expected)
+    ties = 0
+    for rep in mismatched:
+        source = f.sources[key].get(rep.index)
+        if source is not None:
+            rep.problem, differ = selection.compare_selected(rep.index, case.expected[rep.index], outs[rep.index], source)
+            ties += differ
+    return ties
 
 
 def _entry(f: Findings, case: Case, expected: list) -> dict:
@@ -187,7 +213,8 @@ def judge_calls(material: Material, payload: dict, outputs: list | None, atol, r
             noop_outs.append((case, outs))
             continue
         f.compared_trials += case.kind == "trial"
-        _values(f, case, outs, atol, rtol, len(material.mutates), repeat=bool(step.get("repeat")))
+        _values(f, case, outs, atol, rtol, len(material.mutates), repeat=bool(step.get("repeat")),
+                reference=material.refs[case.model] if case.model < len(material.refs) else None)
         if step.get("repeat"):
             _same_in_any_order(f, repeats.setdefault(step["case"], (report, outs)), report, outs, case, atol, rtol)
         history.check(f, outs, case)

@@ -67,6 +67,7 @@ class Material:
     plan: list[dict] = field(default_factory=list)
     skipped: list[dict] = field(default_factory=list)
     mutates: list[int] = field(default_factory=list)
+    aliases: list[list[int]] = field(default_factory=list)  # [output, argument]: the reference returns that argument itself
     bench: dict | None = None
 
     def add(self, case: Case, calls: int = 1, **step) -> int:
@@ -78,7 +79,8 @@ class Material:
     def payload(self) -> bytes:
         buf = io.BytesIO()
         torch.save({"models": self.models, "cases": [[_cpu(x) for x in c.inputs] for c in self.cases],
-                    "plan": self.plan, "mutates": self.mutates, "bench": self.bench}, buf)
+                    "plan": self.plan, "mutates": self.mutates, "aliases": self.aliases,
+                    "bench": self.bench}, buf)
         return buf.getvalue()
 
     def output_cap(self) -> int:
@@ -147,6 +149,14 @@ class Reference:
             out = ref(*args)
         return [t.detach() for t in flatten_outputs(out)] + [args[i].detach() for i in self.mutates]
 
+    def aliases(self, ref: Any, inputs: list) -> list[list[int]]:
+        """[output, argument] pairs where the reference returns a declared in-place argument itself
+        (`return key_cache`): the candidate may too; any other output sharing an input's memory is refused."""
+        args = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+        with torch.no_grad():
+            outs = flatten_outputs(ref(*args))
+        return [[k, i] for k, o in enumerate(outs) for i in self.mutates
+                if isinstance(o, torch.Tensor) and o.untyped_storage().data_ptr() == args[i].untyped_storage().data_ptr()]
 
     def float64_error(self, ref: Any, inputs: list, expected: list) -> list | None:
         """Per output, how far the reference is from itself run in float64 on the same inputs (its
@@ -194,6 +204,8 @@ def prepare(spec: OpSpec, seed: int, trials: int, device: str) -> Material:
         if base is not None and not base.expected:
             raise ReferenceError_("reference-error: the reference returns nothing and declares no in-place "
                                   "argument (OPFORGE[\"mutates\"]): there is nothing to compare a kernel with")
+        if base is not None and ref.mutates:
+            material.aliases = ref.aliases(model, base.inputs)
         _add_stress(material, ref, spec, base, _stress_base(material), seed)
         _add_repeats(material, ref, base, seed, device)
         if base is not None:  # last, so a cache the probe fills cannot shape the other calls

@@ -1,0 +1,59 @@
+"""Rewrites of the exported graph before any family reads it: strength reductions that turn a
+pattern no emitter should write literally into one a family already handles."""
+from __future__ import annotations
+
+import torch
+from torch.fx import Graph, Node
+
+aten = torch.ops.aten
+
+
+def val(node) -> torch.Tensor | None:
+    return node.meta.get("val") if isinstance(node, Node) else None
+
+
+def _is_index(node) -> bool:
+    """Whether `node` is an arange(0, n) with step 1, through size-1 views."""
+    while isinstance(node, Node) and str(node.target) in ("aten.unsqueeze.default", "aten.view.default"):
+        node = node.args[0]
+    return (isinstance(node, Node) and str(node.target) == "aten.arange.start_step" and node.args[0] == 0
+            and (len(node.args) < 3 or node.args[2] == 1))
+
+
+def _eye(node) -> int | None:
+    """n when `node` is torch.diag's mask: arange(n) == arange(n).unsqueeze(-1), possibly viewed [n, n]."""
+    if isinstance(node, Node) and str(node.target) == "aten.view.default":
+        node = node.args[0]
+    if not (isinstance(node, Node) and str(node.target) == "aten.eq.Tensor"):
+        return None
+    shape = tuple(val(node).shape)
+    square = len(shape) == 2 and shape[0] == shape[1]
+    return shape[0] if square and all(_is_index(x) for x in node.args) else None
+
+
+def diagonal_products(graph: Graph) -> None:
+    """`torch.diag(v) @ B` is a row scaling `v[:, None] * B` and `A @ torch.diag(v)` a column scaling:
+    strength reduction from O(n^2 k) to O(nk), and the product becomes a pointwise kernel. torch.diag
+    lowers to where(arange(n) == arange(n)[:, None], v broadcast along a row, 0)."""
+    for mm in [n for n in graph.nodes if str(n.target) == "aten.mm.default"]:
+        for side, other in ((0, 1), (1, 0)):
+            diag = mm.args[side]
+            if not (isinstance(diag, Node) and str(diag.target) == "aten.where.self" and len(diag.users) == 1):
+                continue
+            mask, v, zero = diag.args
+            n = _eye(mask)
+            if n is None or isinstance(zero, Node) and not (str(zero.target) == "aten.scalar_tensor.default"
+                                                              and zero.args[0] == 0):
+                continue
+            if not isinstance(v, Node) or tuple(val(v).shape) not in ((1, n), (n, 1)):
+                continue  # a full [n, n] matrix's diagonal would need a strided load
+            with graph.inserting_before(mm):
+                shape = [-1, 1] if side == 0 else [1, -1]
+                scale = graph.call_function(aten.view.default, (v, shape))
+                scale.meta["val"] = val(v).reshape(shape)
+                product = graph.call_function(aten.mul.Tensor, (scale, mm.args[other]) if side == 0
+                                              else (mm.args[other], scale))
+                product.meta["val"] = val(mm)
+            mm.replace_all_uses_with(product)
+            graph.eliminate_dead_code()
+            break
