@@ -61,7 +61,7 @@ def report(results: list[vllm_check.Result], console: Console) -> None:
     console.print(table)
     console.print(f"tokens/s with / without the library: {rates['plugin'] / rates['plain']:.2f} "
                   "(Triton's interpreter runs the kernels in Python here: a correctness proof, not a speed claim)")
-    ops = Table(title="kernel calls in the worker per timed generate (with the warm-up's)")
+    ops = Table(title="kernel calls in the worker, warm-up and timed generate (first repeat)")
     for col in ("op", "replaces", "kernel calls", "fallbacks"):
         ops.add_column(col)
     for row in first.rows:
