@@ -226,13 +226,14 @@ def table(res: Result) -> str:
         lines.append(f"{r.op:28} {keys:34} {r.layer or '-':16} {calls:>12} {r.fallbacks:>9}")
     p, b = res.plugin, res.plain
     tps = [run["new_tokens"] / run["seconds"] if run["seconds"] else 0.0 for run in (p, b)]
-    lines += [f"replaced layers: {', '.join(f'{k} -> {v}' for k, v in sorted(p.get('replaced', {}).items())) or 'none'}"
+    lines += [f"vLLM layers the plugin replaced: {', '.join(sorted(p.get('replaced', {}))) or 'none'}"
               + (f"; vLLM IR providers: {p['ir_providers']}" if p.get("ir_providers") else "")
               + "".join(f"; {n}" for n in (p.get("installed") or {}).get("notes", [])),
               f"greedy tokens identical: {'yes' if res.tokens_match else 'NO'} ({len(p['tokens'])} prompts, "
               f"{b['new_tokens']} new tokens); max |logprob diff| {res.max_diff:.2e} (tolerance {LOGPROB_TOL:g})",
               f"tokens/s: {tps[0]:.1f} with the library, {tps[1]:.1f} without (vLLM {p['vllm']}, torch {p['torch']}, "
               f"TRITON_INTERPRET=1: a correctness proof, not a speed claim)"]
+    lines += [f"  {res.library.package} log: {line}" for line in p.get("log", [])]
     lines.append("engine check: PASS" if res.passed else "engine check: FAIL: " + "; ".join(res.problems))
     return "\n".join(lines)
 

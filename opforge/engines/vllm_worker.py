@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
 import os
 import sys
 import time
@@ -127,11 +128,27 @@ def _installed(package: str) -> dict | None:
     return json.loads(json.dumps(got, default=str)) if isinstance(got, dict) else None
 
 
+class _Lines(logging.Handler):
+    """The package's log lines (what the adapter replaced, each fallback to vLLM's code and why)."""
+
+    def __init__(self):
+        super().__init__(logging.INFO)
+        self.lines: list[str] = []
+
+    def emit(self, record):
+        if record.getMessage() not in self.lines:
+            self.lines.append(record.getMessage())
+
+
 def generate(args) -> dict:
     import torch
     from vllm import LLM, SamplingParams
 
     package = args.package
+    lines = _Lines()
+    for name in (package, f"vllm.{package}"):  # the plugin's logger and the adapter's (under vLLM's)
+        logging.getLogger(name).addHandler(lines)
+        logging.getLogger(name).setLevel(logging.INFO)
     prompts = [json.loads(p) for p in args.prompt]
     t0 = time.perf_counter()
     llm = LLM(model=args.model, skip_tokenizer_init=True, enforce_eager=True, dtype="float32",
@@ -166,7 +183,7 @@ def generate(args) -> dict:
             "logprobs": logprobs, "seconds": seconds, "engine_start_s": started,
             "new_tokens": sum(len(t) for t in tokens), "replaced": _replaced_layers(package) if loaded else {},
             "ir_providers": _ir_providers(package) if loaded else {}, "model_layers": layers,
-            "installed": _installed(package) if loaded else None, "stats": stats, "profiler_calls": calls,
+            "installed": _installed(package) if loaded else None, "log": lines.lines, "stats": stats, "profiler_calls": calls,
             "vllm": __import__("vllm").__version__,
             "torch": torch.__version__}
 
