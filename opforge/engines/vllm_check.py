@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -124,11 +125,16 @@ def _run(cmd: list[str], env: dict, what: str, timeout: int) -> None:
 
 
 def prepare(library: Library, py: Path, work: Path, model: Path | None = None) -> tuple[Path, Path]:
-    """Install the library into work/site and write the tiny model to work/model (unless given one)."""
-    site = work / "site"
+    """Install the library into work/site and write the tiny model to work/model (unless given one).
+    pip builds from a clean copy: setuptools writes build/ and *.egg-info into the tree it builds, and
+    a stale build/lib there would be installed with it."""
+    site, source = work / "site", work / "source"
+    for stale in (site, source):  # a kept work dir from an earlier check: pip --target would skip what exists
+        shutil.rmtree(stale, ignore_errors=True)
+    shutil.copytree(library.path, source, ignore=shutil.ignore_patterns("build", "dist", "*.egg-info", "__pycache__"))
     env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1")
     _run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--target", str(site),
-          str(library.path)], env, f"pip install {library.path}", 600)
+          str(source)], env, f"pip install {library.path}", 600)
     if model is None:
         model = work / "model"
         _run([str(py), str(WORKER), "model", str(model), "--eps", repr(library.eps)], env, "writing the tiny Llama",
