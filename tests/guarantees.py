@@ -89,6 +89,8 @@ CHECKER = "opforge/harness/checker.py"
 EVIDENCE = "opforge/harness/evidence.py"
 STRESS = "opforge/harness/stress.py"
 
+HT = "tests/test_serving_heldout.py::"
+
 GUARANTEES: tuple[Guarantee, ...] = (
     # -- static allow-list (judge's process) --
     _g("static-getattr-likes", "getattr-likes (getattr, vars, attrgetter...) are rejected however named",
@@ -160,7 +162,7 @@ GUARANTEES: tuple[Guarantee, ...] = (
         "        report[\"output_types\"] = [] and [type(o).__name__ for o in outs if type(o) not in")),
     _g("guard-aliasing", "outputs aliasing inputs are rejected",
        f"{AC}[cheat_alias_input-aliasing-anticheat]",
-       (CHECKER, "        if out_storages & guards.storages(inputs):\n", "        if False:\n")),
+       (CHECKER, "        if returned & guards.storages(inputs):\n", "        if False:\n")),
     _g("guard-input-mutation", "undeclared input mutation is rejected",
        f"{AC}[cheat_mutate_input-input-mutation-anticheat]",
        (CHECKER, "and i not in mutates and not _equal_nan(after, before)]", "and False]")),
@@ -1054,6 +1056,34 @@ GUARANTEES: tuple[Guarantee, ...] = (
         "        if False:\n"),
        ("opforge/harness/sizes.py", "        return [(t.id, stmt.value) for t in stmt.targets]\n",
         "        return [(t.id, stmt.value) for t in stmt.targets] if len(stmt.targets) == 1 else None\n")),
+    _g("inplace-returns-its-arguments", "an in-place op whose reference also returns what it updated (both caches, "
+       "one of them, or what index_copy_ returns) is drafted by the expert returning those very arguments, and verifies",
+       (f"{HT}test_lowering_finds_the_returned_arguments_in_every_convention",
+        f"{HT}test_in_place_write_returning_its_caches_verifies_and_an_unreturned_alias_is_refused"),
+       ("opforge/codegen/lower.py", "    returned = {i: mutated[v.name] for i, v in enumerate(user)",
+        "    returned = {}\n    _ = {i: mutated[v.name] for i, v in enumerate(user)")),
+    _g("inplace-alias-only-where-returned", "a candidate may return an input's memory only where the reference returns "
+       "that in-place argument itself at that position; any other output aliasing an input is refused",
+       f"{HT}test_in_place_write_returning_its_caches_verifies_and_an_unreturned_alias_is_refused",
+       ("opforge/harness/judge.py", "            material.aliases = ref.aliases(model, base.inputs)\n",
+        "            material.aliases = [[k, i] for k in range(8) for i in ref.mutates]\n")),
+    _g("index-outputs-by-selected-values", "an index output (topk, sort, argmax, max) that differs from the reference's "
+       "is compared by the values it selects in the op's source: a router kernel passes the x1e3 case's ties, counted "
+       "in the verdict",
+       (f"{HT}test_ties_in_a_saturated_router_pass_and_wrong_routing_fails",
+        f"{HT}test_router_kernel_verifies_through_its_x1000_ties_and_a_wrong_id_kernel_fails"),
+       ("opforge/harness/evidence.py", "    if not mismatched or reference is None:\n        return 0\n",
+        "    if True:\n        return 0\n")),
+    _g("index-selected-values-strict", "indices that select other values than the reference's fail (the expert next "
+       "door, a wrong-id kernel), and so do repeated indices where the reference's are distinct",
+       (f"{HT}test_ties_in_a_saturated_router_pass_and_wrong_routing_fails",
+        f"{HT}test_router_kernel_verifies_through_its_x1000_ties_and_a_wrong_id_kernel_fails"),
+       ("opforge/harness/selection.py", "    if not bool(same.all()):\n", "    if False:\n")),
+    _g("index-selected-values-distinct", "repeated indices that select tied values still fail where the reference's "
+       "are distinct (one zero-probability expert routed twice)",
+       f"{HT}test_ties_in_a_saturated_router_pass_and_wrong_routing_fails",
+       ("opforge/harness/selection.py", "    if ids.shape[-1] > 1 and _distinct(want) and not _distinct(ids):\n",
+        "    if False:\n")),
 )
 
 

@@ -89,6 +89,11 @@ def test_ties_in_a_saturated_router_pass_and_wrong_routing_fails():
     assert "select other values" in _judged(material, index, step, [weights, shifted])[0]
     repeated = ids[:, :1].expand_as(ids).contiguous()  # the best expert in every slot
     assert _judged(material, index, step, [weights, repeated])
+    zeros = probs.gather(-1, ids.long()) == 0
+    row = int(torch.nonzero(zeros[:, -1] & zeros[:, -2])[0])
+    twice = ids.clone()
+    twice[row, -1] = twice[row, -2]  # one zero-probability expert twice: equal values, not a routing
+    assert "repeats" in _judged(material, index, step, [weights, twice])[0]
     outside = ids.clone()
     outside[0, -1] = n
     assert "outside" in _judged(material, index, step, [weights, outside])[0]
