@@ -274,12 +274,25 @@ def _declined(layer, why: str, name: str | None = None):
 
 
 def _layers(found: dict) -> list:
-    """(in-tree module, class name, run, setup, keys) of the layers this adapter can replace."""
-    return [("vllm.model_executor.layers.layernorm", "RMSNorm", _run_norm, _setup_norm, EPS_KEYS),
-            ("vllm.model_executor.layers.activation", "SiluAndMul", _run_act, _setup_act, ("vllm:silu_and_mul",)),
-            ("vllm.model_executor.layers.activation", "GeluAndMul", _run_act, _setup_act, tuple(GELU.values())),
-            ("vllm.model_executor.layers.rotary_embedding.base", "RotaryEmbedding", _run_rope, _setup_rope,
-             tuple(ROPE.values()))]
+    """(in-tree modules, class name, run, setup, keys) of the layers this adapter can replace."""
+    layers = "vllm.model_executor.layers."
+    return [((layers + "layernorm",), "RMSNorm", _run_norm, _setup_norm, EPS_KEYS),
+            ((layers + "activation",), "SiluAndMul", _run_act, _setup_act, ("vllm:silu_and_mul",)),
+            ((layers + "activation",), "GeluAndMul", _run_act, _setup_act, tuple(GELU.values())),
+            ((layers + "rotary_embedding.base", layers + "rotary_embedding"), "RotaryEmbedding", _run_rope,
+             _setup_rope, tuple(ROPE.values()))]
+
+
+def _in_tree(modules: tuple, name: str, notes: list):
+    """vLLM's class `name` from the first of `modules` that has it (their places move between
+    versions), or None with a note."""
+    for module in modules:
+        try:
+            return getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError):
+            continue
+    notes.append(f"{name}: not found in this vLLM ({', '.join(modules)}); left as it is")
+    return None
 
 
 def configs() -> dict:
@@ -297,14 +310,16 @@ def install() -> dict:
 
     found, notes = find_ops(configs())
     done = {"layers": {}, "ir": [], "notes": notes}
-    for module, name, run, setup, keys in _layers(found):
+    for modules, name, run, setup, keys in _layers(found):
         ops = [e.op for k in keys for e in found.get(k, [])]
         if not ops:
             continue
         if name in op_registry_oot:
             notes.append(f"{name}: already replaced by {op_registry_oot[name].__module__}; left as it is")
             continue
-        base = getattr(importlib.import_module(module), name)
+        base = _in_tree(modules, name, notes)
+        if base is None:
+            continue
         cls = _subclass(base, found, run, setup)
         cls._kg_class, cls._kg_gelu = cls, name == "GeluAndMul"
         CustomOp.register_oot(name=name)(cls)
