@@ -128,21 +128,22 @@ def test_vllm_layers_call_the_exported_ops_and_fall_back_with_a_reason(tmp_path)
     out = json.loads(ran.stdout.strip().splitlines()[-1])
     cases = out["cases"]
     assert out["installed"]["layers"] == {"RMSNorm": ["rms_w", "add_rms_w"], "SiluAndMul": ["silu_mul"],
-                                          "RotaryEmbedding": ["rope_neox", "rope_gptj"]}
+                                          "GeluAndMul": ["gelu_tanh_mul"], "RotaryEmbedding": ["rope_neox", "rope_gptj"]}
     assert out["installed"]["ir"] == ["rms_norm", "fused_add_rms_norm"]
-    ran_kernel = ["rms", "rms_cpu", "add_rms", "silu", "ir_rms", "ir_add_rms"] + [
+    ran_kernel = ["rms", "rms_cpu", "add_rms", "silu", "gelu_tanh", "ir_rms", "ir_add_rms"] + [
         f"rope_{style}_{rot}{how}" for style in ("neox", "gptj") for rot in (32, 16) for how in ("", "_cpu")]
-    own_code = ["rms_eps", "rms_cpu_eps", "add_rms_eps", "rms_no_weight", "silu_bf16", "rope_no_key", "ir_rms_eps"]
+    own_code = ["rms_eps", "rms_cpu_eps", "add_rms_eps", "rms_no_weight", "silu_bf16", "gelu_none", "rope_no_key",
+                "ir_rms_eps"]
     for name in ran_kernel + own_code:
         assert cases[name]["diff"] <= 1e-6, (name, cases[name])  # the in-tree layer's values, kernel or not
     assert {n: cases[n]["kernel_calls"] for n in ran_kernel} == dict.fromkeys(ran_kernel, 1)
-    assert {n: cases[n]["kernel_calls"] for n in own_code + ["gemma", "gelu"]} == dict.fromkeys(own_code + ["gemma", "gelu"], 0)
-    assert all(cases[n]["class"].startswith(REPLACED) for n in ran_kernel[:4] + own_code[:-1])
-    # exact class names only: GemmaRMSNorm is vLLM's; GeluAndMul too, no op implements it here
-    assert cases["gemma"]["class"].startswith("vllm.") and cases["gelu"]["class"].startswith("vllm.")
+    assert {n: cases[n]["kernel_calls"] for n in own_code + ["gemma"]} == dict.fromkeys(own_code + ["gemma"], 0)
+    assert all(cases[n]["class"].startswith(REPLACED) for n in ran_kernel[:5] + own_code[:-1])
+    assert cases["gemma"]["class"].startswith("vllm.")  # exact class names only: GemmaRMSNorm keeps vLLM's code
     assert all(cases[f"rope_{s}_{r}_cpu"]["in_place"] <= 1e-6 for s in ("neox", "gptj") for r in (32, 16))
     assert out["log"][0].startswith("kernels_generated: vLLM layers calling its kernels: RMSNorm (rms_w, add_rms_w), "
-                                    "SiluAndMul (silu_mul), RotaryEmbedding (rope_neox, rope_gptj)")
+                                    "SiluAndMul (silu_mul), GeluAndMul (gelu_tanh_mul), RotaryEmbedding (rope_neox, "
+                                    "rope_gptj)")
     assert out["log"][1:] == [  # once per layer and reason, though each case called twice or more
         "kernels_generated: vLLM's RMSNorm (vllm:rms_norm) runs its own code: eps 1e-05, vllm:rms_norm verified "
         "with eps 1e-06 only",
@@ -152,5 +153,7 @@ def test_vllm_layers_call_the_exported_ops_and_fall_back_with_a_reason(tmp_path)
         "(the kernel multiplies by a weight)",
         "kernels_generated: vLLM's SiluAndMul runs its own code: dtypes (bfloat16), vllm:silu_and_mul verified "
         "for (float32)",
+        "kernels_generated: vLLM's GeluAndMul runs its own code: no op of kernels_generated implements "
+        "vllm:gelu_and_mul",
         "kernels_generated: vLLM's RotaryEmbedding runs its own code: key is None (the kernel rotates a query and "
         "a key)"]

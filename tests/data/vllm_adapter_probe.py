@@ -73,8 +73,10 @@ def cases(into: dict, package) -> None:
     case(into, "silu", package, act, lambda: act(g), SiluAndMul.forward_native(g))
     # vLLM compiles forward_native here (custom ops "none"): the traced adapter runs the op too
     case(into, "silu_bf16", package, act, lambda: act.forward_cpu(g.bfloat16()), SiluAndMul.forward_native(g.bfloat16()))
-    gelu = GeluAndMul()
-    case(into, "gelu", package, gelu, lambda: gelu(g), GeluAndMul.forward_native(gelu, g))
+    for approximate in ("tanh", "none"):  # an op implements gelu_tanh_and_mul only
+        gelu = GeluAndMul(approximate=approximate)
+        case(into, f"gelu_{approximate}", package, gelu, lambda: gelu.forward_cpu(g),
+             GeluAndMul.forward_native(gelu, g))
 
     positions = torch.tensor([0, 3, 5, 9, 1, 30, 2])
     for neox in (True, False):

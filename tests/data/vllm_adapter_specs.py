@@ -64,6 +64,25 @@ def get_inputs():
 def get_init_inputs():
     return []
 ''',
+    ("gelu_tanh_mul", "vllm:gelu_tanh_and_mul"): '''
+
+class Model(torch.nn.Module):
+    def __init__(self, approximate="tanh"):
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, x):
+        d = x.shape[-1] // 2
+        return torch.nn.functional.gelu(x[..., :d], approximate=self.approximate) * x[..., d:]
+
+
+def get_inputs():
+    return [torch.randn(4, 64)]
+
+
+def get_init_inputs():
+    return ["tanh"]
+''',
 }
 ROPE = '''
 
