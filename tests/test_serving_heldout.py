@@ -10,7 +10,9 @@ from pathlib import Path
 import torch
 
 from conftest import ROOT, write
-from opforge.codegen import generate
+from opforge.agents.drafters.base import DraftRequest
+from opforge.agents.drafters.expert import ExpertDrafter
+from opforge.codegen import generate, twins
 from opforge.codegen.lower import lower
 from opforge.harness import judge, selection
 from opforge.harness.evidence import judge_calls
@@ -133,3 +135,34 @@ def test_router_kernel_verifies_through_its_x1000_ties_and_a_wrong_id_kernel_fai
     assert wrong != source
     v = verify(ROUTER, write(tmp_path / "wrong_ids.py", wrong), OPTIONS)
     assert not v["correct"] and any("select other values" in r for r in v["reasons"]), v["reasons"]
+
+
+# ---- a reference that reads its sizes from the data ------------------------------------------------
+
+def _draft(path: Path, source: str | None = None):
+    request = DraftRequest(op=path.stem, spec_source=source or path.read_text(), backend="triton",
+                           hardware="cpu/test", sizes=_spec(path).sizes_used)
+    return ExpertDrafter().draft(request)[0]
+
+
+def test_an_item_loop_decode_is_drafted_from_its_traceable_twin_and_verifies(tmp_path):
+    """vLLM's kernel-test reference (`seq_len = int(seq_lens[i].item())`, a loop over its tokens): export
+    stops on the data-dependent size; the expert drafts from ops/serving/paged_decode_attention.py, which
+    returns the same on every input list, and the harness verifies against the loop itself."""
+    path = HELD_OUT / "paged_decode_item_loop.py"
+    draft = _draft(path)
+    assert draft.meta["traced_through"] == "paged_decode_attention.py" and draft.meta["family"] == "attention"
+    v = verify(path, write(tmp_path / "candidate.py", draft.source), OPTIONS)
+    assert v["correct"], v["reasons"]
+
+
+def test_no_twin_for_a_loop_that_computes_something_else_or_a_layout_none_traces():
+    path = HELD_OUT / "paged_decode_item_loop.py"
+    unscaled = path.read_text().replace(".float() * self.scale", ".float()")  # the same loop, scores unscaled
+    assert unscaled != path.read_text()
+    assert twins.find(unscaled, _spec(path).sizes_used) is None
+    draft = _draft(path, unscaled)
+    assert draft.source is None and "could not trace" in draft.problem and "no traceable twin" in draft.problem
+    # SGLang's req_to_token decode has no traceable twin shipped: refused, with the reason
+    draft = _draft(HELD_OUT / "sglang_decode_req_to_token.py")
+    assert draft.source is None and "data-dependent" in draft.problem and "no traceable twin" in draft.problem

@@ -1,9 +1,10 @@
 """vLLM `paged_attention` decode: one query token per sequence over a paged KV cache via block tables, GQA.
 
 Written as a Python loop over the data (`seq_lens[b].item()` per sequence): the form ops/serving/paged_decode_attention.py had
-before it was vectorised. torch.export cannot trace it into one generic graph, so the offline
-expert refuses it with an Unsupported reason naming the export failure (the case an LLM drafter,
-or a vectorised rewrite, takes over); kept to show that refusal."""
+before it was vectorised. torch.export cannot trace it into one generic graph, so codegen's generate()
+refuses it with an Unsupported reason naming the export failure; the expert drafter then drafts from
+its traceable twin, ops/serving/paged_decode_attention.py, which returns the same on every input list
+(codegen/twins.py), and the harness verifies that candidate against this loop."""
 import torch
 
 OPFORGE = dict(name="paged_decode_attention_loop", dtypes=["bfloat16", "int32"], family="serving",

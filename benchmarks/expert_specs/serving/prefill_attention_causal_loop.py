@@ -1,9 +1,10 @@
 """vLLM/flash-attn `flash_attn_varlen_func` prefill: packed variable-length sequences, causal, GQA, softmax scale.
 
 Written as a Python loop over the data (`cu_seqlens.tolist()`, then one slice per sequence): the form ops/serving/prefill_attention_causal.py had
-before it was vectorised. torch.export cannot trace it into one generic graph, so the offline
-expert refuses it with an Unsupported reason naming the export failure (the case an LLM drafter,
-or a vectorised rewrite, takes over); kept to show that refusal."""
+before it was vectorised. torch.export cannot trace it into one generic graph, so codegen's generate()
+refuses it with an Unsupported reason naming the export failure; the expert drafter then drafts from
+its traceable twin, ops/serving/prefill_attention_causal.py, which returns the same on every input list
+(codegen/twins.py), and the harness verifies that candidate against this loop."""
 import torch
 
 OPFORGE = dict(name="prefill_attention_causal_loop", dtypes=["bfloat16", "int32"], family="serving",
