@@ -1084,6 +1084,16 @@ GUARANTEES: tuple[Guarantee, ...] = (
        f"{HT}test_ties_in_a_saturated_router_pass_and_wrong_routing_fails",
        ("opforge/harness/selection.py", "    if ids.shape[-1] > 1 and _distinct(want) and not _distinct(ids):\n",
         "    if False:\n")),
+    _g("expert-item-loop-twin", "a reference that reads its sizes from the data (`int(seq_lens[b].item())` loops), "
+       "which torch.export cannot trace, is drafted from a traceable twin returning the same, and verifies against the loop",
+       f"{HT}test_an_item_loop_decode_is_drafted_from_its_traceable_twin_and_verifies",
+       ("opforge/agents/drafters/expert.py",
+        "            found = twins.find(request.spec_source, request.sizes) if twins.data_dependent(str(exc)) else None\n",
+        "            found = None\n")),
+    _g("expert-twin-must-agree", "a twin is taken only where it returns the same outputs and in-place arguments as the "
+       "reference on every input list; a loop computing something else is refused with the reason",
+       f"{HT}test_no_twin_for_a_loop_that_computes_something_else_or_a_layout_none_traces",
+       ("opforge/codegen/twins.py", "            if any(r.problem for r in reports):\n", "            if False:\n")),
 )
 
 
