@@ -20,6 +20,7 @@ library that lacks an op."""
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import os
 import sys
@@ -28,8 +29,8 @@ from pathlib import Path
 
 import torch
 
-# The serving suite's ops this layer calls; their shapes follow the ops' bound init arguments:
-# rotary_neox's head_size 128, rotary_dim 128 and max_position 8192, paged attention's 128 ** -0.5.
+# The serving suite's ops this layer calls; their shapes follow the ops' bound init arguments (paged
+# attention's 128 ** -0.5) and, for rotary_neox, its inputs (vLLM's cos/sin cache, heads of 128).
 OPS = ("rms_norm_bf16", "linear_bf16", "rotary_neox", "reshape_and_cache", "paged_decode_attention",
        "fused_add_rms_norm", "silu_and_mul")
 HEAD_SIZE, ROPE_BASE, MAX_POSITION, EPS = 128, 500000.0, 8192, 1e-6
@@ -69,6 +70,14 @@ def weights(cfg: Config, device: torch.device) -> Weights:
                    linear(2 * cfg.intermediate, cfg.hidden), linear(cfg.hidden, cfg.intermediate))
 
 
+@functools.cache
+def rope_cache(device: torch.device) -> torch.Tensor:
+    """vLLM's cos/sin cache [MAX_POSITION, HEAD_SIZE] (full rotary): fp32, cast to the model's bf16."""
+    inv_freq = 1.0 / (ROPE_BASE ** (torch.arange(0, HEAD_SIZE, 2, dtype=torch.float32) / HEAD_SIZE))
+    freqs = torch.outer(torch.arange(MAX_POSITION, dtype=torch.float32), inv_freq)
+    return torch.cat((freqs.cos(), freqs.sin()), dim=-1).to(torch.bfloat16).to(device)
+
+
 # -- the ops: the exported library's, and the same contracts in plain PyTorch ----------------------
 
 class LibraryOps:
@@ -87,13 +96,11 @@ class TorchOps:
     """The same contracts written directly in PyTorch (vLLM's forward_native forms)."""
 
     def __init__(self, device: torch.device) -> None:
-        inv_freq = 1.0 / (ROPE_BASE ** (torch.arange(0, HEAD_SIZE, 2, dtype=torch.float32) / HEAD_SIZE))
-        freqs = torch.outer(torch.arange(MAX_POSITION, dtype=torch.float32), inv_freq)
-        self.cos_sin = torch.cat((freqs.cos(), freqs.sin()), dim=-1).to(torch.bfloat16).to(device)
+        self.device = device
 
     @staticmethod
     def _norm(h: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
-        return h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + EPS) * weight.float()
+        return (h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + EPS)).to(weight.dtype) * weight
 
     def rms_norm_bf16(self, x, weight):
         return self._norm(x.float(), weight).to(x.dtype)
@@ -106,17 +113,16 @@ class TorchOps:
         return torch.nn.functional.linear(x, weight)
 
     def silu_and_mul(self, x):
-        gate, up = x.float().chunk(2, dim=-1)
-        return (torch.nn.functional.silu(gate) * up).to(x.dtype)
+        gate, up = x.chunk(2, dim=-1)
+        return torch.nn.functional.silu(gate) * up
 
-    def rotary_neox(self, positions, query, key):
-        cos, sin = self.cos_sin[positions].float().chunk(2, dim=-1)
+    def rotary_neox(self, positions, query, key, cos_sin_cache):
+        cos, sin = cos_sin_cache[positions].chunk(2, dim=-1)
 
-        def embed(x):
-            x = x.reshape(x.shape[0], -1, HEAD_SIZE).float()
+        def embed(x):  # [T, heads, HEAD_SIZE], full rotary, in the inputs' dtype like vLLM's native path
             x1, x2 = x.chunk(2, dim=-1)
             c, s = cos.unsqueeze(1), sin.unsqueeze(1)
-            return torch.cat((x1 * c - x2 * s, x2 * c + x1 * s), dim=-1).flatten(1).to(query.dtype)
+            return torch.cat((x1 * c - x2 * s, x2 * c + x1 * s), dim=-1)
 
         return embed(query), embed(key)
 
@@ -150,12 +156,11 @@ def layer_step(ops, w: Weights, cfg: Config, hidden, residual, positions, caches
         x, residual = ops.fused_add_rms_norm(hidden, residual, w.input_norm)
     qkv = ops.linear_bf16(x, w.qkv)
     q, k, v = (t.contiguous() for t in qkv.split([q_width, kv_width, kv_width], dim=-1))
-    q, k = ops.rotary_neox(positions, q, k)
+    q, k = ops.rotary_neox(positions, q.view(tokens, cfg.heads, HEAD_SIZE), k.view(tokens, cfg.kv_heads, HEAD_SIZE),
+                           rope_cache(hidden.device))
     key_cache, value_cache = caches
-    ops.reshape_and_cache(k.view(tokens, cfg.kv_heads, HEAD_SIZE), v.view(tokens, cfg.kv_heads, HEAD_SIZE),
-                          key_cache, value_cache, slots)
-    attn = ops.paged_decode_attention(q.view(tokens, cfg.heads, HEAD_SIZE), key_cache, value_cache,
-                                      block_tables, seq_lens)
+    ops.reshape_and_cache(k, v.view(tokens, cfg.kv_heads, HEAD_SIZE), key_cache, value_cache, slots)
+    attn = ops.paged_decode_attention(q, key_cache, value_cache, block_tables, seq_lens)
     o = ops.linear_bf16(attn.view(tokens, q_width), w.o)
     x, residual = ops.fused_add_rms_norm(o, residual, w.post_norm)
     mlp = ops.linear_bf16(ops.silu_and_mul(ops.linear_bf16(x, w.gate_up)), w.down)

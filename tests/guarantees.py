@@ -350,6 +350,11 @@ GUARANTEES: tuple[Guarantee, ...] = (
     _g("jail-warm-deadline", "a warm jail job past its deadline is stopped with its jail at once",
        f"{WARM}test_a_warm_job_past_its_deadline_is_stopped_with_its_jail",
        ("opforge/sandbox/warm.py", "                kill_group(jail.pid)  # the jail's init dies", "                pass  # the jail's init dies")),
+    _g("expert-per-dtype-kernels", "the expert drafts one kernel per dtype combination a spec's input lists use, "
+       "chosen by the arguments' dtypes",
+       "tests/test_codegen_dtypes.py::test_each_dtype_combination_gets_its_own_kernel_and_the_arguments_pick_it",
+       ("opforge/codegen/__init__.py", "    if len(combos) < 2:\n        return first\n",
+        "    if True:\n        return first\n")),
     _g("lowering-table-follows-registrations", "the expert's cached decomposition table is rebuilt when a composite op is registered",
        "tests/test_expert_lowering.py::test_the_lowerings_caches_follow_new_composite_registrations",
        ("opforge/codegen/lower.py", "    key = _cia_registrations()\n", "    key = ()\n")),
@@ -407,6 +412,14 @@ GUARANTEES: tuple[Guarantee, ...] = (
        "vLLM's do",
        "tests/test_export_vllm_adapter.py::test_vllm_layers_call_the_exported_ops_and_fall_back_with_a_reason",
        ("opforge/exporter/vllm_adapter.py", "    query.copy_(out[0])\n", "")),
+    _g("vllm-adapter-subclasses", "vLLM's subclasses that run the replaced layer's forward (Llama3RotaryEmbedding...) "
+       "are replaced under their own names",
+       ("tests/test_export_vllm_adapter.py::test_a_subclass_is_replaced_under_its_own_name_only_when_it_runs_the_same_forward",
+        "tests/test_export_vllm_adapter.py::test_vllm_layers_call_the_exported_ops_and_fall_back_with_a_reason"),
+       ("opforge/exporter/vllm_adapter.py", "        todo += cls.__subclasses__()\n", "")),
+    _g("vllm-adapter-subclass-own-forward", "a vLLM subclass with a forward of its own keeps vLLM's code",
+       "tests/test_export_vllm_adapter.py::test_a_subclass_is_replaced_under_its_own_name_only_when_it_runs_the_same_forward",
+       ("opforge/exporter/vllm_adapter.py", "        if cls is not base and any(", "        if cls is not base and False and any(")),
     _g("vllm-adapter-eps-fallback", "a vLLM layer whose eps is not the verified one runs vLLM's code, said once",
        ("tests/test_export_vllm_adapter.py::test_a_layer_runs_the_kernel_only_with_the_verified_eps_and_dtypes",
         "tests/test_export_vllm_adapter.py::test_vllm_layers_call_the_exported_ops_and_fall_back_with_a_reason"),
@@ -1094,6 +1107,11 @@ GUARANTEES: tuple[Guarantee, ...] = (
        "reference on every input list; a loop computing something else is refused with the reason",
        f"{HT}test_no_twin_for_a_loop_that_computes_something_else_or_a_layout_none_traces",
        ("opforge/codegen/twins.py", "            if any(r.problem for r in reports):\n", "            if False:\n")),
+    _g("expert-topk-unused-argument", "a row top-k whose reference takes an argument it never reads (SGLang's router "
+       "takes the hidden states) is generated and verifies; an argument it reads still has to fit the row",
+       f"{HT}test_a_router_taking_hidden_states_it_never_reads_verifies",
+       ("opforge/codegen/families/sort/topk.py", "        if not node.users:  # an argument the op takes and never reads",
+        "        if False:  # an argument the op takes and never reads")),
 )
 
 

@@ -13,7 +13,7 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
-from opforge.codegen import partition
+from opforge.codegen import dtypes, partition
 from opforge.codegen.candidate import Kernel
 from opforge.backends import BACKENDS, DEFAULT
 from opforge.codegen.lower import Lowered, Unsupported, lower, state_shapes
@@ -28,21 +28,41 @@ def emitters(backend: str):
 
 
 @lru_cache(maxsize=32)
-def _lowered(spec_source: str, sizes: tuple) -> tuple[Lowered, dict]:
+def _lowered(spec_source: str, sizes: tuple, dtypes: tuple | None = None) -> tuple[Lowered, dict]:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "spec.py"
         path.write_text(spec_source)
-        return lower(path, dict(sizes)), state_shapes(path, dict(sizes))
+        return lower(path, dict(sizes), dtypes), state_shapes(path, dict(sizes))
 
 
 def generate(spec_source: str, op: str, sizes: dict, backend: str = DEFAULT) -> Kernel:
     """The first emitter's Kernel for this spec on `backend`, else a partitioned program of several;
-    Unsupported naming every emitter's reason and the group the partitioner could not write."""
+    Unsupported naming every emitter's reason and the group the partitioner could not write. A spec
+    whose input lists use several dtype combinations gets one per combination (codegen/dtypes.py)."""
     package = emitters(backend)
     if package is None:
         have = [name for name in BACKENDS if emitters(name) is not None]
         raise Unsupported(f"no expert emitter for backend {backend!r} (it has {', '.join(have)})")
-    lowered, shapes = _lowered(spec_source, tuple(sorted(sizes.items())))
+    combos = dtypes.combinations(spec_source, sizes)
+    first = _generate(package, spec_source, op, sizes, None)
+    if len(combos) < 2:
+        return first
+    kernels = [first]
+    for combo in combos[1:]:
+        try:
+            kernels.append(_generate(package, spec_source, op, sizes, combo))
+        except Unsupported as exc:
+            raise Unsupported(f"input dtypes {combo}: {exc}") from None
+
+    def render(config: dict) -> str:
+        at = first.space.index(config) if config in first.space else 0
+        return dtypes.merge([k.render(k.space[min(at, len(k.space) - 1)]) for k in kernels], combos)
+    return Kernel(family=first.family, space=first.space, render=render, kernels=max(k.kernels for k in kernels))
+
+
+def _generate(package, spec_source: str, op: str, sizes: dict, combo: tuple | None) -> Kernel:
+    """One dtype combination's Kernel (None: the main inputs' own)."""
+    lowered, shapes = _lowered(spec_source, tuple(sorted(sizes.items())), combo)
     title = "".join(c if c.isalnum() else "_" for c in op).strip("_") or "op"
     modules = [(name, importlib.import_module(f"{package.__name__}.{name}")) for name in package.EMITTERS]
     reasons = []

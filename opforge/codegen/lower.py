@@ -13,6 +13,7 @@ import torch
 from torch._decomp import core_aten_decompositions, get_decompositions
 from torch.fx import Graph, Node
 
+from opforge.codegen.dtypes import cast
 from opforge.codegen.rewrites import diagonal_products
 from opforge.harness.spec import declared_sizes, load_module
 
@@ -220,9 +221,10 @@ def _cia_materialized_once() -> None:
 _cia_materialized_once()
 
 
-def lower(spec_path: str | Path, sizes: dict[str, int] | None = None) -> Lowered:
+def lower(spec_path: str | Path, sizes: dict[str, int] | None = None, dtypes: tuple | None = None) -> Lowered:
     """The spec's graph, exported with its size constants shrunk; `sizes` (the harness's, by default
-    the declared ones) are what the numbers computed from sizes are read at (sized_numbers)."""
+    the declared ones) are what the numbers computed from sizes are read at (sized_numbers); `dtypes`
+    (per forward argument, codegen/dtypes.py) traces the main inputs cast to another combination."""
     declared = declared_sizes(load_module(spec_path))
     shrunk = {k: min(v, EXPORT_SIZE) for k, v in declared.items() if v >= 16}
     module = load_module(spec_path, shrunk)
@@ -232,7 +234,7 @@ def lower(spec_path: str | Path, sizes: dict[str, int] | None = None) -> Lowered
     # Python numbers become 0-d tensors, so they stay graph inputs instead of baked constants
     # (variants may pass other values); ModelNew wraps them the same way at run time.
     args = tuple(torch.tensor(a) if isinstance(a, (int, float)) and not isinstance(a, bool) else a
-                 for a in module.get_inputs())
+                 for a in cast(tuple(module.get_inputs()), dtypes))
     scalars = {i for i, a in enumerate(module.get_inputs()) if isinstance(a, (int, float)) and not isinstance(a, bool)}
     target = {**declared, **(sizes or {})}
     try:

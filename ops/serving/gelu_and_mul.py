@@ -1,15 +1,17 @@
 """vLLM `gelu_and_mul` (GeGLU, exact erf GELU): x = [gate | up], gelu(gate) * up; [T, 2d] -> [T, d]."""
 import torch
 
-OPFORGE = dict(name="gelu_and_mul", dtypes=["float16"], family="serving",
-               tags=["serving", "elementwise", "activation", "gelu", "glu", "fp16"])
+OPFORGE = dict(name="gelu_and_mul", dtypes=["float16", "float32"], family="serving",
+               tags=["serving", "elementwise", "activation", "gelu", "glu", "fp16"],
+               implements=["vllm:gelu_and_mul"])  # vLLM's GeluAndMul layer
 
 num_tokens = 2048
 intermediate_size = 12288
 
 
 class Model(torch.nn.Module):
-    """vLLM's `GeluAndMul(approximate)`: "none" is erf GELU, "tanh" the tanh form; fp32 math, one rounding."""
+    """vLLM's `GeluAndMul(approximate).forward_native`: "none" is erf GELU, "tanh" the tanh form; gelu(gate)
+    in the input dtype (computed in fp32, rounded once), times up in the input dtype (a second rounding)."""
 
     def __init__(self, approximate="none"):
         super().__init__()
@@ -19,12 +21,15 @@ class Model(torch.nn.Module):
 
     def forward(self, x):
         d = x.shape[-1] // 2
-        gate, up = x[..., :d].float(), x[..., d:].float()
-        return (torch.nn.functional.gelu(gate, approximate=self.approximate) * up).to(x.dtype)
+        return torch.nn.functional.gelu(x[..., :d], approximate=self.approximate) * x[..., d:]
+
+
+def _x(tokens, width, dtype=torch.float16, scale=1.0):
+    return [torch.randn(tokens, 2 * width).mul(scale).to(dtype)]
 
 
 def get_inputs():
-    return [torch.randn(num_tokens, 2 * intermediate_size).to(torch.float16)]
+    return _x(num_tokens, intermediate_size)
 
 
 def get_init_inputs():
@@ -32,7 +37,7 @@ def get_init_inputs():
 
 
 def get_input_variants():
-    # One decode token; an odd width; gate values out to the tails (gelu(-3) is small, gelu(3) ~ 3).
-    return [[torch.randn(1, 2 * intermediate_size).to(torch.float16)],
-            [torch.randn(13, 2 * 4097).to(torch.float16)],
-            [torch.randn(6, 2 * 1000).mul(4).to(torch.float16)]]
+    # One decode token; an odd width; gate values out to the tails (gelu(-3) is small, gelu(3) ~ 3); fp32
+    # (vLLM on a CPU runs float32 models) at a decoder's width and an odd one.
+    return [_x(1, intermediate_size), _x(13, 4097), _x(6, 1000, scale=4.0),
+            _x(5, 256, torch.float32), _x(9, 1000, torch.float32, scale=4.0)]
