@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import torch
 
 from conftest import ROOT, write
 from opforge.agents.drafters.base import DraftRequest
 from opforge.agents.drafters.expert import ExpertDrafter
-from opforge.codegen import generate, twins
+from opforge.codegen import Unsupported, generate, twins
+from opforge.codegen.families.sort.topk import analyse
 from opforge.codegen.lower import lower
 from opforge.harness import judge, selection
 from opforge.harness.evidence import judge_calls
@@ -166,3 +168,19 @@ def test_no_twin_for_a_loop_that_computes_something_else_or_a_layout_none_traces
     # SGLang's req_to_token decode has no traceable twin shipped: refused, with the reason
     draft = _draft(HELD_OUT / "sglang_decode_req_to_token.py")
     assert draft.source is None and "data-dependent" in draft.problem and "no traceable twin" in draft.problem
+
+
+def test_a_router_taking_hidden_states_it_never_reads_verifies(tmp_path):
+    """SGLang's fused_topk_native takes the hidden states only to assert the token count: an argument
+    the graph never reads is passed to the launcher and to no kernel; one it reads still counts."""
+    path = HELD_OUT / "sglang_fused_topk_native.py"
+    source = _candidate(path)
+    v = verify(path, write(tmp_path / "candidate.py", source), OPTIONS)
+    assert v["correct"], v["reasons"]
+    assert next(s for s in v["stress"] if s["case"] == "scaled x1000").get("ties", 0) > 0  # top-2 of 8 saturated
+    kinds = {node.name: kind for node, kind in analyse(lower(path)).loads.items()}
+    assert kinds == {"hidden_states": "unused", "gating_output": "n"}
+    used = write(tmp_path / "used.py", path.read_text().replace(
+        "F.softmax(gating_output.float(), dim=-1)", "F.softmax(gating_output.float() + hidden_states[:, :8], dim=-1)"))
+    with pytest.raises(Unsupported, match="hidden_states of shape .* neither along the sorted row"):
+        analyse(lower(used))

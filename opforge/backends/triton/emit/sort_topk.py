@@ -104,6 +104,8 @@ def loads(plan: TopkPlan, names: dict) -> tuple[list[str], list[str]]:
     """Kernel parameters and load statements for every placeholder."""
     params, lines = [], []
     for node, kind in plan.loads.items():
+        if kind == "unused":  # passed to the launcher, never to the kernel
+            continue
         p = f"p_{node.name}"
         dtype = val(node).dtype
         up = ".to(tl.float32)" if dtype in FLOATS else ""
@@ -231,7 +233,7 @@ def launcher_source(plan: TopkPlan, prefix: str, launcher: str, warps: int) -> s
         elif kind == "row":
             views.append(f"    {a} = {a}.expand(rows_shape + (1,)).reshape(rows, 1)")
             call += [a, f"{a}.stride(0)"]
-        else:
+        elif kind != "unused":
             call.append(a)
     device = args[loads[0]] + ".device"
     outs, rank = [], plan.rank

@@ -154,6 +154,9 @@ def _loads(plan: TopkPlan) -> None:
     n = val(plan.source).shape[-1]
     for p in plan.lowered.placeholders:
         node = next(x for x in plan.lowered.graph.nodes if x.op == "placeholder" and x.name == p.name)
+        if not node.users:  # an argument the op takes and never reads (SGLang's router takes the hidden states)
+            plan.loads[node] = "unused"
+            continue
         shape = tuple(val(node).shape)
         if p.kind in ("parameter", "buffer") and shape and shape[-1] != n:
             raise Unsupported(f"{p.kind} {p.fqn} of shape {list(shape)} is not along the sorted row")
