@@ -355,6 +355,14 @@ GUARANTEES: tuple[Guarantee, ...] = (
        "tests/test_codegen_dtypes.py::test_each_dtype_combination_gets_its_own_kernel_and_the_arguments_pick_it",
        ("opforge/codegen/__init__.py", "    if len(combos) < 2:\n        return first\n",
         "    if True:\n        return first\n")),
+    _g("serving-example-is-expert-draft", "a committed serving example is byte for byte the offline expert's draft "
+       "for its spec: a hand edit with the header rehashed is caught",
+       "tests/test_knowledge.py::test_a_serving_example_is_what_the_offline_expert_drafts_for_its_spec[per_token_int8_quant]",
+       ("opforge/backends/triton/knowledge/serving/per_token_int8_quant.py",
+        "# kernel-sha256: 86c812460bb3c7a293a556a8aba999d9343a6285a67430997d773efe7e5ba290\n",
+        "# kernel-sha256: 4107ba998c50f8df75e5322961d9dfe3baa6507458bd665dd5ef52327972800d\n"),
+       ("opforge/backends/triton/knowledge/serving/per_token_int8_quant.py", "TILE, NUM_WARPS = 1024, 4\n",
+        "TILE, NUM_WARPS = 1024, 2\n")),
     _g("lowering-table-follows-registrations", "the expert's cached decomposition table is rebuilt when a composite op is registered",
        "tests/test_expert_lowering.py::test_the_lowerings_caches_follow_new_composite_registrations",
        ("opforge/codegen/lower.py", "    key = _cia_registrations()\n", "    key = ()\n")),
@@ -404,7 +412,7 @@ GUARANTEES: tuple[Guarantee, ...] = (
     _g("vllm-adapter-replaces-layers", "in vLLM, the exported package's plugin makes vLLM's own RMSNorm, SiluAndMul "
        "and RotaryEmbedding call its ops (same values as vLLM's)",
        "tests/test_export_vllm_adapter.py::test_vllm_layers_call_the_exported_ops_and_fall_back_with_a_reason",
-       ("opforge/exporter/vllm_adapter.py", "        CustomOp.register_oot(name=name)(cls)\n", "")),
+       ("opforge/exporter/vllm_adapter.py", "            CustomOp.register_oot(name=in_tree.__name__)(cls)\n", "")),
     _g("vllm-adapter-ir-provider", "the package's rms_norm ops are vLLM IR providers, chosen with ir_op_priority",
        "tests/test_export_vllm_adapter.py::test_vllm_layers_call_the_exported_ops_and_fall_back_with_a_reason",
        ("opforge/exporter/vllm_adapter.py", '    done["ir"] = _register_ir(found, notes)\n', "")),

@@ -339,6 +339,27 @@ def test_a_serving_example_is_the_kernel_verified_for_its_spec_as_it_is(path):
     ast.parse(path.read_text())
 
 
+@pytest.mark.parametrize("path", sorted(SERVING_EXAMPLES.glob("*.py")), ids=lambda p: p.stem)
+def test_a_serving_example_is_what_the_offline_expert_drafts_for_its_spec(path):
+    """The header's hashes can be recomputed by anyone who edits the example: the kernel below it must
+    also be, byte for byte, what the offline expert drafts for the spec (the draft
+    scripts/serving_examples.py verified), so a hand-edited kernel that was rehashed is caught without
+    verifying anything."""
+    from opforge.agents.drafters.base import DraftRequest
+    from opforge.agents.drafters.expert import ExpertDrafter
+    from opforge.harness.verify import CPU_MAX_BYTES, CPU_MAX_ELEMENTS
+    from opforge.harness.spec import load_spec
+
+    spec_path = ROOT / "ops" / "serving" / path.name
+    spec = load_spec(spec_path, max_elements=CPU_MAX_ELEMENTS, max_bytes=CPU_MAX_BYTES)
+    request = DraftRequest(op=spec.name, spec_source=spec_path.read_text(), backend="triton",
+                           hardware="cpu/x86_64/triton-interpreter", sizes=dict(spec.sizes_used))
+    (draft,) = ExpertDrafter().draft(request)
+    assert draft.source is not None, draft.problem
+    drafted = draft.source if draft.source.endswith("\n") else draft.source + "\n"
+    assert verified_example(path.read_text())[1] == drafted, f"{path.stem}: not the expert's draft (make serving-examples)"
+
+
 # Engine-style specs the corpus has never seen (benchmarks/expert_specs/serving/) and the serving
 # example of the same pattern.
 ENGINE_SPECS = {
