@@ -79,6 +79,29 @@ def test_a_layer_runs_the_kernel_only_with_the_verified_eps_and_dtypes(monkeypat
     assert vllm_adapter.pick([], (x, w), "vllm:rms_norm") == (None, "no op of opforge.exporter implements vllm:rms_norm")
 
 
+def test_a_subclass_is_replaced_under_its_own_name_only_when_it_runs_the_same_forward():
+    class Rope:
+        def forward_native(self):
+            pass
+
+    class Scaled(Rope):  # another cache only
+        pass
+
+    class Fourier(Rope):
+        def forward_native(self):
+            pass
+
+    class ScaledAgain(Scaled):
+        pass
+
+    class FourierScaled(Fourier):  # inherits Fourier's forward
+        pass
+
+    notes = []
+    assert vllm_adapter.family(Rope, {"ScaledAgain": Rope}, notes) == [Rope, Scaled]
+    assert notes == [f"ScaledAgain: already replaced by {__name__}; left as it is"]
+
+
 def export(tmp_path: Path) -> Path:
     """The specs of tests/data/vllm_adapter_specs.py, recorded by hand and exported: the library's root."""
     sys.path.insert(0, str(DATA))
@@ -130,7 +153,7 @@ def test_vllm_layers_call_the_exported_ops_and_fall_back_with_a_reason(tmp_path)
     assert out["installed"]["layers"] == {"RMSNorm": ["rms_w", "add_rms_w"], "SiluAndMul": ["silu_mul"],
                                           "GeluAndMul": ["gelu_tanh_mul"], "RotaryEmbedding": ["rope_neox", "rope_gptj"]}
     assert out["installed"]["ir"] == ["rms_norm", "fused_add_rms_norm"]
-    ran_kernel = ["rms", "rms_cpu", "add_rms", "silu", "gelu_tanh", "ir_rms", "ir_add_rms"] + [
+    ran_kernel = ["rms", "rms_cpu", "add_rms", "silu", "gelu_tanh", "rope_llama3", "ir_rms", "ir_add_rms"] + [
         f"rope_{style}_{rot}{how}" for style in ("neox", "gptj") for rot in (32, 16) for how in ("", "_cpu")]
     own_code = ["rms_eps", "rms_cpu_eps", "add_rms_eps", "rms_no_weight", "silu_bf16", "gelu_none", "rope_no_key",
                 "ir_rms_eps"]
@@ -138,12 +161,15 @@ def test_vllm_layers_call_the_exported_ops_and_fall_back_with_a_reason(tmp_path)
         assert cases[name]["diff"] <= 1e-6, (name, cases[name])  # the in-tree layer's values, kernel or not
     assert {n: cases[n]["kernel_calls"] for n in ran_kernel} == dict.fromkeys(ran_kernel, 1)
     assert {n: cases[n]["kernel_calls"] for n in own_code + ["gemma"]} == dict.fromkeys(own_code + ["gemma"], 0)
-    assert all(cases[n]["class"].startswith(REPLACED) for n in ran_kernel[:5] + own_code[:-1])
+    assert all(cases[n]["class"].startswith(REPLACED) for n in ran_kernel[:6] + own_code[:-1])
+    assert cases["rope_llama3"]["class"] == f"{REPLACED}.Llama3RotaryEmbedding"
+    assert {"Llama3RotaryEmbedding", "YaRNScalingRotaryEmbedding"} <= set(out["installed"]["also"]["RotaryEmbedding"])
+    assert "FourierRotaryEmbedding" not in out["installed"]["also"]["RotaryEmbedding"]  # a forward of its own
     assert cases["gemma"]["class"].startswith("vllm.")  # exact class names only: GemmaRMSNorm keeps vLLM's code
     assert all(cases[f"rope_{s}_{r}_cpu"]["in_place"] <= 1e-6 for s in ("neox", "gptj") for r in (32, 16))
     assert out["log"][0].startswith("kernels_generated: vLLM layers calling its kernels: RMSNorm (rms_w, add_rms_w), "
                                     "SiluAndMul (silu_mul), GeluAndMul (gelu_tanh_mul), RotaryEmbedding (rope_neox, "
-                                    "rope_gptj)")
+                                    "rope_gptj) and its subclasses ")
     assert out["log"][1:] == [  # once per layer and reason, though each case called twice or more
         "kernels_generated: vLLM's RMSNorm (vllm:rms_norm) runs its own code: eps 1e-05, vllm:rms_norm verified "
         "with eps 1e-06 only",

@@ -1,24 +1,16 @@
 """vLLM's own layers call this package's kernels (copied verbatim into every exported package as
 <package>/_vllm.py; plugins.register() calls install() in every process vLLM starts).
 
-An op says which engine op it stands for in its spec (OPFORGE["implements"], in configs/<op>.json):
-  vllm:rms_norm             (x [T, H], weight [H]) -> out; init (eps,)
-  vllm:fused_add_rms_norm   (x [T, H], residual [T, H], weight [H]) -> (out, x + residual); init (eps,)
-  vllm:silu_and_mul, vllm:gelu_and_mul, vllm:gelu_tanh_and_mul   (x [T, 2d]) -> [T, d]; init ()
-  vllm:rotary_embedding:neox, vllm:rotary_embedding:gptj
-      (positions [T] int64, query [T, Hq, D], key [T, Hk, D], cos_sin_cache [P, R]) -> (query', key')
-install() registers, with vLLM's CustomOp.register_oot, a subclass of each in-tree layer some op
-covers (RMSNorm, SiluAndMul, GeluAndMul, RotaryEmbedding): every forward_* vLLM dispatches to calls
-torch.ops.<package>.<op>, and falls back to the in-tree method it overrides, with one log line per
-layer and reason, where no op applies (eps, dtypes or device not verified, has_weight=False,
-variance_size_override, key None...). Only those exact class names are replaced: GemmaRMSNorm,
-Llama3RotaryEmbedding and the other subclasses keep vLLM's code, silently. vLLM IR: the ops of
-vllm:rms_norm / vllm:fused_add_rms_norm are also registered as the provider "<package>" of
-vllm.ir.ops.rms_norm / fused_add_rms_norm, used only when chosen:
-  LLM(..., ir_op_priority={"rms_norm": ["<package>"], "fused_add_rms_norm": ["<package>"]})
-(vLLM appends "native", which takes what the provider declines). Importing this module imports
-neither vLLM nor the package's ops; under torch.compile the checks are the dtypes only and nothing
-is logged (the op itself still runs its reference for what its kernel was not verified on)."""
+An op stands for an engine op by its spec's OPFORGE["implements"] key (configs/<op>.json) and the
+contract's signature (ARITY; docs/engines.md). install() registers with CustomOp.register_oot a
+subclass of each in-tree layer an op covers (RMSNorm, SiluAndMul, GeluAndMul, RotaryEmbedding, and
+their subclasses that run the same forward code): every forward_* vLLM dispatches to calls
+torch.ops.<package>.<op>, else the in-tree method it overrides, with one log line per layer and
+reason (eps, dtypes or device not verified, has_weight=False, key None...). Other classes
+(GemmaRMSNorm...) keep vLLM's code, silently. The rms_norm ops are also the vLLM IR provider
+"<package>", used when chosen with ir_op_priority. Importing this module imports neither vLLM nor
+the package's ops; traced by torch.compile, the checks are the dtypes only and nothing is logged
+(the op still runs its reference where its kernel does not apply)."""
 import importlib
 import logging
 
@@ -49,9 +41,6 @@ class Entry:
 
     def eps(self):
         return self.init[0] if len(self.init) == 1 and isinstance(self.init[0], (int, float)) else None
-
-    def __repr__(self) -> str:
-        return self.op
 
 
 def contract_problem(key: str, entry: Entry) -> str:
@@ -151,9 +140,7 @@ def rms_norm(layer, x, residual):
     if entry is None:
         return None, why
     out = _call(entry, *flat, weight)
-    if residual is None:
-        return out.view(shape), ""
-    return (out[0].view(shape), out[1].view(residual.shape)), ""
+    return (out.view(shape) if residual is None else (out[0].view(shape), out[1].view(residual.shape))), ""
 
 
 def and_mul(layer, key: str, x):
@@ -173,6 +160,8 @@ def rotary(layer, positions, query, key):
     if getattr(layer, "cos_sin_cache", None) is None:
         return None, "the layer has no cos_sin_cache (init_cache=False)"
     cache = layer._match_cos_sin_cache_dtype(query)
+    if cache.dim() != 2 or cache.shape[-1] != layer.rotary_dim:
+        return None, f"cos_sin_cache {list(cache.shape)} is not [positions, rotary_dim {layer.rotary_dim}]"
     positions = positions.flatten()
     tokens, size = positions.shape[0], layer.head_size
     q = query.reshape(tokens, -1, size).contiguous()
@@ -195,14 +184,11 @@ def _subclass(base, found: dict, run, setup):
         base.__init__(self, *args, **kwargs)
         setup(self, found)
 
-    ns = {"__init__": __init__, "__module__": __name__,
-          "__doc__": f"vLLM's {base.__name__} calling {PACKAGE}'s kernels where they apply (else vLLM's code)."}
+    ns = {"__init__": __init__, "__module__": __name__, "__doc__": f"vLLM's {base.__name__} calling {PACKAGE}'s ops."}
     for method in METHODS:
         if hasattr(base, method):
             ns[method] = _forward(method, run)
-    cls = type(f"{base.__name__}", (base,), ns)
-    cls.__qualname__ = f"{PACKAGE}.{base.__name__}"
-    return cls
+    return type(base.__name__, (base,), ns)
 
 
 def _forward(method: str, run):
@@ -230,14 +216,8 @@ def _run_norm(self, method, x, residual=None, *rest, **kwargs):
     if rest or kwargs:
         return _declined(self, "called with arguments beyond (x, residual)")
     out, why = rms_norm(self, x, residual)
-    if out is None:
-        key = "vllm:rms_norm" if residual is None else "vllm:fused_add_rms_norm"
-        return _declined(self, why, f"RMSNorm ({key})")
-    return out
-
-
-def _setup_act(layer, found):
-    layer._kg_ops = {k: found.get(k, []) for k in ("vllm:silu_and_mul", *GELU.values())}
+    key = "vllm:rms_norm" if residual is None else "vllm:fused_add_rms_norm"
+    return out if out is not None else _declined(self, why, f"{type(self).__name__} ({key})")
 
 
 def _run_act(self, method, x, *rest, **kwargs):
@@ -250,8 +230,10 @@ def _run_act(self, method, x, *rest, **kwargs):
     return out if out is not None else _declined(self, why)
 
 
-def _setup_rope(layer, found):
-    layer._kg_ops = {k: found.get(k, []) for k in ROPE.values()}
+def _setup_for(keys: tuple):
+    def setup(layer, found):
+        layer._kg_ops = {k: found.get(k, []) for k in keys}
+    return setup
 
 
 def _run_rope(self, method, positions, query, key=None, *rest, **kwargs):
@@ -276,16 +258,41 @@ def _declined(layer, why: str, name: str | None = None):
 def _layers(found: dict) -> list:
     """(in-tree modules, class name, run, setup, keys) of the layers this adapter can replace."""
     layers = "vllm.model_executor.layers."
+    # The rotary package first: importing it imports every variant, so family() sees them
     return [((layers + "layernorm",), "RMSNorm", _run_norm, _setup_norm, EPS_KEYS),
-            ((layers + "activation",), "SiluAndMul", _run_act, _setup_act, ("vllm:silu_and_mul",)),
-            ((layers + "activation",), "GeluAndMul", _run_act, _setup_act, tuple(GELU.values())),
-            ((layers + "rotary_embedding.base", layers + "rotary_embedding"), "RotaryEmbedding", _run_rope,
-             _setup_rope, tuple(ROPE.values()))]
+            ((layers + "activation",), "SiluAndMul", _run_act, _setup_for(("vllm:silu_and_mul",)), ("vllm:silu_and_mul",)),
+            ((layers + "activation",), "GeluAndMul", _run_act, _setup_for(tuple(GELU.values())), tuple(GELU.values())),
+            ((layers + "rotary_embedding", layers + "rotary_embedding.base"), "RotaryEmbedding", _run_rope,
+             _setup_for(tuple(ROPE.values())), tuple(ROPE.values()))]
+
+
+INHERITED = METHODS + ("forward", "forward_static")
+
+
+def family(base, taken: dict, notes: list) -> list:
+    """`base` and its subclasses imported by now that run exactly its forward code
+    (Llama3RotaryEmbedding, YaRNScalingRotaryEmbedding... differ only in the cos_sin_cache they
+    compute, which the op takes as an input): vLLM replaces classes by exact name, so each is
+    registered under its own. A subclass with a forward of its own keeps vLLM's code; a name in
+    `taken` (replaced by another plugin) is left to it, with a note."""
+    found, seen, todo = [], set(), [base]
+    while todo:
+        cls = todo.pop(0)
+        todo += cls.__subclasses__()
+        if cls is not base and any(getattr(cls, m, None) is not getattr(base, m, None) for m in INHERITED):
+            continue
+        if cls.__module__ == __name__ or cls.__name__ in seen:  # a replacement of ours; a name twice
+            continue
+        seen.add(cls.__name__)
+        if cls.__name__ in taken:
+            notes.append(f"{cls.__name__}: already replaced by {taken[cls.__name__].__module__}; left as it is")
+            continue
+        found.append(cls)
+    return found
 
 
 def _in_tree(modules: tuple, name: str, notes: list):
-    """vLLM's class `name` from the first of `modules` that has it (their places move between
-    versions), or None with a note."""
+    """vLLM's class `name` from the first of `modules` having it (places move), or None with a note."""
     for module in modules:
         try:
             return getattr(importlib.import_module(module), name)
@@ -309,24 +316,27 @@ def install() -> dict:
     from vllm.model_executor.custom_op import CustomOp, op_registry_oot
 
     found, notes = find_ops(configs())
-    done = {"layers": {}, "ir": [], "notes": notes}
+    done = {"layers": {}, "also": {}, "ir": [], "notes": notes}
     for modules, name, run, setup, keys in _layers(found):
         ops = [e.op for k in keys for e in found.get(k, [])]
         if not ops:
             continue
-        if name in op_registry_oot:
-            notes.append(f"{name}: already replaced by {op_registry_oot[name].__module__}; left as it is")
-            continue
         base = _in_tree(modules, name, notes)
         if base is None:
             continue
-        cls = _subclass(base, found, run, setup)
-        cls._kg_class, cls._kg_gelu = cls, name == "GeluAndMul"
-        CustomOp.register_oot(name=name)(cls)
-        done["layers"][name] = list(dict.fromkeys(ops))
+        for in_tree in family(base, op_registry_oot, notes):
+            cls = _subclass(in_tree, found, run, setup)
+            cls._kg_class, cls._kg_gelu = cls, name == "GeluAndMul"
+            CustomOp.register_oot(name=in_tree.__name__)(cls)
+            if in_tree is base:
+                done["layers"][name] = list(dict.fromkeys(ops))
+            else:
+                done["also"].setdefault(name, []).append(in_tree.__name__)
     done["ir"] = _register_ir(found, notes)
     _installed.append(done)
-    layers = ", ".join(f"{k} ({', '.join(v)})" for k, v in done["layers"].items()) or "none"
+    layers = ", ".join(f"{k} ({', '.join(v)})" + (f" and its subclasses {', '.join(done['also'][k])}"
+                                                  if done["also"].get(k) else "")
+                       for k, v in done["layers"].items()) or "none"
     ir = ", ".join(done["ir"]) or "none"
     log.info("%s: vLLM layers calling its kernels: %s; vLLM IR provider %r for: %s (chosen with ir_op_priority)%s",
              PACKAGE, layers, PACKAGE, ir, "".join(f"; {n}" for n in notes))
@@ -344,8 +354,7 @@ def _register_ir(found: dict, notes: list) -> list:
         if not found.get(key) or op is None or PACKAGE in op.impls:
             continue
         try:
-            register = IR_IMPLS[name]
-            register(op, found[key], key)
+            IR_IMPLS[name](op, found[key], key)
         except (ValueError, TypeError) as exc:  # this vLLM's IR signature is not the one written here
             notes.append(f"vllm.ir.ops.{name}: not registered ({exc})")
             continue

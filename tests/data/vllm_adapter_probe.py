@@ -91,6 +91,13 @@ def cases(into: dict, package) -> None:
             case(into, f"rope_{tag}_{rot}", package, rope, lambda: rope.forward_native(positions, q, k), want)
             case(into, f"rope_{tag}_{rot}_cpu", package, rope, lambda: rope.forward_cpu(positions, q, k), want)
             into[f"rope_{tag}_{rot}_cpu"]["in_place"] = float((q - want[0]).abs().max())
+    # Llama 3's scaled RoPE: a subclass that only computes another cache, replaced under its own name
+    llama3 = get_rope(32, 64, is_neox_style=True, dtype=torch.float32, rope_parameters={
+        "rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0, "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0, "original_max_position_embeddings": 16})
+    q, k = torch.randn(7, 128), torch.randn(7, 64)
+    case(into, "rope_llama3", package, llama3, lambda: llama3.forward_native(positions, q, k),
+         type(llama3).__mro__[1].forward_native(llama3, positions, q, k))
     rope = get_rope(32, 64, is_neox_style=True, rope_parameters={"rope_theta": 10000.0}, dtype=torch.float32)
     q = torch.randn(7, 128)
     case(into, "rope_no_key", package, rope, lambda: rope.forward_native(positions, q, None)[0],
