@@ -1107,7 +1107,7 @@ GUARANTEES: tuple[Guarantee, ...] = (
         "    if False:\n")),
     _g("expert-item-loop-twin", "a reference that reads its sizes from the data (`int(seq_lens[b].item())` loops), "
        "which torch.export cannot trace, is drafted from a traceable twin returning the same, and verifies against the loop",
-       f"{HT}test_an_item_loop_decode_is_drafted_from_its_traceable_twin_and_verifies",
+       f"{HT}test_an_item_loop_decode_is_drafted_from_its_traceable_twin_and_verifies[paged_decode_item_loop-paged_decode_attention.py]",
        ("opforge/agents/drafters/expert.py",
         "            found = twins.find(request.spec_source, request.sizes) if twins.data_dependent(str(exc)) else None\n",
         "            found = None\n")),

@@ -147,13 +147,16 @@ def _draft(path: Path, source: str | None = None):
     return ExpertDrafter().draft(request)[0]
 
 
-def test_an_item_loop_decode_is_drafted_from_its_traceable_twin_and_verifies(tmp_path):
-    """vLLM's kernel-test reference (`seq_len = int(seq_lens[i].item())`, a loop over its tokens): export
-    stops on the data-dependent size; the expert drafts from ops/serving/paged_decode_attention.py, which
-    returns the same on every input list, and the harness verifies against the loop itself."""
-    path = HELD_OUT / "paged_decode_item_loop.py"
+@pytest.mark.parametrize("stem, twin", [("paged_decode_item_loop", "paged_decode_attention.py"),
+                                        ("decode_contiguous_item_lens", "decode_contiguous_nhd.py")])
+def test_an_item_loop_decode_is_drafted_from_its_traceable_twin_and_verifies(stem, twin, tmp_path):
+    """vLLM's kernel-test reference (`seq_len = int(seq_lens[i].item())`, a loop over its tokens) and a
+    Llama-layout cache sliced to `int(lengths[b].item())`: export stops on the data-dependent size; the
+    expert drafts from a traceable reference returning the same on every input list (the suite's paged
+    decode; codegen/twin_refs/), and the harness verifies against the loop itself."""
+    path = HELD_OUT / f"{stem}.py"
     draft = _draft(path)
-    assert draft.meta["traced_through"] == "paged_decode_attention.py" and draft.meta["family"] == "attention"
+    assert draft.meta["traced_through"] == twin and draft.meta["family"] == "attention"
     v = verify(path, write(tmp_path / "candidate.py", draft.source), OPTIONS)
     assert v["correct"], v["reasons"]
 

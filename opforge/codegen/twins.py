@@ -5,7 +5,8 @@ into Python (`L = int(seq_lens[b].item())`, `range(L)`, `keys[:L]`): the sizes d
 so torch.export stops (GuardOnDataDependentSymNode) and no graph exists for a family to read. The
 same op written over the whole batch with a mask (ops/serving/paged_decode_attention.py) traces. So
 where export stops on a data-dependent size, the expert runs the reference beside every Model of the
-serving references the package ships (opforge/ops/serving/) taking the same number of forward
+serving references the package ships (opforge/ops/serving/, then codegen/twin_refs/: engine layouts
+the suite lacks) taking the same number of forward
 arguments and the same constructor arguments, on every input list of the spec (main and variants,
 at the sizes used), and drafts from the first one whose outputs, and in-place arguments, match within
 the harness's tolerance for their dtype. The harness still verifies the candidate against the
@@ -24,7 +25,8 @@ import torch
 from opforge.harness.compare import compare_outputs, flatten_outputs
 from opforge.harness.spec import input_lists, load_module
 
-KNOWN = Path(__file__).resolve().parent.parent / "ops" / "serving"
+# the serving suite the package ships, then the expert's own references of engine layouts it lacks
+KNOWN = (Path(__file__).resolve().parent.parent / "ops" / "serving", Path(__file__).resolve().parent / "twin_refs")
 # torch.export's words for a size or a branch that depends on tensor data
 DATA_DEPENDENT = ("data-dependent", "DataDependent", "GuardOnDataDependentSymNode", "unbacked")
 
@@ -40,7 +42,7 @@ def model_source(source: str) -> str | None:
     return ast.get_source_segment(source, node) if node is not None else None
 
 
-def find(spec_source: str, sizes: dict[str, int], known: Path = KNOWN) -> tuple[str, Path] | None:
+def find(spec_source: str, sizes: dict[str, int], known: tuple[Path, ...] = KNOWN) -> tuple[str, Path] | None:
     """(the spec's source with its Model replaced by a traceable twin's, the twin's file), or None."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "spec.py"
@@ -50,7 +52,7 @@ def find(spec_source: str, sizes: dict[str, int], known: Path = KNOWN) -> tuple[
         lists = input_lists(user, path)
         wanted = _arity(user.Model)
         mutates = (getattr(user, "OPFORGE", {}) or {}).get("mutates", [])
-        for candidate in sorted(known.glob("*.py")):
+        for candidate in [p for folder in known for p in sorted(folder.glob("*.py")) if p.name != "__init__.py"]:
             twin = model_source(candidate.read_text())
             if twin is None:
                 continue
