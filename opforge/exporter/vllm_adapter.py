@@ -38,6 +38,7 @@ class Entry:
         self.dtypes = [tuple(getattr(torch, d) if d else None for d in s) for s in sets]
         args, kwargs = config.get("init_args") or [[], {}]
         self.init = list(args) + list(kwargs.values())
+        self.reference, self.seen = None, {}  # the spec's Model, built when first needed; shapes checked
 
     def eps(self):
         return self.init[0] if len(self.init) == 1 and isinstance(self.init[0], (int, float)) else None
@@ -90,6 +91,30 @@ def _select(entry: Entry, args: tuple) -> str:
     return runtime.select(entry.config, args)[1]
 
 
+def rejects(entry: Entry, args: tuple) -> str:
+    """Why the op's own reference rejects arguments of these shapes (the package runtime's check on
+    fake tensors, cached per shapes), or "": a kernel must not run where its spec raises (a spec
+    that covers full rotary only, say), and the op's fallback would raise too."""
+    runtime = importlib.import_module(f"{PACKAGE}._runtime")
+    if entry.reference is None:
+        spec = importlib.import_module(f"{PACKAGE}.references.{entry.op}")
+        entry.reference = spec.Model(*(spec.get_init_inputs() if hasattr(spec, "get_init_inputs") else []))
+    return runtime.shapes_problem(entry.reference, runtime.state_of(entry.reference), args, entry.seen)
+
+
+def geometry(entries: list, shapes: list, key: str) -> tuple[list, str]:
+    """The entries whose reference takes a layer's geometry (arguments of these shapes in the entry's
+    first verified dtypes), else ([], why): checked once, when the layer is built."""
+    fit, why = [], []
+    for entry in entries:
+        reason = rejects(entry, tuple(torch.zeros(s, dtype=d) for s, d in zip(shapes, entry.dtypes[0])))
+        if reason:
+            why.append(f"{entry.op}: {reason}")
+        else:
+            fit.append(entry)
+    return fit, ("; ".join(why) if entries and not fit else "")
+
+
 def pick(entries: list, args: tuple, key: str) -> tuple:
     """(the entry whose kernel applies to args, "") or (None, why not). Traced (torch.compile): by the
     dtypes alone, the op itself guarding the rest; eager: the package's own select() too (device,
@@ -121,7 +146,8 @@ def fall_back(layer: str, reason: str) -> None:
     log.info("%s: vLLM's %s runs its own code: %s", PACKAGE, layer, reason)
 
 
-def _call(entry: Entry, *args):
+def call(entry: Entry, *args):
+    """torch.ops.<package>.<op>(*args)."""
     return getattr(getattr(torch.ops, PACKAGE), entry.op)(*args)
 
 
@@ -139,7 +165,7 @@ def rms_norm(layer, x, residual):
     entry, why = pick(layer._kg_ops[key], flat + (weight,), key)
     if entry is None:
         return None, why
-    out = _call(entry, *flat, weight)
+    out = call(entry, *flat, weight)
     return (out.view(shape) if residual is None else (out[0].view(shape), out[1].view(residual.shape))), ""
 
 
@@ -149,7 +175,7 @@ def and_mul(layer, key: str, x):
     entry, why = pick(entries, (flat,), key)
     if entry is None:
         return None, why
-    return _call(entry, flat).view(*x.shape[:-1], x.shape[-1] // 2), ""
+    return call(entry, flat).view(*x.shape[:-1], x.shape[-1] // 2), ""
 
 
 def rotary(layer, positions, query, key):
@@ -157,8 +183,8 @@ def rotary(layer, positions, query, key):
     name = ROPE[bool(layer.is_neox_style)]
     if key is None:
         return None, "key is None (the kernel rotates a query and a key)"
-    if getattr(layer, "cos_sin_cache", None) is None:
-        return None, "the layer has no cos_sin_cache (init_cache=False)"
+    if getattr(layer, "cos_sin_cache", None) is None or layer._kg_static[name]:
+        return None, layer._kg_static.get(name) or "the layer has no cos_sin_cache (init_cache=False)"
     cache = layer._match_cos_sin_cache_dtype(query)
     if cache.dim() != 2 or cache.shape[-1] != layer.rotary_dim:
         return None, f"cos_sin_cache {list(cache.shape)} is not [positions, rotary_dim {layer.rotary_dim}]"
@@ -170,7 +196,7 @@ def rotary(layer, positions, query, key):
     entry, why = pick(layer._kg_ops.get(name, []), args, name)
     if entry is None:
         return None, why
-    q2, k2 = _call(entry, *args)
+    q2, k2 = call(entry, *args)
     return (q2.reshape(query.shape), k2.reshape(key.shape)), ""
 
 
@@ -208,8 +234,10 @@ def _setup_norm(layer, found):
         problems.append(f"variance_size_override={layer.variance_size_override} (the kernel reduces the whole row)")
     layer._kg_problem = "; ".join(problems)
     layer._kg_ops, layer._kg_eps_problem = {}, {}
-    for key in EPS_KEYS:
-        layer._kg_ops[key], layer._kg_eps_problem[key] = eps_problem(found.get(key, []), layer.variance_epsilon, key)
+    h = layer.hidden_size
+    for key, shapes in zip(EPS_KEYS, ([(1, h), (h,)], [(1, h), (1, h), (h,)])):
+        fit, why = eps_problem(found.get(key, []), layer.variance_epsilon, key)
+        layer._kg_ops[key], layer._kg_eps_problem[key] = geometry(fit, shapes, key) if fit else (fit, why)
 
 
 def _run_norm(self, method, x, residual=None, *rest, **kwargs):
@@ -234,6 +262,15 @@ def _setup_for(keys: tuple):
     def setup(layer, found):
         layer._kg_ops = {k: found.get(k, []) for k in keys}
     return setup
+
+
+def _setup_rope(layer, found):
+    layer._kg_ops, layer._kg_static = {}, {}
+    cache = getattr(layer, "cos_sin_cache", None)
+    for key in ROPE.values():
+        shapes = [(1,), (1, 1, layer.head_size), (1, 1, layer.head_size), tuple(getattr(cache, "shape", ()))]
+        ops = found.get(key, [])
+        layer._kg_ops[key], layer._kg_static[key] = geometry(ops, shapes, key) if cache is not None else (ops, "")
 
 
 def _run_rope(self, method, positions, query, key=None, *rest, **kwargs):
@@ -263,7 +300,7 @@ def _layers(found: dict) -> list:
             ((layers + "activation",), "SiluAndMul", _run_act, _setup_for(("vllm:silu_and_mul",)), ("vllm:silu_and_mul",)),
             ((layers + "activation",), "GeluAndMul", _run_act, _setup_for(tuple(GELU.values())), tuple(GELU.values())),
             ((layers + "rotary_embedding", layers + "rotary_embedding.base"), "RotaryEmbedding", _run_rope,
-             _setup_for(tuple(ROPE.values())), tuple(ROPE.values()))]
+             _setup_rope, tuple(ROPE.values()))]
 
 
 INHERITED = METHODS + ("forward", "forward_static")
@@ -332,7 +369,7 @@ def install() -> dict:
                 done["layers"][name] = list(dict.fromkeys(ops))
             else:
                 done["also"].setdefault(name, []).append(in_tree.__name__)
-    done["ir"] = _register_ir(found, notes)
+    done["ir"] = importlib.import_module(f"{PACKAGE}._vllm_ir").register(found, notes)
     _installed.append(done)
     layers = ", ".join(f"{k} ({', '.join(v)})" + (f" and its subclasses {', '.join(done['also'][k])}"
                                                   if done["also"].get(k) else "")
@@ -341,58 +378,3 @@ def install() -> dict:
     log.info("%s: vLLM layers calling its kernels: %s; vLLM IR provider %r for: %s (chosen with ir_op_priority)%s",
              PACKAGE, layers, PACKAGE, ir, "".join(f"; {n}" for n in notes))
     return done
-
-
-def _register_ir(found: dict, notes: list) -> list:
-    try:
-        from vllm import ir
-    except ImportError:
-        return []
-    done = []
-    for name, key in (("rms_norm", "vllm:rms_norm"), ("fused_add_rms_norm", "vllm:fused_add_rms_norm")):
-        op = getattr(ir.ops, name, None)
-        if not found.get(key) or op is None or PACKAGE in op.impls:
-            continue
-        try:
-            IR_IMPLS[name](op, found[key], key)
-        except (ValueError, TypeError) as exc:  # this vLLM's IR signature is not the one written here
-            notes.append(f"vllm.ir.ops.{name}: not registered ({exc})")
-            continue
-        done.append(name)
-    return done
-
-
-def _ir_entry(entries, key, x, residual, weight, epsilon, variance_size):
-    if weight is None or variance_size is not None:
-        return None
-    fit, _ = eps_problem(entries, epsilon, key)
-    flat = (x.reshape(-1, x.shape[-1]).contiguous(),) + (
-        () if residual is None else (residual.reshape(-1, x.shape[-1]).contiguous(),))
-    return pick(fit, flat + (weight,), key)[0]
-
-
-def _ir_rms_norm(op, entries, key):
-    def supports(x, weight, epsilon, variance_size=None):
-        return _ir_entry(entries, key, x, None, weight, epsilon, variance_size) is not None
-
-    @op.register_impl(PACKAGE, supports_args=supports)
-    def impl(x: torch.Tensor, weight: torch.Tensor | None, epsilon: float,
-             variance_size: int | None = None) -> torch.Tensor:
-        entry = _ir_entry(entries, key, x, None, weight, epsilon, variance_size)
-        return _call(entry, x.reshape(-1, x.shape[-1]).contiguous(), weight).view(x.shape)
-
-
-def _ir_fused_add(op, entries, key):
-    def supports(x, x_residual, weight, epsilon, variance_size=None):
-        return _ir_entry(entries, key, x, x_residual, weight, epsilon, variance_size) is not None
-
-    @op.register_impl(PACKAGE, supports_args=supports)
-    def impl(x: torch.Tensor, x_residual: torch.Tensor, weight: torch.Tensor | None, epsilon: float,
-             variance_size: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        entry = _ir_entry(entries, key, x, x_residual, weight, epsilon, variance_size)
-        h = x.shape[-1]
-        out, res = _call(entry, x.reshape(-1, h).contiguous(), x_residual.reshape(-1, h).contiguous(), weight)
-        return out.view(x.shape), res.view(x_residual.shape)
-
-
-IR_IMPLS = {"rms_norm": _ir_rms_norm, "fused_add_rms_norm": _ir_fused_add}
