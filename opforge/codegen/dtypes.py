@@ -57,7 +57,7 @@ def _helper_methods(tree: ast.Module) -> set[str]:
             if isinstance(m, ast.FunctionDef) and m.name != "forward" and not m.name.startswith("__")}
 
 
-def rename(source: str, suffix: str) -> tuple[list[str], str]:
+def rename(source: str, suffix: str, keep_docstring: bool = True) -> tuple[list[str], str]:
     """(import lines, the rest with every top-level name defined here given `suffix`): a name is
     renamed wherever it is a name (its definition, calls, keyword arguments of its own functions),
     never as an attribute (`x.name`), in a string or a comment; a class's helper methods are renamed
@@ -67,6 +67,8 @@ def rename(source: str, suffix: str) -> tuple[list[str], str]:
     imports = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
     lines = source.splitlines(keepends=True)
     import_lines = {i for n in imports for i in range(n.lineno - 1, n.end_lineno)}
+    if not keep_docstring and ast.get_docstring(tree) is not None:  # the first rendering's says it for all
+        import_lines |= set(range(tree.body[0].lineno - 1, tree.body[0].end_lineno))
     head = ["".join(lines[n.lineno - 1:n.end_lineno]).rstrip("\n") for n in imports]
     body = "".join(line for i, line in enumerate(lines) if i not in import_lines)
     out, previous = [], None
@@ -87,7 +89,7 @@ def merge(sources: list[str], combos: list[Dtypes]) -> str:
     combination k's forward as super(ModelNew_dt{k-1}, self).forward."""
     heads, bodies = [], []
     for i, source in enumerate(sources):
-        head, body = rename(source, f"_dt{i}")
+        head, body = rename(source, f"_dt{i}", keep_docstring=i == 0)
         heads += head
         bodies.append(f"# ---- for input dtypes {combos[i]} ----\n{body.strip()}\n")
     future = [h for h in dict.fromkeys(heads) if h.startswith("from __future__")]
