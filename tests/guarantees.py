@@ -415,7 +415,8 @@ GUARANTEES: tuple[Guarantee, ...] = (
        ("opforge/exporter/vllm_adapter.py", "            CustomOp.register_oot(name=in_tree.__name__)(cls)\n", "")),
     _g("vllm-adapter-ir-provider", "the package's rms_norm ops are vLLM IR providers, chosen with ir_op_priority",
        "tests/test_export_vllm_adapter.py::test_vllm_layers_call_the_exported_ops_and_fall_back_with_a_reason",
-       ("opforge/exporter/vllm_adapter.py", '    done["ir"] = _register_ir(found, notes)\n', "")),
+       ("opforge/exporter/vllm_adapter.py", '    done["ir"] = importlib.import_module(f"{PACKAGE}._vllm_ir").register(found, notes)\n',
+        '    done["ir"] = []\n')),
     _g("vllm-adapter-rope-in-place", "a replaced rotary embedding's forward_cpu/cuda rotate query and key in place, as "
        "vLLM's do",
        "tests/test_export_vllm_adapter.py::test_vllm_layers_call_the_exported_ops_and_fall_back_with_a_reason",
@@ -428,6 +429,10 @@ GUARANTEES: tuple[Guarantee, ...] = (
     _g("vllm-adapter-subclass-own-forward", "a vLLM subclass with a forward of its own keeps vLLM's code",
        "tests/test_export_vllm_adapter.py::test_a_subclass_is_replaced_under_its_own_name_only_when_it_runs_the_same_forward",
        ("opforge/exporter/vllm_adapter.py", "        if cls is not base and any(", "        if cls is not base and False and any(")),
+    _g("vllm-adapter-geometry", "a vLLM layer whose shapes the op's own spec rejects (partial rotary for a full-rotary "
+       "spec) runs vLLM's code, said once",
+       "tests/test_export_vllm_adapter.py::test_vllm_layers_call_the_exported_ops_and_fall_back_with_a_reason",
+       ("opforge/exporter/vllm_adapter.py", "        if reason:\n            why.append(", "        if False:\n            why.append(")),
     _g("vllm-adapter-eps-fallback", "a vLLM layer whose eps is not the verified one runs vLLM's code, said once",
        ("tests/test_export_vllm_adapter.py::test_a_layer_runs_the_kernel_only_with_the_verified_eps_and_dtypes",
         "tests/test_export_vllm_adapter.py::test_vllm_layers_call_the_exported_ops_and_fall_back_with_a_reason"),
