@@ -62,6 +62,14 @@ def test_an_op_whose_layer_this_model_lacks_is_not_required():
     assert res.passed and [r.expected for r in res.rows] == [False, True]
 
 
+def test_a_replaced_subclass_of_a_layer_counts_as_that_layer():
+    llama3 = [dict(LAYERS[1], replaces="Llama3RotaryEmbedding", bases=["Llama3RotaryEmbedding", "RotaryEmbedding",
+                                                                       "CustomOp", "Module", "object"])]
+    res = judge(run(calls={"rope": 0}, layers=llama3), run(loaded=False), LIB)
+    assert res.problems == ["rope replaces vLLM's Llama3RotaryEmbedding in this model but ran its kernel 0 times "
+                            "(0 fallbacks)"]
+
+
 def test_a_plugin_that_replaced_nothing_fails_instead_of_passing_vacuously():
     res = judge(run(layers=[]), run(loaded=False), LIB)
     assert res.problems == ["the plugin replaced no layer of this model with an exported op (layers registered: "

@@ -209,7 +209,8 @@ def judge(plugin: dict, plain: dict, library: Library, tol: float = LOGPROB_TOL)
 
 def _covers(key: str, layer: dict) -> bool:
     name, attrs = LAYER_OF.get(key, (None, {}))
-    return layer.get("replaces") == name and all(layer.get("attrs", {}).get(a) == v for a, v in attrs.items())
+    bases = layer.get("bases") or [layer.get("replaces")]  # Llama3RotaryEmbedding replaced is a RotaryEmbedding
+    return name in bases and all(layer.get("attrs", {}).get(a) == v for a, v in attrs.items())
 
 
 def run_check(library: str | Path, env: str | None = None, work: Path | None = None, plain: dict | None = None,

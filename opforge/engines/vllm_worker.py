@@ -103,9 +103,10 @@ def _model_layers(model, package: str) -> list[dict]:
         attrs = tuple((a, getattr(module, a)) for a in ("is_neox_style", "head_size", "rotary_dim",
                                                          "variance_epsilon", "has_weight")
                       if isinstance(getattr(module, a, None), (bool, int, float)))
-        base = next((b.__name__ for b in cls.__mro__[1:] if b.__module__.split(".")[0] != package), "")
-        seen[(cls.__name__, base, attrs)] += 1
-    return [{"class": c, "replaces": b, "attrs": dict(a), "count": n} for (c, b, a), n in sorted(seen.items())]
+        bases = tuple(b.__name__ for b in cls.__mro__[1:] if b.__module__.split(".")[0] != package)
+        seen[(cls.__name__, bases, attrs)] += 1
+    return [{"class": c, "replaces": b[0] if b else "", "bases": list(b), "attrs": dict(a), "count": n}
+            for (c, b, a), n in sorted(seen.items())]
 
 
 def _stats(package: str) -> dict | None:
