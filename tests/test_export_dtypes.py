@@ -89,3 +89,21 @@ def test_only_verified_dtype_combinations_run_the_kernel_and_calls_are_counted(t
     assert ("dtypes (x bfloat16, weight float32) given, verified for (x float32, weight float32) "
             "or (x bfloat16, weight bfloat16)") in ran.stderr
     assert "dtypes (x float64, weight float64) given" in ran.stderr
+
+
+def test_the_committed_library_holds_the_engine_ops_with_their_keys_and_dtypes():
+    """kernels_generated/ (make kernels) carries every serving spec that implements an engine op, with
+    its keys and float32 beside its 16-bit dtype: what an engine adapter looks up (committed == fresh
+    export is tests/test_export_suite.py's)."""
+    from conftest import ROOT
+    from opforge.exporter.suite import implements, suite_pairs
+
+    configs = ROOT / "kernels_generated" / "kernels_generated" / "configs"
+    engine = [spec for spec, _ in suite_pairs() if spec.parent.name == "serving"]
+    keys = {k for spec in engine for k in implements(spec)}
+    assert {"vllm:rms_norm", "vllm:fused_add_rms_norm", "vllm:silu_and_mul", "vllm:rotary_embedding:neox"} <= keys
+    for spec in engine:
+        config = json.loads((configs / f"{spec.stem}.json").read_text())
+        assert config["implements"] == implements(spec), f"{spec.stem}: run `make kernels`"
+        floats = {d for dtypes in config["dtype_sets"] for d in dtypes if d and d.startswith(("float", "bfloat"))}
+        assert "float32" in floats and len(floats) >= 2, (spec.stem, config["dtype_sets"])

@@ -17,11 +17,13 @@ from packaging.requirements import Requirement
 
 from conftest import ROOT
 from opforge.exporter.library import MARKER, build_wheel
+from opforge.exporter.suite import suite_pairs
 
-# The first test here pays for the session fixture suite_export (19 verifications and a wheel):
+# The first test here pays for the session fixture suite_export (26 verifications: the 19 suite ops and 7 serving engine ops, and a wheel):
 # 7.5 minutes on an idle 2-core machine, past the default 600 s when the other worker is busy.
 pytestmark = [pytest.mark.xdist_group("export_suite"), pytest.mark.timeout(1800)]
 COMMITTED = ROOT / "kernels_generated"
+OPS = len(suite_pairs())  # the 19 suite ops and the serving specs that implement an engine op
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +41,7 @@ def test_committed_kernels_generated_is_up_to_date(exported):
     fresh, committed = tree(exported.out), tree(COMMITTED)
     stale = sorted(k for k in fresh.keys() | committed.keys() if fresh.get(k) != committed.get(k))
     assert not stale, f"kernels_generated/ is out of date (run `make kernels`): {stale[:8]}"
-    assert len(exported.ops) == 19 and (COMMITTED / MARKER).is_file()
+    assert len(exported.ops) == OPS >= 19 + 4 and (COMMITTED / MARKER).is_file()
 
 
 def test_the_wheel_builds_offline_and_byte_identically(exported, tmp_path):
@@ -111,7 +113,7 @@ def test_fresh_environment_has_only_torch_triton_and_the_library(installed):
     out = run_in(installed, "-c", probe)
     assert out.returncode == 0, out.stderr[-3000:]
     lines = out.stdout.splitlines()
-    assert "/venv/" in lines[0] and lines[1] == "True" and lines[2] == "19 True"
+    assert "/venv/" in lines[0] and lines[1] == "True" and lines[2] == f"{OPS} True"
     assert lines[3] == "['kernels_generated.plugins:register', 'kernels_generated.plugins:register']"
 
 
@@ -121,7 +123,7 @@ def test_every_op_runs_its_kernel_matches_the_reference_and_passes_opcheck(insta
     report = json.loads(out.stdout or "{}")
     failed = [r for r in report.get("results", []) if not r["ok"]]
     assert out.returncode == 0 and not failed, failed or out.stderr[-3000:]
-    assert len(report["results"]) == 19 and all(r["fallbacks"] == 0 and "skipped" not in r for r in report["results"])
+    assert len(report["results"]) == OPS and all(r["fallbacks"] == 0 and "skipped" not in r for r in report["results"])
 
 
 def test_an_unsupported_dtype_falls_back_and_says_so(installed):

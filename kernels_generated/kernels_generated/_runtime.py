@@ -29,6 +29,7 @@ if os.environ.get("TRITON_INTERPRET") == "1":
 
 log = logging.getLogger(PACKAGE)
 fallbacks: dict[str, int] = {}  # op -> calls that used the reference (monitoring and tests read it)
+kernel_calls: dict[str, int] = {}  # op -> calls that ran a verified kernel (engine checks read it)
 _warned: set[tuple[str, str]] = set()
 
 
@@ -67,9 +68,6 @@ def _why_not_arg(sig: dict, arg: object) -> str | None:
         return None if ok else f"{name} is {type(arg).__name__}, verified as {sig['kind']}"
     if not isinstance(arg, torch.Tensor):
         return f"{name} is {type(arg).__name__}, verified as a tensor"
-    dtype = str(arg.dtype).removeprefix("torch.")
-    if dtype != sig["dtype"]:
-        return f"{name} is {dtype}, verified for {sig['dtype']}"
     if arg.dim() not in sig["ranks"]:
         return f"{name} has {arg.dim()} dims, verified for {' or '.join(map(str, sig['ranks']))}"
     if not arg.is_contiguous():
@@ -79,11 +77,39 @@ def _why_not_arg(sig: dict, arg: object) -> str | None:
     return None
 
 
+def _dtypes(args: tuple) -> list:
+    return [str(a.dtype).removeprefix("torch.") if isinstance(a, torch.Tensor) else None for a in args]
+
+
+def dtypes_problem(config: dict, args: tuple) -> str:
+    """Why the arguments' dtype combination was not verified ("" when it was): every input list
+    verification ran gave one combination (config "dtype_sets"); any other, even one mixing verified
+    dtypes (a bfloat16 x with a float32 weight), runs the reference."""
+    given, sets = _dtypes(args), config["dtype_sets"]
+    if given in sets:
+        return ""
+    names = [sig["name"] for sig in config["inputs"]]
+    tensors = [i for i, sig in enumerate(config["inputs"]) if sig["kind"] == "tensor"]
+    if len(sets) == 1 and sum(given[i] != sets[0][i] for i in tensors) == 1:  # the one-dtype form: name the input
+        i = next(i for i in tensors if given[i] != sets[0][i])
+        return f"{names[i]} is {given[i]}, verified for {sets[0][i]}"
+
+    def show(dtypes: list) -> str:
+        return "(" + ", ".join(f"{names[i]} {dtypes[i]}" for i in tensors) + ")"
+    return f"dtypes {show(given)} given, verified for {' or '.join(show(s) for s in sets)}"
+
+
 def select(config: dict, args: tuple) -> tuple[str | None, str]:
     """(module under kernels_generated.ops, "") when a verified kernel applies; (None, why not) otherwise."""
     sigs = config["inputs"]
     if len(args) != len(sigs):
         return None, f"{len(args)} arguments, verified with {len(sigs)}"
+    for sig, arg in zip(sigs, args):  # a tensor where a number was verified, or the reverse, first
+        if (sig["kind"] == "tensor") != isinstance(arg, torch.Tensor):
+            return None, _why_not_arg(sig, arg)
+    reason = dtypes_problem(config, args)
+    if reason:
+        return None, reason
     for sig, arg in zip(sigs, args):
         reason = _why_not_arg(sig, arg)
         if reason:
@@ -183,6 +209,17 @@ def fall_back(op: str, reason: str) -> None:
     if (op, reason) not in _warned:
         _warned.add((op, reason))
         log.warning("%s.%s: using the PyTorch reference: %s", PACKAGE, op, reason)
+
+
+def ran_kernel(op: str) -> None:
+    """Account for a call that runs the verified kernel (inside the op's implementation: under
+    torch.compile the custom op is opaque, so this counts real runs, not traces)."""
+    kernel_calls[op] = kernel_calls.get(op, 0) + 1
+
+
+def stats() -> dict[str, dict[str, int]]:
+    """{"kernel_calls": op -> runs of the verified kernel, "fallbacks": op -> runs of the reference}."""
+    return {"kernel_calls": dict(kernel_calls), "fallbacks": dict(fallbacks)}
 
 
 def state_of(module: torch.nn.Module) -> dict[str, torch.Tensor]:

@@ -1,9 +1,13 @@
 """The repository's kernels_generated/: the standard suite's known-good kernels (the default backend's
 knowledge/: backends/triton/knowledge/), verified against ops/ with a fixed seed, promoted by the
-policy and exported. `make kernels` runs this through scripts/export_suite.py;
+policy and exported, with the serving suite's engine ops: each ops/serving/<op>.py that declares
+OPFORGE["implements"] (vLLM's RMSNorm, SiluAndMul, rotary...) with its known-good example
+(knowledge/serving/<op>.py, the offline expert's verified draft), so that the package installed
+beside an engine replaces its layers. `make kernels` runs this through scripts/export_suite.py;
 tests/test_export_suite.py re-runs it and fails when the committed library is out of date."""
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,9 +33,27 @@ class SuiteOp:
     verdict: dict  # the whole verdict, for callers that check more than correctness (tests/test_suite.py)
 
 
+def implements(spec: Path) -> list:
+    """The spec's OPFORGE["implements"] (engine ops it stands for), read without running it."""
+    for node in ast.parse(spec.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "OPFORGE" for t in node.targets):
+            if isinstance(node.value, ast.Call):
+                found = [k.value for k in node.value.keywords if k.arg == "implements"]
+            elif isinstance(node.value, ast.Dict):
+                found = [v for k, v in zip(node.value.keys, node.value.values)
+                         if isinstance(k, ast.Constant) and k.value == "implements"]
+            else:
+                found = []
+            return ast.literal_eval(found[0]) if found else []
+    return []
+
+
 def suite_pairs(ops_dir: Path = OPS, kernels_dir: Path = KNOWN_GOOD) -> list[tuple[Path, Path]]:
-    """(spec, known-good kernel) for every suite op that has one, by name."""
+    """(spec, known-good kernel) for every suite op that has one, by name; then every serving spec
+    that implements an engine op and has its example."""
     pairs = [(spec, kernels_dir / spec.name) for spec in sorted(ops_dir.glob("*.py"))]
+    pairs += [(spec, kernels_dir / "serving" / spec.name) for spec in sorted((ops_dir / "serving").glob("*.py"))
+              if implements(spec)]
     return [(spec, kernel) for spec, kernel in pairs if kernel.is_file()]
 
 

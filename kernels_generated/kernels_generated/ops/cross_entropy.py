@@ -133,6 +133,7 @@ class _ExportModule(_export_torch.nn.Module):
         if module is None:
             _export_runtime.fall_back("cross_entropy", reason)
             return self._export_reference(args)
+        _export_runtime.ran_kernel("cross_entropy")
         with _export_runtime.on_device(args):
             return self._export_impl(module, args)(*args)
 

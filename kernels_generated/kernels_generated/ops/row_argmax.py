@@ -106,6 +106,7 @@ class _ExportModule(_export_torch.nn.Module):
         if module is None:
             _export_runtime.fall_back("row_argmax", reason)
             return self._export_reference(args)
+        _export_runtime.ran_kernel("row_argmax")
         with _export_runtime.on_device(args):
             return self._export_impl(module, args)(*args)
 

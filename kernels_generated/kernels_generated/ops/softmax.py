@@ -116,6 +116,7 @@ class _ExportModule(_export_torch.nn.Module):
         if module is None:
             _export_runtime.fall_back("softmax", reason)
             return self._export_reference(args)
+        _export_runtime.ran_kernel("softmax")
         with _export_runtime.on_device(args):
             return self._export_impl(module, args)(*args)
 

@@ -93,6 +93,7 @@ class _ExportModule(_export_torch.nn.Module):
         if module is None:
             _export_runtime.fall_back("softplus", reason)
             return self._export_reference(args)
+        _export_runtime.ran_kernel("softplus")
         with _export_runtime.on_device(args):
             return self._export_impl(module, args)(*args)
 

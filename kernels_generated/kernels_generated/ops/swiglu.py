@@ -90,6 +90,7 @@ class _ExportModule(_export_torch.nn.Module):
         if module is None:
             _export_runtime.fall_back("swiglu", reason)
             return self._export_reference(args)
+        _export_runtime.ran_kernel("swiglu")
         with _export_runtime.on_device(args):
             return self._export_impl(module, args)(*args)
 
