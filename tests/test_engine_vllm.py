@@ -119,7 +119,9 @@ def break_rms_norm(library: Path, dest: Path) -> str:
     op = next(op for op, keys in lib.implements.items() if "vllm:rms_norm" in keys)
     path = dest / lib.package / "ops" / f"{op}.py"
     kernel, entry = path.read_text(encoding="utf-8").split("# ---- entry points", 1)
-    broken, count = re.subn(r"\+\s*((?:self\.)?(?:eps|epsilon))\b", r"+ (\1 + 1e-3)", kernel)
+    # The epsilon as a name (`+ eps`, `+ self.eps`) or, in the expert's kernels, the verified value inlined
+    literal = "|".join(re.escape(f) for f in {repr(lib.eps), f"{lib.eps:g}"})  # 1e-06, 1e-6
+    broken, count = re.subn(rf"\+\s*((?:self\.)?(?:eps|epsilon)\b|(?:{literal})(?![0-9]))", r"+ (\1 + 1e-3)", kernel)
     assert count, f"no `+ eps` in {path}'s kernel to break"
     path.write_text(broken + "# ---- entry points" + entry, encoding="utf-8")
     return op
