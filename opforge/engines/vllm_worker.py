@@ -184,7 +184,8 @@ def generate(args) -> dict:
             "logprobs": logprobs, "seconds": seconds, "engine_start_s": started,
             "new_tokens": sum(len(t) for t in tokens), "replaced": _replaced_layers(package) if loaded else {},
             "ir_providers": _ir_providers(package) if loaded else {}, "model_layers": layers,
-            "installed": _installed(package) if loaded else None, "log": lines.lines, "stats": stats, "profiler_calls": calls,
+            "installed": _installed(package) if loaded else None, "log": lines.lines, "stats": stats,
+            "profiler_calls": calls,
             "vllm": __import__("vllm").__version__,
             "torch": torch.__version__}
 
