@@ -5,14 +5,14 @@ is the verified candidate, byte for byte (its @triton.jit kernels, launcher and 
 the entry points after it are exported by kernels_generated/__init__.py as kernels_generated.rotary_gptj,
 kernels_generated.RotaryGptj and torch.ops.kernels_generated.rotary_gptj.
 """
-# ---- kernel source: candidate #24, sha256 ce34f84481b8da66 ----
+# ---- kernel source: candidate #24, sha256 c245b1a9180451f8 ----
 # Known-good Triton kernel for ops/serving/rotary_gptj.py, written by opforge's offline expert
 # (family pointwise, 1 kernel, config {'BLOCK': 1024, 'num_warps': 4})
 # and verified by scripts/serving_examples.py on cpu/x86_64/triton-interpreter:
 # 7 input variants x 5 seeded trials, every anti-cheat check. The hashes are
 # of the spec and of the kernel below this header as verified: tests/test_knowledge.py fails
 # when either changes without a rerun.
-# spec-sha256: 1474e151716a87b41135e76043a86b1abaa7fc1c0503ac5141d9c1d30d8820a6
+# spec-sha256: 1c6db42e55b0ed7c3733414f9dc42b0358b321b9f4b3fde6c59f1ed2ad052705
 # kernel-sha256: 38f522a985df25593418957000062c6795e677b74e9cdc2823d8b055b8b7ea30
 import torch
 import triton

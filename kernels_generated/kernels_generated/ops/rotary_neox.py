@@ -5,14 +5,14 @@ is the verified candidate, byte for byte (its @triton.jit kernels, launcher and 
 the entry points after it are exported by kernels_generated/__init__.py as kernels_generated.rotary_neox,
 kernels_generated.RotaryNeox and torch.ops.kernels_generated.rotary_neox.
 """
-# ---- kernel source: candidate #25, sha256 41aed291a50b8521 ----
+# ---- kernel source: candidate #25, sha256 531e231be0caec1f ----
 # Known-good Triton kernel for ops/serving/rotary_neox.py, written by opforge's offline expert
 # (family pointwise, 1 kernel, config {'BLOCK': 1024, 'num_warps': 4})
 # and verified by scripts/serving_examples.py on cpu/x86_64/triton-interpreter:
 # 7 input variants x 5 seeded trials, every anti-cheat check. The hashes are
 # of the spec and of the kernel below this header as verified: tests/test_knowledge.py fails
 # when either changes without a rerun.
-# spec-sha256: 8a8c3612bcef423b8e4f4fd3dfbda07fa18756752ddd6082e2e55aec96429d06
+# spec-sha256: 5335f44398d8444f1330a67dcd537f59ddbece53d41562d3b203d2e956a09c47
 # kernel-sha256: 2bf520e385db292885bf76ab544500d3c204c2f7e01109d514a748ca2c5148f1
 import torch
 import triton

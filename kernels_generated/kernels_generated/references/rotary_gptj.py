@@ -65,7 +65,7 @@ def get_input_variants():
     # Decode at the last position; a ragged prefill of one sequence (positions 0..n-1) like vLLM's; 64-dim
     # heads with grouped KV; fp32 (vLLM on a CPU runs float32 models) at head sizes 32 (4 query, 2 KV
     # heads), 64 and 128.
-    return [_inputs(1, positions=torch.tensor([max_position - 1])), _inputs(37, positions=torch.arange(37)),
+    return [_inputs(1, positions=torch.tensor([max_position - 1])), _inputs(7, positions=torch.arange(7)),
             _inputs(9, 8, 2, 64),
             _inputs(11, 4, 2, 32, dtype=torch.float32), _inputs(6, 8, 4, 64, dtype=torch.float32),
             _inputs(5, 4, 1, 128, dtype=torch.float32)]
