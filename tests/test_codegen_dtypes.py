@@ -1,10 +1,9 @@
 """The offline expert on a spec verified in two dtypes (a decoder op in bf16 and fp32, as vLLM runs it
 on a GPU and on a CPU): one generated kernel per dtype combination of the spec's input lists, chosen
 by the arguments' dtypes, in one candidate the static checks accept; a one-dtype spec is unchanged."""
-import importlib.util
 import os
-
-import torch
+import subprocess
+import sys
 
 os.environ.setdefault("TRITON_INTERPRET", "1")
 
@@ -36,28 +35,39 @@ def get_input_variants():
 '''
 
 
-def _load(source: str, tmp_path):
+# The candidate runs in a fresh interpreter process: in-process, a Triton interpreter patched by an
+# earlier test of the same worker (kernels_generated's interpreter fixes) can refuse its jitted helpers.
+_RUN = """import sys, importlib.util, torch
+spec = importlib.util.spec_from_file_location("cand_dtypes", sys.argv[1])
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+model = module.ModelNew()
+for x in (torch.randn(5, 32).bfloat16(), torch.randn(3, 48), torch.randn(2, 16).bfloat16()):
+    d = x.shape[-1] // 2
+    want = torch.nn.functional.silu(x[..., :d]) * x[..., d:]
+    got = model(x)
+    assert got.dtype == x.dtype, (got.dtype, x.dtype)  # a bf16 kernel would hand fp32 inputs back in bf16
+    torch.testing.assert_close(got, want, rtol=2e-2, atol=2e-2)  # bf16's own; fp32 within 1e-5 below
+    if x.dtype == torch.float32:
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+print("ok")
+"""
+
+
+def _run(source: str, tmp_path) -> subprocess.CompletedProcess:
     path = tmp_path / "cand.py"
     path.write_text(source)
-    spec = importlib.util.spec_from_file_location("cand_dtypes", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    return subprocess.run([sys.executable, "-c", _RUN, str(path)], capture_output=True, text=True, env=env,
+                          timeout=300)
 
 
 def test_each_dtype_combination_gets_its_own_kernel_and_the_arguments_pick_it(tmp_path):
     kernel = generate(SPEC.replace("MAIN", "bfloat16()"), "tiny_glu", {})
     source = kernel.render(kernel.space[0])
     assert "ModelNew_dt1" in source and not check_source(source, float32_spec=False).reasons
-    model = _load(source, tmp_path).ModelNew()
-    for x in (torch.randn(5, 32).bfloat16(), torch.randn(3, 48), torch.randn(2, 16).bfloat16()):
-        d = x.shape[-1] // 2
-        want = torch.nn.functional.silu(x[..., :d]) * x[..., d:]
-        got = model(x)
-        assert got.dtype == x.dtype  # a bf16 kernel would hand fp32 inputs back in bf16
-        torch.testing.assert_close(got, want, rtol=2e-2, atol=2e-2)  # bf16's own; fp32 within 1e-5 below
-        if x.dtype == torch.float32:
-            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+    done = _run(source, tmp_path)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
 
 
 def test_a_one_dtype_spec_keeps_its_single_kernel():
