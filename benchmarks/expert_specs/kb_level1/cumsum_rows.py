@@ -1,0 +1,24 @@
+"""Level-1 style: inclusive prefix sum (torch.cumsum) along a long dimension."""
+import torch
+import torch.nn as nn
+
+batch_size = 128
+input_shape = (4000,)
+dim = 1
+
+
+class Model(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        return torch.cumsum(x, dim=self.dim)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, *input_shape)]
+
+
+def get_init_inputs():
+    return [dim]
