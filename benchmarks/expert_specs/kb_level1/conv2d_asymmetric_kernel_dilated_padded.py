@@ -1,0 +1,33 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """A 2-D convolution with an asymmetric kernel, strided, padded and dilated per dim."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: tuple, stride: tuple = (1, 1), padding: tuple = (0, 0), dilation: tuple = (1, 1), groups: int = 1, bias: bool = False):
+        super(Model, self).__init__()
+        self.conv2d = nn.Conv2d(in_channels, out_channels, kernel_size, stride=stride, padding=padding, dilation=dilation, bias=bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv2d(x)
+
+
+batch_size = 16
+in_channels = 32
+out_channels = 64
+kernel_size = (3, 5)
+height = 256
+width = 512
+stride = (2, 1)
+padding = (1, 2)
+dilation = (2, 1)
+
+
+def get_inputs():
+    x = torch.randn(batch_size, in_channels, height, width)
+    return [x]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size, stride, padding, dilation]

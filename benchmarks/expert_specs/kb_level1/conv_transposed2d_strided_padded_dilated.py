@@ -1,0 +1,33 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """A transposed 2-D convolution, strided, padded and dilated, asymmetric input."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int, stride: int = 1, padding: int = 0, dilation: int = 1, groups: int = 1, bias: bool = False):
+        super(Model, self).__init__()
+        self.conv_transpose2d = nn.ConvTranspose2d(in_channels, out_channels, kernel_size, stride=stride, padding=padding, dilation=dilation, bias=bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv_transpose2d(x)
+
+
+batch_size = 16
+in_channels = 32
+out_channels = 64
+kernel_size = 3
+height = 128
+width = 256
+stride = 2
+padding = 1
+dilation = 2
+
+
+def get_inputs():
+    x = torch.randn(batch_size, in_channels, height, width)
+    return [x]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size, stride, padding, dilation]

@@ -1,0 +1,33 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """A transposed 3-D convolution, strided, cube input and kernel."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int, stride: int = 1, padding: int = 0, dilation: int = 1, groups: int = 1, bias: bool = False):
+        super(Model, self).__init__()
+        self.conv_transpose3d = nn.ConvTranspose3d(in_channels, out_channels, (kernel_size, kernel_size, kernel_size), stride=stride, padding=padding, dilation=dilation, groups=groups, bias=bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv_transpose3d(x)
+
+
+batch_size = 8
+in_channels = 32
+out_channels = 16
+kernel_size = 3
+depth = 32
+height = 32
+width = 32
+stride = 2
+padding = 1
+
+
+def get_inputs():
+    x = torch.randn(batch_size, in_channels, depth, height, width)
+    return [x]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size, stride, padding]
