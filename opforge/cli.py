@@ -16,6 +16,7 @@ from opforge.harness.errors import OpforgeError
 from opforge.harness import intake
 from opforge.harness.ladder import EXIT_UNVERIFIABLE, exit_code
 from opforge.sandbox.errors import SandboxError
+from opforge.sandbox.interrupt import exit_code as signal_exit, raise_on_signals, signal_name
 
 # Piped output (CI logs, tests) gets a wide console instead of rich's 80-column default.
 out = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
@@ -55,7 +56,7 @@ def _parser(argv: list[str]) -> argparse.ArgumentParser:
     _run_parser(sub, loop_flags)
     _batch_parser(sub, loop_flags)
     sub.add_parser("runs", help="list agent runs").add_argument("op", nargs="?")
-    sub.add_parser("cancel", help="cancel a running run (it stops after its current step)").add_argument("run_key")
+    sub.add_parser("cancel", help="cancel a run (its process is stopped, with the job it runs)").add_argument("run_key")
     u = sub.add_parser("ui", help="start the Streamlit workbench (request, watch, review, export)")
     u.add_argument("--port", type=int, default=8501)
     u.add_argument("--address", default="127.0.0.1", help="listen address (default loopback: the server runs specs)")
@@ -259,8 +260,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     if not args.spec and not args.resume:
         raise OpforgeError("give a SPEC to start a run, or --resume RUN_ID")
-    quiet = args.json
-    started: dict = {}
+    from opforge.agents.run import interrupted_line
+
+    quiet, started = args.json, {}
 
     def show(event: dict) -> None:
         started.setdefault("run_key", event.get("run_key"))
@@ -271,10 +273,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     with _registry(args.db) as reg:
         try:
             summary = _run_or_resume(args, reg, show)
-        except KeyboardInterrupt:
-            if started.get("run_key"):  # checkpointed after every node: nothing evaluated is lost
-                print(f"opforge: interrupted; resume with: opforge run --resume {started['run_key']}", file=sys.stderr)
-            return 130
+        except KeyboardInterrupt as exc:  # the job was stopped on the way out, the run recorded (agents/run.py)
+            print(f"opforge: {interrupted_line(reg, started.get('run_key'), exc)}", file=sys.stderr)
+            return signal_exit(exc)
     if args.json:
         print(json.dumps(summary.__dict__, indent=2, default=str))
     else:
@@ -311,7 +312,7 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 
     with _registry(args.db) as reg:
         run = cancel_run(args.run_key, reg)
-    out.print(f"run {run.run_key} cancelled; its loop stops after the step it is in")
+    out.print(f"run {run.run_key} cancelled; the process driving it is stopped, with the job it runs")
     return 0
 
 
@@ -354,9 +355,9 @@ def cmd_batch(args: argparse.Namespace) -> int:
             else:
                 with BatchProgress(out) as view:
                     report = run_batch(paths, options, reg, on_event=view)
-        except KeyboardInterrupt:
-            print("opforge: batch interrupted; run the same command again to resume it", file=sys.stderr)
-            return 130
+        except KeyboardInterrupt as exc:
+            print(f"opforge: {signal_name(exc)}: batch interrupted; the same command resumes it", file=sys.stderr)
+            return signal_exit(exc)
     path = write_report(report, args.report or default_report_path(db, report))
     if args.json:
         print(json.dumps(report.to_dict() | {"report": str(path)}, indent=2, default=str))
@@ -382,16 +383,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         intake.check_verify_argv(argv)  # before the parser, whose verify flags import torch and the harness (~5 s)
         args = _parser(argv).parse_args(argv)
-        return COMMANDS[args.command](args)
+        with raise_on_signals():  # SIGTERM too unwinds: a sandbox stops its job (sandbox/interrupt.py)
+            return COMMANDS[args.command](args)
     except Exception as exc:  # bad input of any layer is one line and exit 2; anything else is a bug: its traceback
         registry = sys.modules.get("opforge.registry")  # not loaded: no RegistryError can have been raised
         if not isinstance(exc, (OpforgeError, SandboxError, *([registry.RegistryError] if registry else []))):
             raise
         print(f"opforge: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("opforge: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        print(f"opforge: {signal_name(exc)}: interrupted", file=sys.stderr)
+        return signal_exit(exc)
 
 
 if __name__ == "__main__":

@@ -111,8 +111,9 @@ def test_upgrade_from_empty_creates_all_tables_at_head(tmp_path: Path) -> None:
 
 def test_head_is_the_steps_revision() -> None:
     # Tells whoever adds a revision to add an upgrade test from the one before it (0004 -> 0005:
-    # tests/test_registry_levels.py; 0005 -> 0006: tests/test_verdict_steps.py).
-    assert head_revision() == "0006_evaluation_steps"
+    # tests/test_registry_levels.py; 0005 -> 0006: tests/test_verdict_steps.py; 0006 -> 0007:
+    # tests/test_interrupt.py).
+    assert head_revision() == "0007_run_interrupted"
 
 
 def test_migrated_schema_matches_models(tmp_path: Path) -> None:

@@ -23,6 +23,9 @@ from opforge.harness.verify import prepare
 from opforge.registry import RegistryError
 from opforge.registry.rows import RunRow
 from opforge.sandbox import get_sandbox
+from opforge.sandbox.interrupt import signal_name
+
+RESUMABLE = ("running", "interrupted")  # a run whose process died still reads "running"
 
 
 @dataclass(frozen=True)
@@ -69,12 +72,14 @@ def resume_run(run_key: str, registry, on_event: Callable[[dict], None] | None =
     run = registry.get_run(run_key)
     if run is None:
         raise OpforgeError(f"no run with key '{run_key}' (see: opforge runs)")
-    if run.status != "running":
+    if run.status not in RESUMABLE:
         raise OpforgeError(f"run {run_key} already finished ({run.status}: {run.stop_reason or run.error or ''})")
     lock = RunLock(registry.path, run_key)
     if not lock.acquire():
         raise OpforgeError(f"run {run_key} is being driven by another process; it resumes only once that one stops")
     try:
+        if run.status == "interrupted":  # running again: how it was stopped no longer describes it
+            run = registry.update_run(run_key, status="running", if_status="interrupted")
         return _resume(run, registry, on_event)
     finally:
         lock.release()
@@ -93,15 +98,19 @@ def _resume(run, registry, on_event) -> RunSummary:
 
 
 def cancel_run(run_key: str, registry) -> RunRow:
-    """Mark a running run cancelled; its loop (in whatever process drives it) stops after the node
-    it is in. The checkpoint stays, but a cancelled run is not resumed."""
+    """Mark a running (or interrupted) run cancelled and stop the process that drives it on this
+    machine with SIGTERM (RunLock.stop_holder): the job it is running ends at once, with nothing
+    of it recorded (sandbox/interrupt.py). The checkpoint stays, but a cancelled run is not resumed."""
     run = registry.get_run(run_key)
     if run is None:
         raise OpforgeError(f"no run with key '{run_key}' (see: opforge runs)")
     try:  # conditional in one transaction: a run that finishes meanwhile keeps its outcome
-        return registry.update_run(run_key, status="cancelled", stop_reason="cancelled by the user", if_status="running")
+        row = registry.update_run(run_key, status="cancelled", stop_reason="cancelled by the user",
+                                  if_status=run.status if run.status in RESUMABLE else "running")
     except RegistryError:
         raise OpforgeError(f"run {run_key} already finished ({registry.get_run(run_key).status})") from None
+    RunLock(registry.path, run_key).stop_holder()
+    return row
 
 
 def _drive(state, run, spec, spec_id, hardware, drafter, options, registry, emit, note) -> RunSummary:
@@ -122,6 +131,10 @@ def _drive(state, run, spec, spec_id, hardware, drafter, options, registry, emit
     except OpforgeError as exc:  # the drafter cannot go on (endpoint, key, model): the run failed
         registry.update_run(run.run_key, status="failed", error=str(exc))
         raise
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM (sandbox/interrupt.py): stop the job first
+        sandbox.close()
+        _mark_interrupted(registry, run.run_key, exc)
+        raise
     finally:
         sandbox.close()
         conn.close()
@@ -129,3 +142,22 @@ def _drive(state, run, spec, spec_id, hardware, drafter, options, registry, emit
     return RunSummary(run_key=run.run_key, op=spec.name, status=row.status, best_candidate_id=row.best_candidate_id,
                       stop_reason=row.stop_reason, promoted=final.get("promoted"), tokens=row.tokens,
                       rounds=final.get("round", 0) + 1, note=note)
+
+
+def _mark_interrupted(registry, run_key: str, exc: BaseException) -> None:
+    """Record a run stopped by a signal as interrupted (resumable); a run cancelled meanwhile stays so."""
+    try:
+        registry.update_run(run_key, status="interrupted", stop_reason=f"interrupted by {signal_name(exc)}",
+                            if_status="running")
+    except RegistryError:  # cancelled (opforge cancel stops its process so) or finished meanwhile
+        pass
+
+
+def interrupted_line(registry, run_key: str | None, exc: BaseException) -> str:
+    """What `opforge run` says when a signal stopped it: the run's fate and how to go on."""
+    if run_key is None:
+        return f"{signal_name(exc)}: stopped before the run began"
+    row = registry.get_run(run_key)
+    if row is not None and row.status == "cancelled":
+        return f"{signal_name(exc)}: run {run_key} cancelled"
+    return f"{signal_name(exc)}: run {run_key} interrupted; resume with: opforge run --resume {run_key}"

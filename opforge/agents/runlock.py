@@ -2,11 +2,13 @@
 held by whoever drives the loop (`opforge run`, a resume, a batch worker, the workbench's
 background runs), so nobody resumes a run that is alive, only one whose process died: the kernel
 drops a flock with its holder, SIGKILL included. Within one process the lock is re-entrant (a
-batch worker holds it and then calls resume_run)."""
+batch worker holds it and then calls resume_run). The file holds its holder's pid, so that
+`opforge cancel` can stop the process driving a run."""
 from __future__ import annotations
 
 import fcntl
 import os
+import signal
 import threading
 from pathlib import Path
 
@@ -33,6 +35,8 @@ class RunLock:
             except BlockingIOError:
                 os.close(fd)
                 return False
+            os.ftruncate(fd, 0)
+            os.write(fd, str(os.getpid()).encode())  # who to stop (stop_holder); the flock says whether it lives
             _held[key] = [fd, 1]
             self.mine = True
             return True
@@ -56,3 +60,15 @@ class RunLock:
             return True
         self.release()
         return False
+
+    def stop_holder(self) -> int | None:
+        """SIGTERM the process of this machine that holds the lock (it unwinds and stops its job,
+        sandbox/interrupt.py); its pid, or None when nobody else holds it."""
+        if not self.held_elsewhere():
+            return None
+        try:
+            pid = int(self.path.read_text().strip())
+            os.kill(pid, signal.SIGTERM)
+        except (OSError, ValueError):  # released meanwhile, or written by an older version
+            return None
+        return pid

@@ -50,12 +50,12 @@ def verified_candidate(spec_sha256: str, backend: str, hardware: str) -> Work[in
 
 def open_run(spec_sha256: str, backend: str, hardware: str) -> Work[RunRow | None]:
     """The newest run of the spec with this source hash still marked "running" (its process was
-    killed or interrupted) for this backend and hardware; None if there is none."""
+    killed) or "interrupted" (stopped by a signal) for this backend and hardware; None if there is none."""
 
     def work(s: Session) -> RunRow | None:
         stmt = (select(Run).join(Spec, Spec.id == Run.spec_id)
                 .where(Spec.sha256 == spec_sha256, Run.backend == backend, Run.hardware == hardware,
-                       Run.status == "running")
+                       Run.status.in_(("running", "interrupted")))
                 .order_by(Run.id.desc()).limit(1))
         run = s.scalars(stmt).first()
         return None if run is None else RunRow.from_orm(run)

@@ -76,8 +76,9 @@ class Base(DeclarativeBase):
         list[dict[str, Any]]: JSON(none_as_null=True),
     }
 
-# The lifecycle of a run; the database refuses any other value (ck_runs_status).
-RUN_STATUSES = ("running", "done", "failed", "cancelled")
+# The lifecycle of a run; the database refuses any other value (ck_runs_status). "interrupted": stopped
+# by a signal, its job ended with it; resumable like a "running" run whose process died.
+RUN_STATUSES = ("running", "done", "failed", "cancelled", "interrupted")
 # A person's decision on a candidate (ck_reviews_decision).
 REVIEW_DECISIONS = ("approved", "rejected")
 

@@ -85,14 +85,16 @@ def wipe_select(read_only: list[str] | tuple[str, ...]) -> str:
 
 # PID 1: reaps the orphans a job leaves (a zombie still counts against the pids limit), and is not
 # dumpable (PR_SET_DUMPABLE 0), so a job of the same uid cannot ptrace it or write its memory to
-# outlive the wipe; SIGINT ignored, the only signal Python would let a job stop it with.
+# outlive the wipe; SIGINT ignored, the only signal Python would let a job stop it with. Its stdin is
+# the owner's attach socket (StdinOnce): at EOF the owner is gone, even by SIGKILL, and PID 1 exits,
+# which ends every job in the container with it.
 REAPER = """
-import ctypes, os, signal
+import ctypes, os, select, signal
 ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
 signal.signal(signal.SIGINT, signal.SIG_IGN)
-signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
 while True:
-    signal.sigtimedwait({signal.SIGCHLD}, 1)
+    if select.select([0], [], [], 0.25)[0] and not os.read(0, 65536):
+        os._exit(0)
     try:
         while os.waitpid(-1, os.WNOHANG)[0]:
             pass
@@ -177,6 +179,7 @@ class DockerSandbox:
         self.uncapped: str | None = None  # why job directories cannot be size-capped, if they cannot
         self.uid = sandbox_uid()
         self.mounts: tuple[str, ...] = ()  # the Job.mounts the warm container binds
+        self.owner = None  # the attach socket that is PID 1's stdin (_ensure_container)
 
     def run(self, job: Job) -> JobResult:
         started = time.perf_counter()
@@ -199,14 +202,22 @@ class DockerSandbox:
             self.close()
             return JobResult(exit_code=None, payload=None, stderr=f"docker: {type(exc).__name__}: {exc}",
                              wall_s=time.perf_counter() - started, cause="denied", runtime=self.name)
+        except BaseException:  # interrupted (Ctrl-C, SIGTERM): the job must not outlive its caller
+            self.close()
+            raise
         finally:
             if staged is not None:
                 staged.cleanup()
 
     def close(self) -> None:
+        """Remove the container, and with it any job still running in it (close() from another
+        thread, or a `finally` unwinding an interrupt, stops a job mid-run)."""
         if self.container is not None:
             _remove(self.container)
             self.container = None
+        if self.owner is not None:
+            self.owner.close()
+            self.owner = None
         if self.jobs_root is not None:
             mounts.unmount(self.jobs_root, recursive=True)
             shutil.rmtree(self.jobs_root, ignore_errors=True)
@@ -225,6 +236,9 @@ class DockerSandbox:
         self.uncapped = mounts.make_shared(self.jobs_root)
         self.container = client().containers.create(**self._spec())
         atexit.register(self.close)  # never leave a container behind a crashed caller
+        # PID 1's stdin, held open as long as this process lives (REAPER): the kernel closes it at
+        # any death of ours, SIGKILL included, and the container then ends its jobs by itself
+        self.owner = client().api.attach_socket(self.container.id, params={"stdin": 1, "stream": 1})
         self.container.start()
         if self.uncapped is None:
             self.uncapped = self._probe_propagation()
@@ -262,6 +276,7 @@ class DockerSandbox:
             # exec on scratch: the CUDA emulator dlopens the library it builds there for the candidate
             tmpfs={SCRATCH: f"size={self.scratch},mode=1777,exec", "/tmp": "size=64m,mode=1777"},
             volumes=volumes, working_dir=SCRATCH, device_requests=gpu, devices=npu or None, labels={"opforge": "sandbox", "opforge.pid": str(os.getpid())},
+            stdin_open=True,  # with StdinOnce (the SDK sets both): PID 1 sees EOF once the owner is gone
             ulimits=[types.Ulimit(name="core", soft=0, hard=0), types.Ulimit(name="nofile", soft=1024, hard=1024)],
             log_config=types.LogConfig(type="json-file", config={"max-size": "1m", "max-file": "1"}),
         )

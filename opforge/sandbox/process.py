@@ -60,7 +60,12 @@ def run_process(argv: list[str], staged: StagedJob, job: Job, env: dict[str, str
     readers = [CappedReader(proc.stdout), CappedReader(proc.stderr)]
     for reader in readers:
         reader.start()
-    timed_out, status, usage = wait_until(proc.pid, started + job.timeout_s)
+    try:
+        timed_out, status, usage = wait_until(proc.pid, started + job.timeout_s)
+    except BaseException:  # interrupted (sandbox/interrupt.py): the job's whole session goes with its caller
+        kill_group(proc.pid)
+        proc.wait()
+        raise
     kill_group(proc.pid)  # whatever the job left running in its session goes too
     proc.returncode = code = os.waitstatus_to_exitcode(status)
     wall = time.perf_counter() - started

@@ -125,5 +125,5 @@ def record_failure(registry: Registry, task: OpTask, options: RunOptions, hardwa
         config = {"spec_path": task.spec_path, "spec_sha256": task.sha256, **options.recorded()}
         run = registry.create_run(registry.new_run_key(), task.op, spec_id, options.backend,
                                   options.drafter or "auto", hardware, config)
-    if run.status == "running":
+    if run.status in ("running", "interrupted"):  # stopped at its time limit: failed, not to be resumed
         registry.update_run(run.run_key, status="failed", error=message)

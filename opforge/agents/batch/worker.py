@@ -4,7 +4,6 @@ The op runs the same loop as `opforge run`, or resumes the run an interrupted ba
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import time
 from pathlib import Path
@@ -15,6 +14,7 @@ from opforge.agents.run import RunOptions, RunSummary, resume_run, start_run
 from opforge.harness.errors import OpforgeError
 from opforge.registry import Registry
 from opforge.sandbox.errors import SandboxError
+from opforge.sandbox.interrupt import exit_code, raise_on_signals, signal_name
 
 Emit = Callable[[dict], None]
 
@@ -73,17 +73,11 @@ def summary_outcome(op: str, summary: RunSummary) -> dict:
 def close_failed(registry: Registry, run_key: str | None, error: str) -> None:
     if run_key:
         run = registry.get_run(run_key)
-        if run is not None and run.status == "running":
+        if run is not None and run.status in ("running", "interrupted"):
             registry.update_run(run_key, status="failed", error=error)
 
 
 # -- the local worker process ------------------------------------------------------------------
-
-
-def _terminate(signum, frame) -> None:
-    # SIGTERM from the driver (op time limit, batch interrupted): unwind, so that `finally` blocks
-    # close the op's sandbox (a warm Docker container is removed); the driver kills what is left.
-    raise SystemExit(128 + signum)
 
 
 def local_child(task, options: RunOptions, db_path: str, queue, environ: dict[str, str]) -> None:
@@ -91,17 +85,24 @@ def local_child(task, options: RunOptions, db_path: str, queue, environ: dict[st
     driver's environment now: a forkserver keeps the one it was started with, which may be stale."""
     os.environ.clear()
     os.environ.update(environ)
-    signal.signal(signal.SIGTERM, _terminate)
     started = time.monotonic()
 
     def emit(event: dict) -> None:
         queue.put(("event", task.op, event))
 
+    # SIGTERM from the driver (op time limit, batch interrupted) or from `opforge cancel`, or Ctrl-C
+    # to the whole process group: unwind, so that the op's sandbox stops its job and the run is
+    # recorded as interrupted (or stays cancelled); the driver kills what is left.
     try:
-        with Registry(Path(db_path)) as reg:
+        with raise_on_signals(), Registry(Path(db_path)) as reg:
             result = run_op(task, options, reg, emit)
-    except KeyboardInterrupt:  # Ctrl-C reached the whole process group: the run stays resumable
-        sys.exit(130)
+    except KeyboardInterrupt as exc:
+        try:
+            queue.put(("done", task.op, outcome(task.op, error=f"stopped by {signal_name(exc)}",
+                                                time_s=round(time.monotonic() - started, 2))))
+        except OSError:  # the driver is gone (it was interrupted too)
+            pass
+        sys.exit(exit_code(exc))
     except Exception as exc:  # e.g. the registry could not be opened
         result = outcome(task.op, error=f"{type(exc).__name__}: {exc}")
     queue.put(("done", task.op, result | {"time_s": round(time.monotonic() - started, 2)}))

@@ -65,8 +65,8 @@ def _not_started(process) -> None:
 
 
 def _header(run, process) -> None:
-    gone = run.status == "running" and process is not None and not process.alive
-    status = "process gone — resume it" if gone else run.status
+    gone = run.status == "interrupted" or run.status == "running" and process is not None and not process.alive
+    status = "process gone — resume it" if gone and run.status == "running" else run.status
     cols = st.columns(5)
     cols[0].metric("Status", status)
     cols[1].metric("Op", run.op)
@@ -79,7 +79,7 @@ def _header(run, process) -> None:
         (st.error if run.error else st.info)(run.error or f"Stopped: {run.stop_reason}")
     if run.status == "running" and not gone and st.button("Cancel run", key="cancel"):
         cancel_run(run.run_key, registry())
-        st.toast("Cancelled: the loop stops after the step it is in.")
+        st.toast("Cancelled: its process is stopped, with the job it was running.")
     if gone and st.button("Resume run", key="resume"):
         resume_background_run(run.run_key, db_path())
     if run.best_candidate_id:
