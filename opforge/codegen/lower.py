@@ -14,6 +14,7 @@ from torch._decomp import core_aten_decompositions, get_decompositions
 from torch.fx import Graph, Node
 
 from opforge.codegen.dtypes import cast
+from opforge.codegen.exportsizes import export_sizes, splits
 from opforge.codegen.rewrites import diagonal_products
 from opforge.harness.spec import declared_sizes, load_module
 
@@ -32,7 +33,6 @@ KEPT_WHOLE = [
     aten._upsample_nearest_exact1d, aten._upsample_nearest_exact2d, aten._upsample_nearest_exact3d,
     aten.upsample_linear1d,
 ]
-EXPORT_SIZE = 48  # size constants are shrunk for export: only the graph's structure matters
 
 
 class Unsupported(Exception):
@@ -222,26 +222,42 @@ _cia_materialized_once()
 
 
 def lower(spec_path: str | Path, sizes: dict[str, int] | None = None, dtypes: tuple | None = None) -> Lowered:
-    """The spec's graph, exported with its size constants shrunk; `sizes` (the harness's, by default
-    the declared ones) are what the numbers computed from sizes are read at (sized_numbers); `dtypes`
+    """The spec's graph, exported with its size constants shrunk (codegen/exportsizes.py); `sizes`
+    (the harness's, by default the declared ones) are what the numbers computed from sizes are read
+    at (sized_numbers), and where the export bakes a split of a dim (GroupNorm's groups), the graph is
+    exported again at `sizes` on the meta device, so the split's factors are the harness's; `dtypes`
     (per forward argument, codegen/dtypes.py) traces the main inputs cast to another combination."""
     declared = declared_sizes(load_module(spec_path))
-    shrunk = {k: min(v, EXPORT_SIZE) for k, v in declared.items() if v >= 16}
-    module = load_module(spec_path, shrunk)
-    init = module.get_init_inputs() if hasattr(module, "get_init_inputs") else []
-    torch.manual_seed(0)
-    model = module.Model(*init).eval()
+    shrunk = export_sizes(declared)
+    target = {**declared, **(sizes or {})}
+    program, lowered = _export(spec_path, shrunk, dtypes, target)
+    if any(target.get(k, v) != v for k, v in shrunk.items()) and splits(program.graph):
+        try:
+            return _export(spec_path, target, dtypes, None, device="meta")[1]
+        except (Unsupported, RuntimeError, NotImplementedError):
+            pass  # a spec whose inputs or constants need data: the shrunk export's graph
+    return lowered
+
+
+def _export(spec_path, at: dict[str, int], dtypes, target: dict[str, int] | None, device: str = "cpu"):
+    """(the decomposed program, its Lowered) of the spec exported at sizes `at`; `target`: the sizes
+    whose numbers it takes (sized_numbers), None for none."""
+    module = load_module(spec_path, at)
+    with torch.device(device):
+        init = module.get_init_inputs() if hasattr(module, "get_init_inputs") else []
+        torch.manual_seed(0)
+        model = module.Model(*init).eval()
+        inputs = tuple(module.get_inputs())
     # Python numbers become 0-d tensors, so they stay graph inputs instead of baked constants
     # (variants may pass other values); ModelNew wraps them the same way at run time.
-    args = tuple(torch.tensor(a) if isinstance(a, (int, float)) and not isinstance(a, bool) else a
-                 for a in cast(tuple(module.get_inputs()), dtypes))
-    scalars = {i for i, a in enumerate(module.get_inputs()) if isinstance(a, (int, float)) and not isinstance(a, bool)}
-    target = {**declared, **(sizes or {})}
+    args = tuple(torch.tensor(a, device=device) if isinstance(a, (int, float)) and not isinstance(a, bool) else a
+                 for a in cast(inputs, dtypes))
+    scalars = {i for i, a in enumerate(inputs) if isinstance(a, (int, float)) and not isinstance(a, bool)}
     try:
         with warnings.catch_warnings():  # torch.export's own deprecation chatter is not the user's concern
             warnings.simplefilter("ignore", FutureWarning)
             program = torch.export.export(model, args)
-            if any(target.get(k, v) != v for k, v in shrunk.items()):
+            if target is not None and any(target.get(k, v) != v for k, v in at.items()):
                 sized_numbers(program, spec_path, target)
             program = program.run_decompositions(_table())
     except Exception as exc:  # export's own limits (data-dependent control flow...) end the expert's part
@@ -251,7 +267,7 @@ def lower(spec_path: str | Path, sizes: dict[str, int] | None = None, dtypes: tu
         program.graph.erase_node(node)  # a dtype check the decomposition left behind: nothing to compute
     diagonal_products(program.graph)
     _inline_scalar_constants(program)
-    return _describe(program, len(args), scalars)
+    return program, _describe(program, len(args), scalars)
 
 
 def _inline_scalar_constants(program: torch.export.ExportedProgram) -> None:
