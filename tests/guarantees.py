@@ -1125,6 +1125,21 @@ GUARANTEES: tuple[Guarantee, ...] = (
        f"{HT}test_a_router_taking_hidden_states_it_never_reads_verifies",
        ("opforge/codegen/families/sort/topk.py", "        if not node.users:  # an argument the op takes and never reads",
         "        if False:  # an argument the op takes and never reads")),
+    _g("expert-export-sizes-keep-relations", "the expert exports a spec at shrunk sizes that keep which size constants "
+       "divide which and stay larger (GroupNorm's 64 groups of 4096 channels are not exported as 48 groups of one "
+       "channel each, whose program wrote the norm's bias); KernelBench level-2 style files of every pattern family "
+       "are drafted and match the reference under the interpreter, a broken hand-off does not",
+       ("tests/test_expert_kernelbench_l2.py::test_export_sizes_keep_divisibility_and_order_between_size_constants",
+        "tests/test_expert_kernelbench_l2.py::test_every_level2_file_is_drafted_right_or_refused_with_a_reason"),
+       ("opforge/codegen/exportsizes.py", "        if first % step == 0 and first > floor:\n", "        if True:\n")),
+    _g("expert-split-at-harness-sizes", "a split of a dim the export bakes (GroupNorm's group count) is lowered again "
+       "at the harness's sizes, so the program splits by the count the harness's model has",
+       "tests/test_expert_kernelbench_l2.py::test_every_level2_file_is_drafted_right_or_refused_with_a_reason",
+       ("opforge/codegen/lower.py", " and splits(program.graph):", " and False:")),
+    _g("expert-batchnorm-batch-stats", "BatchNorm on the batch's statistics (no running statistics) is lowered to a "
+       "reduction over every dim but the channels and drafted",
+       "tests/test_expert_kernelbench_l2.py::test_every_level2_file_is_drafted_right_or_refused_with_a_reason",
+       ("opforge/codegen/lower.py", "    table[aten._native_batch_norm_legit.no_stats] = _batch_norm_batch_stats\n", "")),
 )
 
 
