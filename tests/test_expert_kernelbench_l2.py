@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import types
 from pathlib import Path
 
@@ -25,6 +26,7 @@ DATA = ROOT / "tests" / "data" / "kernelbench_l2"
 SIZES = {
     "gemm_swish_sum_groupnorm": {"batch_size": 4, "in_features": 16, "out_features": 256},
     "gemm_batchnorm_gelu_relu": {"batch_size": 8, "in_features": 16, "out_features": 24},
+    "gemm_batchnorm_biasadd_divide_swish": {"batch_size": 8, "in_features": 16, "out_features": 24},
     "gemm_max_subtract_gelu": {"batch_size": 4, "in_features": 16, "out_features": 24},
     "gemm_sigmoid_scaling_residualadd": {"batch_size": 4, "input_size": 16, "hidden_size": 24},
     "matmul_sigmoid_sum_logsumexp": {"batch_size": 4, "input_size": 16, "hidden_size": 24},
@@ -108,7 +110,7 @@ def _child(names: list[str]) -> None:
     torch.set_num_threads(1)
     for name in names:
         path = DATA / f"{name}.py"
-        row = {"name": name}
+        row, start = {"name": name}, time.perf_counter()
         try:
             request = DraftRequest(op=name, spec_source=path.read_text(), backend="triton",
                                    hardware="cpu/x86_64/triton-interpreter", sizes=SIZES[name])
@@ -123,6 +125,7 @@ def _child(names: list[str]) -> None:
                     row["control"] = _check(_broken_handoff(draft.source), module, name + "_broken")
         except Exception as exc:  # noqa: BLE001 - reported, the parent fails on it
             row.update(status="error", detail=f"{type(exc).__name__}: {str(exc)[:300]}")
+        row["seconds"] = round(time.perf_counter() - start, 1)
         print(json.dumps(row), flush=True)
 
 

@@ -117,6 +117,14 @@ def _batch_norm_eval(x, weight, bias, running_mean, running_var, momentum, eps):
     return _affine(out, weight, bias, per_channel), x.new_zeros((0,)), x.new_zeros((0,))
 
 
+def _batch_norm_batch_stats(x, weight, bias, training, momentum, eps):
+    """BatchNorm on the batch's own statistics (training=True without running statistics): a
+    reduction over every dim but the channels, in the two passes of _normalized."""
+    per_channel = [1, -1] + [1] * (x.dim() - 2)
+    out = _normalized(x, [0] + list(range(2, x.dim())), eps)
+    return _affine(out, weight, bias, per_channel), x.new_zeros((0,)), x.new_zeros((0,))
+
+
 def _split_with_sizes(x, sizes, dim=0):
     """torch.split/chunk as slices (the stock decomposition's as_strided has no size left to read)."""
     starts = [sum(sizes[:i]) for i in range(len(sizes))]
@@ -175,6 +183,7 @@ def _decompositions() -> dict:
     table[aten.adaptive_max_pool2d.default] = _adaptive_max_pool_global
     table[aten.adaptive_max_pool3d.default] = _adaptive_max_pool_global
     table[aten._native_batch_norm_legit_no_training.default] = _batch_norm_eval
+    table[aten._native_batch_norm_legit.no_stats] = _batch_norm_batch_stats
     return table
 
 

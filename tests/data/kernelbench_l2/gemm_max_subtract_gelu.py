@@ -13,7 +13,7 @@ class Model(nn.Module):
     def forward(self, x):
         x = self.gemm(x)
         x = torch.max(x, dim=self.max_dim, keepdim=True).values
-        x = x - x.mean(dim=1, keepdim=True)
+        x = x - x.mean(dim=0, keepdim=True)
         x = torch.nn.functional.gelu(x)
         return x
 
