@@ -3,18 +3,19 @@
 
     .venv/bin/python benchmarks/kernelbench_style.py [--set kb_level1 kb_level2 | --specs PATH...] [--only SUBSTR]
         [--cap S] [--budget N] [--trials N] [--sandbox KIND] [--tree DIR] [--reject N] [--baseline JSON] [--json PATH]
+    .venv/bin/python benchmarks/kernelbench_style.py --merge A.json B.json [--baseline JSON] [--json PATH]
 
 Each problem runs in a child process (`--worker`: benchmarks/expert_coverage.run_spec, CPU verify,
-throwaway registry) in a session of its own; past --cap seconds (default 180) the child, every
-process it started (found by its process tree and by a marker in their environment) and the
-docker containers labelled with their pids are killed, and the row is `timeout`. A row says what
-is left of it afterwards (`leftover`: should be empty). --tree runs the children on another
+throwaway registry) capped by benchmarks/capped_child.py: past --cap seconds (default 180) its
+whole tree and its sandbox containers are killed and the row is `timeout`; a row says what is left
+of it afterwards (`leftover`: should be empty). A timed-out problem counts as the cap in the median. --tree runs the children on another
 checkout's opforge (e.g. a `git worktree` of an older commit), run with a Python whose environment
 imports that tree's opforge in isolated mode (the sandbox runs `python -I`: a copy of .venv, `cp -al`,
 whose editable finder names the tree); the results record which opforge was imported. --reject N: for the first N problems of each set with a kernel (verified first), the
-kernel is broken (its output scaled by 1.001, integers +1) and `opforge verify` is timed on it and,
+kernel is broken (every value its kernels store scaled by 1.001) and `opforge verify` is timed on it and,
 as the baseline of the same run, on the kernel as it was. --baseline: an earlier --json of this
-script; medians and per-problem times are shown as ratios to it. Targets: level-1 median < 30 s,
+script; medians and per-problem times are shown as ratios to it. --merge: the tables of several
+--json files as one run (e.g. parallel streams), written to --json. Targets: level-1 median < 30 s,
 level-2 < 60 s, a wrong kernel rejected in < 10 s. Exit status 0 unless the arguments are bad (2)."""
 from __future__ import annotations
 
@@ -22,13 +23,10 @@ import argparse
 import ast
 import json
 import os
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
-import uuid
 from pathlib import Path
 
 from rich.console import Console
@@ -36,11 +34,14 @@ from rich.markup import escape
 from rich.table import Table
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.capped_child import run_capped  # noqa: E402
+
 SPEC_ROOT = ROOT / "benchmarks" / "expert_specs"
 SETS = ("kb_level1", "kb_level2")
 TARGET_MEDIAN_S = {"kb_level1": 30.0, "kb_level2": 60.0}
 TARGET_REJECT_S = 10.0
-MARKER = "OPFORGE_BENCH_TAG"
 def broken_copy(source: str) -> str | None:
     """The kernel with every value it stores scaled by 1.001 (`tl.store(p, v)` -> `tl.store(p, (v) * 1.001)`),
     None when it stores nothing that way."""
@@ -66,116 +67,6 @@ def broken_copy(source: str) -> str | None:
     for at, text in sorted(edits, key=lambda e: e[0], reverse=True):
         source = source[:at] + text + source[at:]
     return source
-
-
-# -- a capped child: its whole tree stops at the cap ------------------------------------------------
-
-
-def _ppid_and_state(pid: int) -> tuple[int, str] | None:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat[stat.rindex(")") + 2:].split()
-    return int(fields[1]), fields[0]
-
-
-def _pids() -> list[int]:
-    return [int(p) for p in os.listdir("/proc") if p.isdigit()]
-
-
-def descendants(root: int) -> set[int]:
-    """Every live process under `root` (its process tree, read from /proc)."""
-    children: dict[int, list[int]] = {}
-    for pid in _pids():
-        info = _ppid_and_state(pid)
-        if info:
-            children.setdefault(info[0], []).append(pid)
-    found, todo = set(), [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
-
-
-def tagged(tag: str) -> set[int]:
-    """Processes whose environment carries MARKER=tag (a child's descendants, even re-parented ones)."""
-    needle = f"{MARKER}={tag}".encode()
-    found = set()
-    for pid in _pids():
-        try:
-            if needle in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"):
-                found.add(pid)
-        except OSError:
-            continue
-    return found
-
-
-def alive(pid: int) -> bool:
-    info = _ppid_and_state(pid)
-    return info is not None and info[1] not in ("Z", "X")
-
-
-def _containers(pids: set[int]) -> list[str]:
-    """Ids of the opforge sandbox containers labelled with one of `pids` ([] without docker)."""
-    ids = []
-    for pid in sorted(pids):
-        try:
-            done = subprocess.run(["docker", "ps", "-aq", "--filter", f"label=opforge.pid={pid}"],
-                                  capture_output=True, text=True, timeout=30)
-        except (OSError, subprocess.SubprocessError):
-            return ids
-        ids += done.stdout.split()
-    return ids
-
-
-def _kill_tree(child: subprocess.Popen, tag: str) -> set[int]:
-    """SIGKILL the child's session, its process tree and its tagged processes until none is left;
-    returns every pid killed."""
-    killed: set[int] = set()
-    for _ in range(20):
-        pids = ({child.pid} | descendants(child.pid) | tagged(tag)) - {os.getpid()}
-        pids = {p for p in pids if alive(p)}
-        if not pids:
-            break
-        killed |= pids
-        for pid in pids:
-            for kill in (lambda p: os.killpg(p, signal.SIGKILL), lambda p: os.kill(p, signal.SIGKILL)):
-                try:
-                    kill(pid)
-                except (ProcessLookupError, PermissionError):
-                    pass
-        time.sleep(0.1)
-    child.wait()
-    return killed | {child.pid}
-
-
-def run_capped(argv: list[str], cap: float, env: dict | None = None, cwd: str | None = None) -> dict:
-    """Run argv in a session of its own for at most `cap` seconds. Returns rc (None when killed),
-    timed_out, seconds, stdout, stderr and leftover (processes or containers of it still there)."""
-    tag = uuid.uuid4().hex
-    env = {**(env or os.environ), MARKER: tag}
-    started = time.perf_counter()
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        child = subprocess.Popen(argv, stdout=out, stderr=err, env=env, cwd=cwd, start_new_session=True)
-        try:
-            rc, timed_out = child.wait(timeout=cap), False
-            pids = {child.pid}
-        except subprocess.TimeoutExpired:
-            rc, timed_out = None, True
-            pids = _kill_tree(child, tag)
-        seconds = time.perf_counter() - started
-        containers = _containers(pids)
-        if containers:
-            subprocess.run(["docker", "rm", "-f", *containers], capture_output=True, timeout=60)
-        left = [f"pid {p}" for p in sorted(pids | tagged(tag)) if alive(p)]
-        left += [f"container {c[:12]}" for c in _containers(pids)]
-        out.seek(0)
-        err.seek(0)
-        return dict(rc=rc, timed_out=timed_out, seconds=seconds, stdout=out.read().decode(errors="replace"),
-                    stderr=err.read().decode(errors="replace"), leftover=left)
 
 
 def imported_opforge() -> Path | None:
@@ -237,7 +128,7 @@ def run_problem(spec: Path, args: argparse.Namespace, keep: Path) -> dict:
         else:
             tail = (done["stderr"].strip().splitlines() or ["no output"])[-1]
             row |= {"outcome": "crash", "verified": False, "reason": f"worker exit {done['rc']}: {tail}"}
-        row["problem"] = spec.stem  # the key a baseline is matched on
+        row |= {"set": set_of(spec), "problem": spec.stem}  # the key a baseline is matched on
         if (Path(out) / "kernel.py").is_file():
             dest = keep / row["set"] / f"{spec.stem}.py"
             dest.parent.mkdir(parents=True, exist_ok=True)
@@ -292,7 +183,7 @@ def reject_rows(rows: list[dict], args: argparse.Namespace) -> list[dict]:
 
 def set_of(path: Path) -> str:
     path = path.resolve()
-    return path.parent.name if path.is_relative_to(SPEC_ROOT) else "other"
+    return path.parent.name if path.is_relative_to(SPEC_ROOT) or path.parent.name in SETS else "other"
 
 
 def p90(values: list[float]) -> float:
@@ -386,11 +277,16 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[Path]]:
     parser.add_argument("--json", type=Path, help="write the rows and summaries here (after each problem)")
     parser.add_argument("--kernels", type=Path, help="keep each problem's kernel (and its broken copy) here")
     parser.add_argument("--note", default="", help="a note kept in the JSON (e.g. the machine's load)")
+    parser.add_argument("--merge", nargs="+", type=Path, help="print (and --json) these result files as one run")
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         return args, [args.worker]
+    if args.merge:
+        if missing := [str(p) for p in args.merge if not p.is_file()]:
+            parser.error(f"--merge: no such file: {', '.join(missing)}")
+        return args, []
     if args.tree and not (args.tree / "opforge" / "__init__.py").is_file():
         parser.error(f"--tree {args.tree}: no opforge package there")
     if args.tree and (found := imported_opforge()) != (args.tree / "opforge").resolve():
@@ -417,6 +313,8 @@ def main(argv: list[str] | None = None) -> int:
         return worker(args.worker, args.out, args)
     console = Console(width=200)
     baseline = json.loads(args.baseline.read_text()) if args.baseline else None
+    if args.merge:
+        return merge(args, baseline, console)
     report = {"cap_s": args.cap, "budget": args.budget, "trials": args.trials, "sandbox": args.sandbox or "auto",
               "tree": str(args.tree or ROOT), "opforge": str(imported_opforge()), "python": sys.executable, "cpus": os.cpu_count(), "note": args.note,
               "load_before": os.getloadavg(), "results": [], "sets": {}, "reject": []}
@@ -431,11 +329,27 @@ def main(argv: list[str] | None = None) -> int:
             write(args.json, report)
         report["reject"] = reject_rows(report["results"], args) if args.reject else []
     report["load_after"] = os.getloadavg()
-    write(args.json, report)
+    show(report, args.json, baseline, console)
+    return 0
+
+
+def show(report: dict, path: Path | None, baseline: dict | None, console: Console) -> None:
+    write(path, report)
     for table in (problem_table(report["results"], baseline), set_table(report["sets"]), reject_table(report["reject"])):
         console.print(table)
-    if args.json:
-        console.print(f"wrote {args.json}")
+    if path:
+        console.print(f"wrote {path}")
+
+
+def merge(args: argparse.Namespace, baseline: dict | None, console: Console) -> int:
+    """Several reports as one: rows and reject rows joined, sets summarized again, the rest kept per part."""
+    parts = [json.loads(p.read_text()) for p in args.merge]
+    cap = max(p["cap_s"] for p in parts)
+    results = [r for p in parts for r in p["results"]]
+    report = {"cap_s": cap, "merged": [str(p) for p in args.merge],
+              "parts": [{k: v for k, v in p.items() if k not in ("results", "sets", "reject")} for p in parts],
+              "results": results, "sets": summarize(results, cap, baseline), "reject": [m for p in parts for m in p["reject"]]}
+    show(report, args.json, baseline, console)
     return 0
 
 
