@@ -123,6 +123,7 @@ def _fork_phase(job: dict, timeout_s: float | None) -> tuple[dict | None, dict]:
     if pid == 0:  # the phase: nothing returns from here
         try:
             os.setsid()
+            die_with_parent()
             _apart_from_the_worker()
             if os.getcwd() == base:
                 os.chdir(scratch)
@@ -177,6 +178,7 @@ def _apart_from_the_worker() -> None:
             told = fh.read(16)
         _end_as(int(told) if told.strip().lstrip(b"-").isdigit() else 1 << 8)
     os.close(read_end)
+    die_with_parent()  # the namespace's init: the phase dies with it, so with the worker too
     phase = os.fork()
     if phase == 0:  # the phase
         os.close(write_end)
@@ -187,6 +189,15 @@ def _apart_from_the_worker() -> None:
         if pid == phase:
             os.write(write_end, str(status).encode())
             os._exit(0)
+
+
+def die_with_parent() -> None:
+    """SIGKILL this process when its parent dies (PR_SET_PDEATHSIG): a phase does not outlive a
+    worker killed with its caller (the `none` runtime has no container or jail to end it)."""
+    import ctypes
+    import signal
+
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)
 
 
 def _end_as(status: int) -> None:

@@ -32,7 +32,7 @@ import time
 from functools import lru_cache
 from pathlib import Path
 
-from opforge.sandbox import mounts
+from opforge.sandbox import interrupt, mounts
 from opforge.sandbox.base import (STDIO_CAP, CappedText, Job, JobResult, StagedJob, job_env, sandbox_uid,
                                   uncapped_warning)
 from opforge.sandbox.exposure import exposure, symlinked_system_dirs
@@ -296,6 +296,7 @@ class DockerSandbox:
             if time.perf_counter() > deadline:
                 _remove(self.container)
                 return None, True, *reader.text()
+            interrupt.check()
             time.sleep(0.05)
         return info["ExitCode"], False, *reader.text()
 

@@ -33,20 +33,32 @@ def exit_code(exc: BaseException) -> int:
     return exc.exit_code if isinstance(exc, Interrupted) else 128 + signal.SIGINT
 
 
+_fired: list[int] = []  # the stopping signal that arrived within raise_on_signals, if one did
+
+
+def check() -> None:
+    """Raise Interrupted again if a stopping signal arrived within raise_on_signals. Every wait for a
+    job calls it: Python cannot deliver a handler's exception everywhere (in an at-fork hook, such as
+    the one logging runs when Popen forks, or in a __del__, it is only printed), and such a signal
+    must still stop the job."""
+    if _fired:
+        raise Interrupted(_fired[0])
+
+
 @contextmanager
 def raise_on_signals() -> Iterator[None]:
     """Within: the first SIGINT or SIGTERM raises Interrupted in the main thread, later ones are
     ignored; the previous handlers come back on the way out."""
-    fired: list[int] = []
-
     def handler(signum, _frame) -> None:
-        if not fired:
-            fired.append(signum)
+        if not _fired:
+            _fired.append(signum)
             raise Interrupted(signum)
 
+    before = list(_fired)
     previous = {sig: signal.signal(sig, handler) for sig in STOPPING}
     try:
         yield
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
+        _fired[:] = before

@@ -5,14 +5,17 @@ private scratch directory. It does NOT isolate the network, the file system or o
 it exists for debugging and must be asked for by name."""
 from __future__ import annotations
 
+import ctypes
 import os
 import resource
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Callable
 
+from opforge.sandbox import interrupt
 from opforge.sandbox.base import CappedReader, Job, JobResult, StagedJob, job_env
 
 # Isolated mode (-I): neither the working directory nor the script's is on sys.path, PYTHON*
@@ -36,6 +39,38 @@ def kill_group(pgid: int) -> None:
         pass
 
 
+def descendants(pid: int) -> set[int]:
+    """Every process below `pid`, whatever session, process group or PID namespace it moved to (a
+    worker's phase is in a session and namespace of its own: a group kill misses it)."""
+    children: dict[int, list[int]] = {}
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text(encoding="ascii", errors="replace")
+        except OSError:  # exited while we looked
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])  # the command name may hold spaces and ')'
+        children.setdefault(ppid, []).append(int(entry))
+    found, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL the process group `pid` and every process below it, found before any of them dies
+    (an orphan is re-parented out of the tree at once)."""
+    tree = descendants(pid)
+    kill_group(pid)
+    for child in tree:
+        try:
+            os.kill(child, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
 def wait_until(pid: int, deadline: float) -> tuple[bool, int, resource.struct_rusage]:
     """wait4 with a deadline (past it, the process group `pid` is killed): (timed out, status,
     rusage), so the CPU time and peak memory come back too. The worker waits for its phases so."""
@@ -47,6 +82,7 @@ def wait_until(pid: int, deadline: float) -> tuple[bool, int, resource.struct_ru
             kill_group(pid)
             _done, status, usage = os.wait4(pid, 0)
             return True, status, usage
+        interrupt.check()
         time.sleep(0.02)
 
 
@@ -62,8 +98,8 @@ def run_process(argv: list[str], staged: StagedJob, job: Job, env: dict[str, str
         reader.start()
     try:
         timed_out, status, usage = wait_until(proc.pid, started + job.timeout_s)
-    except BaseException:  # interrupted (sandbox/interrupt.py): the job's whole session goes with its caller
-        kill_group(proc.pid)
+    except BaseException:  # interrupted (sandbox/interrupt.py): the job and all it started go with its caller
+        kill_tree(proc.pid)
         proc.wait()
         raise
     kill_group(proc.pid)  # whatever the job left running in its session goes too
@@ -76,6 +112,10 @@ def run_process(argv: list[str], staged: StagedJob, job: Job, env: dict[str, str
 
 def _core_limits() -> None:  # between fork and exec
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    _LIBC.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: the worker dies with its caller, SIGKILL included
+
+
+_LIBC = ctypes.CDLL(None)
 
 
 class ProcessSandbox:

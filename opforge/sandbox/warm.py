@@ -23,6 +23,7 @@ import threading
 import time
 from typing import Callable
 
+from opforge.sandbox import interrupt
 from opforge.sandbox.base import CappedReader, Job, JobResult, StagedJob
 from opforge.sandbox.process import kill_group
 from opforge.sandbox import zygote as zygote_module
@@ -232,10 +233,12 @@ def run(jail_argv: Callable[[int], list[str]], jail_env: dict[str, str], staged:
 
 
 def _answer(conn: socket.socket, deadline: float) -> tuple[dict | None, bool]:
-    """(the zygote's answer or None, whether the deadline passed first)."""
-    left = deadline - time.perf_counter()
-    if left <= 0 or not select.select([conn], [], [], left)[0]:
-        return None, True
+    """(the zygote's answer or None, whether the deadline passed first); waits in slices, so that
+    an interrupt stops the job (interrupt.check)."""
+    while not select.select([conn], [], [], min(0.25, max(deadline - time.perf_counter(), 0)))[0]:
+        if time.perf_counter() >= deadline:
+            return None, True
+        interrupt.check()
     try:
         data = conn.recv(1 << 16)
         return (json.loads(data.decode()) if data else None), False

@@ -20,6 +20,7 @@ from pathlib import Path
 from opforge.agents.background import pid_alive
 from opforge.agents.batch.worker import local_child, outcome
 from opforge.agents.config import RunOptions
+from opforge.sandbox.process import descendants
 
 GRACE_S = 5.0  # after SIGTERM, time for a worker to close its sandbox before SIGKILL
 
@@ -135,31 +136,6 @@ class LocalExecutor:
 
 
 # -- process trees ---------------------------------------------------------------------------------
-
-
-def _children_map() -> dict[int, list[int]]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:  # exited while we looked
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])  # the command name may hold spaces and ')'
-        children.setdefault(ppid, []).append(int(entry))
-    return children
-
-
-def descendants(pid: int) -> set[int]:
-    """Every process below `pid`, whatever session or process group it moved to."""
-    children, found, todo = _children_map(), set(), [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
 
 
 def _signal(pids, sig: int) -> None:
