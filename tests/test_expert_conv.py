@@ -70,7 +70,7 @@ def test_transposed_plan_and_gather_text(tmp_path):
     h = _plan(spec).hyper
     assert h.transposed and h.output_padding == (1, 1, 1) and h.groups == 2
     source = _source(spec)
-    assert "u_2 = o_2[:, None] + 1 - t_2[None, :]" in source and "(v_2 % 2 == 0)" in source
+    assert "u_2 = (o_2 + 1)[:, None] - t_2[None, :]" in source and "(v_2 % 2 == 0)" in source
     assert "groups = 2" in source and "c_out = p_conv_weight.shape[1] * groups" in source
     assert "out_0 = (in_0 - 1) * 2 - 2 + (k_0 - 1) + 2" in source
 

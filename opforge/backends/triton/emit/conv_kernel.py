@@ -1,9 +1,16 @@
 """The Triton source of a conv Plan: an implicit-GEMM kernel written for the graph's spatial rank.
 Each program owns BLOCK_M output positions (sample and position, row-major) by BLOCK_N output
 channels of one group; every K step gathers a [BLOCK_M, BLOCK_K] input tile straight from the
-(position, tap) indices, masked where a tap falls in the padding, and multiplies it with the
-matching [BLOCK_K, BLOCK_N] weight tile on `tl.dot` into an fp32 accumulator; bias and epilogue are
-applied to the accumulator before one store."""
+(position, tap) indices and multiplies it with the matching [BLOCK_K, BLOCK_N] weight tile on
+`tl.dot` into an fp32 accumulator; bias and epilogue are applied to the accumulator before one store.
+
+Written to be cheap under Triton's CPU interpreter, which pays per program and per tile op (each a
+numpy call, and each int32 add/sub/mul on a tile followed by its overflow check): index arithmetic
+is int64 (no checks, and no 2**31 wrap on large tensors), and a forward convolution's gather offset
+splits into a per-row part (sample, first tap's position; hoisted out of the K loop) plus a per-column
+part (channel, tap; [BLOCK_K] vectors), so a K step costs a few [BLOCK_M, BLOCK_K] ops, plus a bounds
+check only on the sides that are padded (with no padding on a side, the output size formula keeps
+every tap inside the input there)."""
 from __future__ import annotations
 
 from opforge.backends.triton.emit.conv_epilogue import conv_offsets
@@ -28,24 +35,24 @@ def {kernel}(
     cin_g = c_in // groups
     M = batch * {out_count}
     K = cin_g * {tap_count}  # (input channel of the group, tap) pairs, in the weight's order
-    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    # int64 indices: offsets pass 2**31 on large tensors (and the interpreter checks int32 arithmetic).
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M).to(tl.int64)
     rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     # Row -> (sample, output position), the output's row-major order.
 {rows}
-    n = q.to(tl.int64)  # int64: sample * stride passes 2**31 on large batches
     co = (g * cout_g + rn).to(tl.int64)
     m_ok = rm < M
     n_ok = rn < cout_g
+{hoisted}
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k in range(0, K, BLOCK_K):
-        rk = k + tl.arange(0, BLOCK_K)
+        rk = k + tl.arange(0, BLOCK_K).to(tl.int64)
         k_ok = rk < K
         # Column -> (input channel of the group, tap).
 {taps}
-        ci = (g * cin_g + r).to(tl.int64)
 {gather}
         a = tl.load(x_ptr + {x_offsets}, mask=a_ok, other=0.0)
-        b = tl.load(w_ptr + {w_offsets}, mask=k_ok[:, None] & n_ok[None, :], other=0.0)
+        b = tl.load(w_ptr + (w_k[:, None] + w_n[None, :]), mask=k_ok[:, None] & n_ok[None, :], other=0.0)
 {dot}
     mask = m_ok[:, None] & n_ok[None, :]
 {epilogue}
@@ -67,19 +74,48 @@ def _term(value: str, factor: int, sign: str = "*") -> str:
     return value if factor == 1 else f"{value} {sign} {factor}"
 
 
+def _signed(value: int) -> str:
+    return f" + {value}" if value > 0 else f" - {-value}" if value < 0 else ""
+
+
+def _hoisted(h: Hyper) -> list[str]:
+    """Per-row and per-column parts of the offsets, computed once per program (forward: the first
+    tap's input position h_d of each row and the row's offset x_m; transposed: the sample's offset)."""
+    lines = ["# Column offsets of the weight tile: output channel co's filter."]
+    lines.append("w_n = co * stride_wc" if h.transposed else "w_n = co * stride_wn")
+    if h.transposed:
+        lines.append("x_m = n * stride_xn + (g * cin_g).to(tl.int64) * stride_xc  # sample, the group's first channel")
+        return ["    " + line for line in lines]
+    lines.append("# Each row's first tap, in input coordinates, and its offset there (sample, group's first channel).")
+    lines += [f"h_{d} = {_term(f'o_{d}', h.stride[d])}{_signed(-h.pad_lo[d])}" for d in range(h.rank)]
+    lines.append("x_m = n * stride_xn + (g * cin_g).to(tl.int64) * stride_xc" + "".join(
+        f" + h_{d} * stride_x{d}" for d in range(h.rank)))
+    return ["    " + line for line in lines]
+
+
 def _gather(h: Hyper) -> list[str]:
-    """Each spatial dim's input index i_d for (row, column) and whether it lands inside the input."""
-    lines, oks = [], ["m_ok[:, None]", "k_ok[None, :]"]
+    """The K step's input offsets and mask: a_ok, and x_k (forward: the column's offset) or i_d
+    (transposed: each dim's input index)."""
+    oks = ["m_ok[:, None] & k_ok[None, :]"]
+    if not h.transposed:
+        lines = [f"e_{d} = {_term(f't_{d}', h.dilation[d])}  # the tap's reach along dim {d}" for d in range(h.rank)]
+        lines.append("x_k = r * stride_xc" + "".join(f" + e_{d} * stride_x{d}" for d in range(h.rank)))
+        for d in range(h.rank):  # a side with no padding never leaves the input
+            lo, hi = h.pad_lo[d] > 0, h.pad_hi[d] > 0
+            if lo or hi:
+                lines.append(f"i_{d} = h_{d}[:, None] + e_{d}[None, :]")
+            if lo:
+                oks.append(f"(i_{d} >= 0)")
+            if hi:
+                oks.append(f"(i_{d} < in_{d})")
+        return ["        " + line for line in lines + [f"a_ok = {' & '.join(oks)}"]]
+    lines = []
     for d in range(h.rank):
         s, lo, dil = h.stride[d], h.pad_lo[d], h.dilation[d]
-        tap = _term(f"t_{d}[None, :]", dil)
-        if not h.transposed:
-            shift = f" - {lo}" if lo else ""
-            lines.append(f"i_{d} = {_term(f'o_{d}[:, None]', s)}{shift} + {tap}")
-            oks.append(f"(i_{d} >= 0) & (i_{d} < in_{d})")
-            continue
         shift = f" + {lo}" if lo else ""
-        lines.append(f"u_{d} = o_{d}[:, None]{shift} - {tap}  # = i * stride where a tap lands on an input")
+        reach = f"t_{d}" if dil == 1 else f"(t_{d} * {dil})"
+        lines.append(f"u_{d} = {f'(o_{d}{shift})' if lo else f'o_{d}'}[:, None] - {reach}[None, :]"
+                     "  # = i * stride where a tap lands on an input")
         if s == 1:
             lines.append(f"i_{d} = u_{d}")
             oks.append(f"(i_{d} >= 0) & (i_{d} < in_{d})")
@@ -99,11 +135,12 @@ def kernel_source(plan: Plan) -> str:
     sizes += [f"k_{d}" for d in dims] + ["cout_g", "groups"]
     axes = ["n", "c"] + [str(d) for d in dims]
     strides = [f"stride_{p}{a}" for p in ("x", "w", "o") + tuple(leaf.name for leaf in epi.leaves) for a in axes]
-    x_offsets = "n[:, None] * stride_xn + ci[None, :] * stride_xc" + "".join(
-        f" + i_{d} * stride_x{d}" for d in dims)
-    w_spatial = "".join(f" + t_{d}[:, None] * stride_w{d}" for d in dims)
-    w_offsets = ("ci[:, None] * stride_wn + rn[None, :] * stride_wc" if h.transposed
-                 else "co[None, :] * stride_wn + r[:, None] * stride_wc") + w_spatial
+    if h.transposed:
+        x_offsets = "(x_m[:, None] + r[None, :] * stride_xc" + "".join(f" + i_{d} * stride_x{d}" for d in dims) + ")"
+    else:
+        x_offsets = "(x_m[:, None] + x_k[None, :])"
+    w_k = ("w_k = r * stride_wn" if h.transposed else "w_k = r * stride_wc") + "".join(
+        f" + t_{d} * stride_w{d}" for d in dims)
     body = ([f"acc += tl.load(b_ptr + co, mask=n_ok, other=0.0).to(tl.float32)[None, :]  # bias"]
             if plan.bias else [])
     body += epi.lines
@@ -111,15 +148,16 @@ def kernel_source(plan: Plan) -> str:
     comment = (f"# Bias and epilogue on the fp32 accumulator, before the one store; fuses: {fused or 'bias'}."
                if body else "# No epilogue: the accumulator is stored as it is.")
     what = "Transposed convolution, as a gather" if h.transposed else "Convolution"
+    taps = _unflatten("rk", [f"k_{d}" for d in dims], [f"t_{d}" for d in dims], "r", "        ")
     return KERNEL.format(
         kernel=plan.kernel, pointers=fill(pointers, "    ") + ",", sizes=fill(sizes, "    ") + ",",
         strides=fill(strides, "    ") + ",", what=f"{what} over {h.rank} spatial dim(s) as an implicit GEMM;",
         stride=list(h.stride), pad_lo=list(h.pad_lo), pad_hi=list(h.pad_hi), dilation=list(h.dilation),
         output_padding=f", output padding {list(h.output_padding)}" if h.transposed else "", groups=h.groups,
         out_count=" * ".join(f"out_{d}" for d in dims), tap_count=" * ".join(f"k_{d}" for d in dims),
-        rows="\n".join(_unflatten("rm", [f"out_{d}" for d in dims], [f"o_{d}" for d in dims], "q", "    ")),
-        taps="\n".join(_unflatten("rk", [f"k_{d}" for d in dims], [f"t_{d}" for d in dims], "r", "        ")),
-        gather="\n".join(_gather(h)), x_offsets=x_offsets, w_offsets=w_offsets,
+        rows="\n".join(_unflatten("rm", [f"out_{d}" for d in dims], [f"o_{d}" for d in dims], "n", "    ")),
+        hoisted="\n".join(_hoisted(h)), taps="\n".join(taps + ["        " + w_k]),
+        gather="\n".join(_gather(h)), x_offsets=x_offsets,
         dot=IEEE_DOT if plan.ieee else HALF_DOT,
         epilogue="\n".join("    " + line for line in [comment] + body),
         out_offsets=conv_offsets("o", h.rank), result=plan.result)
