@@ -56,6 +56,7 @@ VF = "tests/test_verdict_forgery.py::test_cheat_is_rejected_by_its_mechanism"
 ADV = "tests/test_sandbox_adversarial.py::"
 WARM = "tests/test_sandbox_warm.py::"
 ZYGOTE = "opforge/sandbox/zygote.py"
+INT = "tests/test_interrupt.py::"
 STATIC_R = "opforge/backends/triton/static_resolve.py"
 STATIC_T = "opforge/backends/triton/static_tables.py"
 ASX = "tests/test_ascendc_static_exec.py::"
@@ -294,6 +295,41 @@ GUARANTEES: tuple[Guarantee, ...] = (
     _g("docker-network", "docker: no network at all (network_mode none)",
        f"{ADV}test_network_is_unreachable_even_on_loopback[docker]",
        ("opforge/sandbox/docker_runtime.py", 'network_mode="none", ', 'network_mode="host", ')),
+    # -- a stopped run stops its work (tests/test_interrupt.py) --
+    _g("interrupt-docker-job-stopped", "docker: a job interrupted (Ctrl-C, SIGTERM) ends with its caller: the "
+       "container it runs in is removed on the way out; an uninterrupted job keeps it warm",
+       f"{INT}test_an_interrupted_job_leaves_no_process_and_an_uninterrupted_one_runs_to_its_end[docker]",
+       ("opforge/sandbox/docker_runtime.py", "the job must not outlive its caller\n            self.close()\n",
+        "the job must not outlive its caller\n            pass\n")),
+    _g("interrupt-process-job-stopped", "jail and none: a job interrupted ends with its caller, every process of it "
+       "(the worker's phases are in sessions and namespaces of their own)",
+       (f"{INT}test_an_interrupted_job_leaves_no_process_and_an_uninterrupted_one_runs_to_its_end[none]",
+        f"{INT}test_an_interrupted_job_leaves_no_process_and_an_uninterrupted_one_runs_to_its_end[jail]"),
+       ("opforge/sandbox/process.py", "        kill_tree(proc.pid)\n        proc.wait()\n        raise\n", "        raise\n")),
+    _g("interrupt-lost-exception-checked", "a stopping signal whose exception Python could only print (raised in an "
+       "at-fork hook or a __del__) still stops the job: every wait for a job checks for it",
+       f"{INT}test_a_signal_whose_exception_python_lost_still_stops_the_job",
+       ("opforge/sandbox/interrupt.py", "    if _fired:\n        raise Interrupted(_fired[0])\n",
+        "    if False:\n        raise Interrupted(_fired[0])\n")),
+    _g("interrupt-second-signal-ignored", "a second Ctrl-C or SIGTERM does not cut short the cleanup that stops the job",
+       f"{INT}test_the_first_signal_interrupts_and_a_second_does_not_cut_the_cleanup_short",
+       ("opforge/sandbox/interrupt.py", "        if not _fired:\n", "        if True:\n")),
+    _g("docker-owner-death-ends-jobs", "docker: a container whose owner died by SIGKILL ends its jobs by itself (PID 1 "
+       "exits when its stdin, the owner's attach socket, closes); while the owner lives they run",
+       f"{INT}test_a_container_whose_owner_is_killed_ends_its_job_by_itself",
+       ("opforge/sandbox/docker_runtime.py", "        os._exit(0)\n", "        pass\n")),
+    _g("run-interrupted-resumable", "opforge run stopped by a signal: its job ends, one line with 130/143, the run "
+       "recorded interrupted, and --resume continues it",
+       f"{INT}test_ctrl_c_stops_the_job_the_run_resumes_and_cancel_stops_it_again",
+       ("opforge/agents/run.py", "        _mark_interrupted(registry, run.run_key, exc)\n", "")),
+    _g("cancel-stops-the-job", "opforge cancel stops the process driving the run, and the job it is running, at once",
+       f"{INT}test_ctrl_c_stops_the_job_the_run_resumes_and_cancel_stops_it_again",
+       ("opforge/agents/run.py", "    RunLock(registry.path, run_key).stop_holder()\n", "")),
+    _g("run-status-interrupted-migrated", "registry migration 0007 allows the status interrupted; its downgrade reopens "
+       "such runs as running",
+       f"{INT}test_migration_0007_allows_interrupted_and_its_downgrade_reopens_such_runs",
+       ("opforge/registry/migrations/versions/0007_run_interrupted.py", "def upgrade() -> None:\n    _replace(NEW)\n",
+        "def upgrade() -> None:\n    _replace(OLD)\n")),
     _g("result-file-cap", "result.json is read only as a regular file within its cap",
        f"{ADV}test_oversized_or_linked_result_is_refused_unread[jail-sparse]",
        ("opforge/sandbox/base.py", "        if info.st_size > cap:\n", "        if False:\n"),

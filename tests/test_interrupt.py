@@ -54,6 +54,13 @@ def job_pids(uid: int, marker: str) -> list[int]:
             and Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[-1].split()[0] != "Z"]
 
 
+def left_after(uid: int, marker: str, stopped: float) -> list[int]:
+    """The job's processes still there GONE_S after it was stopped (a killed process takes a moment to go)."""
+    while job_pids(uid, marker) and time.monotonic() - stopped < GONE_S:
+        time.sleep(0.05)
+    return job_pids(uid, marker)
+
+
 def wait_for(predicate, timeout_s: float, what: str):
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -113,15 +120,38 @@ def test_an_interrupted_job_leaves_no_process_and_an_uninterrupted_one_runs_to_i
         stopped = time.monotonic()
         stopper.join()
         assert caught.value.signum == signal.SIGTERM
-        while job_pids(uid, marker) and time.monotonic() - stopped < GONE_S:
-            time.sleep(0.05)
-        assert job_pids(uid, marker) == [], f"the job's processes outlived it: {job_pids(uid, marker)}"
+        assert left_after(uid, marker, stopped) == [], "the job's processes outlived it"
         if name == "docker":
             assert not docker_runtime.client().containers.list(all=True, filters={"id": warm.id})
     finally:
         sandbox.close()
         signal.signal(signal.SIGTERM, previous)
         for pid in job_pids(uid, marker):  # a failed check leaves nothing spinning behind it
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_signal_whose_exception_python_lost_still_stops_the_job(monkeypatch):
+    """A handler's exception raised where Python can only print it (a __del__ here; an at-fork hook
+    when Popen forks) is lost; the sandbox's wait sees the signal all the same (interrupt.check)."""
+    marker = f"spin{secrets.token_hex(6)}"
+    monkeypatch.setattr(process, "WORKER", ["-I", "-B", "-c", f"# {marker}\nwhile True:\n    pass"])
+
+    class Lost:
+        def __del__(self) -> None:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.01)  # the handler runs here, and its exception is only printed
+
+    previous = signal.signal(signal.SIGTERM, lambda *_: None)
+    try:
+        with pytest.raises(Interrupted), raise_on_signals():
+            Lost()  # collected at once
+            result = get_sandbox("none").run(Job({}, timeout_s=5, worker="w"))
+            pytest.fail(f"the job ran on to its end: {result.cause}")
+        assert left_after(-1, marker, time.monotonic()) == []
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        for pid in job_pids(-1, marker):
             os.kill(pid, signal.SIGKILL)
 
 
