@@ -202,6 +202,22 @@ GUARANTEES: tuple[Guarantee, ...] = (
         "tests/test_outputs_file.py::test_a_candidate_bloating_its_outputs_file_is_refused_by_the_cap"),
        ("opforge/harness/judge.py", "        return int(total * 1.25) + (4 << 20)\n",
         "        return (int(total * 1.25) + (4 << 20)) * 256\n")),
+    # -- fail fast (harness/early.py) --
+    _g("fail-fast-first-call", "a wrong kernel is stopped at the first checkpoint whose outputs fail (the main case's "
+       "first call), and the verdict names the calls and cases that did not run; a correct one runs the whole plan",
+       ("tests/test_fail_fast.py::test_a_wrong_kernel_is_stopped_at_its_first_call_and_the_verdict_names_what_did_not_run",
+        "tests/test_fail_fast.py::test_a_kernel_wrong_only_after_its_first_call_is_stopped_at_a_later_checkpoint"),
+       ("opforge/harness/early.py", '        wrong = [code for code in findings.reasons if CHECK_OF.get(code, "run") != "anticheat"]\n',
+        "        wrong = []\n")),
+    _g("fail-fast-cheats-run-whole", "a cheat's findings do not stop the run early: the whole plan shows every rule it "
+       "breaks (a kernel-independent cheat that also reads its inputs on the host is caught by both rules)",
+       "tests/test_anticheat.py::test_cheat_is_rejected_with_its_reason",
+       ("opforge/harness/early.py", 'if CHECK_OF.get(code, "run") != "anticheat"]', "]")),
+    _g("fail-fast-forged-stop", "only the judge's own stop shortens a run: a candidate writing the stop answer itself "
+       "runs fewer calls and fails for it",
+       "tests/test_fail_fast.py::test_a_candidate_forging_the_judges_stop_does_not_shorten_its_run_into_a_pass",
+       ("opforge/harness/verify.py", "    if watch.stopped is not None and ran < len(material.plan):",
+        "    if ran < len(material.plan):")),
     # -- stress cases and comparison --
     _g("stress-scaled", "inputs scaled by 1e-3 and 1e3 (softmax without max subtraction fails)",
        f"{VF}[hostile_softmax_no_max]",

@@ -71,7 +71,13 @@ def test_what_a_correct_candidate_writes_fits_the_cap_and_megabytes_more_do_not(
     assert data is None and why.startswith("too large:"), (size, cap, path.stat().st_size)
 
 
-def test_a_candidate_bloating_its_outputs_file_is_refused_by_the_cap():
+def test_a_candidate_bloating_its_outputs_file_is_refused_by_the_cap(monkeypatch):
+    # fail fast (harness/early.py) stops it at its first call (an extra output), before the junk of
+    # every later call piles up; with the cap under that one call's junk the file is still refused
+    v = verify(TINY, KERNELS / "hostile_bloated_outputs.py", VerifyOptions(seed=7, device="cpu"))
+    assert not v["correct"] and v["not_run"]["calls"] == len(judge.prepare(prepare(TINY, VerifyOptions(
+        device="cpu"))[0], 7, 5, "cpu").plan) - 1 and v["reasons"][0].startswith("mismatch:"), v["reasons"]
+    monkeypatch.setattr(judge.Material, "output_cap", lambda self: 64 << 10)
     v = verify(TINY, KERNELS / "hostile_bloated_outputs.py", VerifyOptions(seed=7, device="cpu"))
     assert ladder.exit_code(v) == 1 and (v["failed_step"], ladder.failed_check(v)) == ("cpu_run", "run"), v["reasons"]
     assert any(r.startswith("runtime-error:") and "outputs.pt too large" in r for r in v["reasons"]), v["reasons"]

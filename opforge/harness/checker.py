@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from opforge.harness import callstate, guards
+from opforge.harness import callstate, early, guards
 
 MAX_ERRORS = 12
 
@@ -319,13 +319,23 @@ def run_plan(job: dict, snapshot: guards.ModuleSnapshot) -> dict:
     except Rejected as exc:
         return {"rejected": str(exc), "calls": [], "run_s": round(time.perf_counter() - started, 3)}
     calls, outputs, errors = [], [], 0
+    after = set(job.get("checkpoints") or []) if job.get("early_path") else set()  # harness/early.py
     for index, step in enumerate(data["plan"]):
+        if after and index > min(after) and early.told_to_stop(job):
+            errors = -1  # stopped by the judge: no timing either
+            break
         report, outs = session.call(index, step)
         calls.append(report)
         outputs.append(outs)
         errors += "error" in report
         if errors and (step.get("stop_on_error", True) or errors >= MAX_ERRORS):
             break
+        if index in after:
+            early.leave(job, calls, outputs)
+            if index == min(after):
+                early.await_answer(job, len(calls))
+    if after:
+        early.finish(job)
     bench = None
     if data.get("bench") and not errors:
         from opforge.harness.profile import bench_candidate

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from opforge.harness import evidence, judge, ladder, worker
+from opforge.harness import early, evidence, judge, ladder, worker
 from opforge.backends import BACKENDS, DEFAULT, get_backend
 from opforge.harness.plugin import BackendPlugin, dist_version
 from opforge.harness.ladder import hardware_slug, step
@@ -146,13 +146,17 @@ def _verify_in(spec: OpSpec, hardware: Hardware, source: str, options: VerifyOpt
     modes = _modes(hardware, static.skip)
     files = {"candidate.py": _write_temp(source.encode(), ".py"), "inputs.pt": _write_temp(material.payload(), ".pt")}
     results: dict = {"build": None, "run": None}
+    after = early.checkpoints(material)  # fail fast: the judge reads the outputs on their way
+    watch = early.Watch(material, spec.meta.get("atol"), spec.meta.get("rtol"), early.output_cap(material, after))
     try:
         for job_mode in modes:
             phased = job_mode == "verify" and hardware.device == "cpu"
-            whole = sandbox.run(Job({**payload, "mode": job_mode}, files, worker.job_timeout(options.timeout_s, phased),
-                                    outputs={"outputs.pt": material.output_cap()} if job_mode != "build" else {},
+            runs = job_mode != "build"
+            outputs = {"outputs.pt": material.output_cap(), **({early.CHECKPOINT: watch.cap} if after else {})}
+            whole = sandbox.run(Job({**payload, "mode": job_mode, **({"checkpoints": after} if runs else {})}, files,
+                                    worker.job_timeout(options.timeout_s, phased), outputs=outputs if runs else {},
                                     worker=worker.MODULE, mounts=(*worker.mounts(), *backend.mounts()),
-                                    preload=backend.warm_imports))
+                                    preload=backend.warm_imports, watch=watch if runs and after else None))
             for mode, result in worker.phase_results(whole) if phased else [(job_mode, whole)]:
                 if problem := _take_job(verdict, results, mode, result, hardware, backend, static.skip):
                     return _finish(verdict, [problem], started)
@@ -161,6 +165,10 @@ def _verify_in(spec: OpSpec, hardware: Hardware, source: str, options: VerifyOpt
     finally:
         for path in files.values():
             os.unlink(path)
+    ran = len((results["run"] or {}).get("calls") or [])
+    if watch.stopped is not None and ran < len(material.plan):  # this judge said stop: the rest was not run
+        verdict["not_run"] = early.not_run(material, ran)
+        material = early.prefix(material, ran)
     return _judge_jobs(verdict, spec, material, results, hardware, options, backend, static.skip, started)
 
 

@@ -20,7 +20,7 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Protocol
+from typing import IO, Callable, Protocol
 
 from opforge.sandbox import mounts
 
@@ -62,6 +62,9 @@ class Job:
     # ahead in a warm interpreter the job's process is forked from (the jail: sandbox/warm.py); ()
     # for a worker that must set up its process before them (a backend's own numpy first on sys.path).
     preload: tuple[str, ...] = field(default=(), kw_only=True)
+    # Called in a thread of its own while the job runs, with the job's host directory and an event set
+    # once the job is over: the caller reading what the job leaves on its way (harness/early.py).
+    watch: Callable[[Path, threading.Event], None] | None = field(default=None, kw_only=True, compare=False)
 
     def __post_init__(self) -> None:
         if not MODULE_NAME.fullmatch(self.worker):
@@ -151,6 +154,11 @@ class StagedJob:
         except BaseException:  # a missing input file: leave no directory or mount behind
             self.cleanup()
             raise
+        self.done = threading.Event()
+        self.watcher = None
+        if job.watch is not None:
+            self.watcher = threading.Thread(target=job.watch, args=(self.host, self.done), daemon=True)
+            self.watcher.start()
 
     def _cap(self, size_bytes: int) -> None:
         problem = mounts.mount_tmpfs(self.host, size_bytes)
@@ -210,6 +218,9 @@ class StagedJob:
                          outputs=files, output_errors=errors, warnings=list(self.warnings))
 
     def cleanup(self) -> None:
+        if getattr(self, "watcher", None) is not None:
+            self.done.set()
+            self.watcher.join(5.0)
         if self.mounted:
             mounts.unmount(self.host)
         shutil.rmtree(self.host, ignore_errors=True)
