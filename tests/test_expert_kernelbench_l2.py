@@ -31,6 +31,7 @@ SIZES = {
     "gemm_sigmoid_scaling_residualadd": {"batch_size": 4, "input_size": 16, "hidden_size": 24},
     "matmul_sigmoid_sum_logsumexp": {"batch_size": 4, "input_size": 16, "hidden_size": 24},
     "matmul_divide_sum_scaling": {"batch_size": 4, "input_size": 16, "hidden_size": 24},
+    "matmul_sum_max_avgpool_logsumexp_logsumexp": {"batch_size": 4, "in_features": 16, "out_features": 24},
     "gemm_layernorm_residual": {"batch_size": 4, "in_features": 16, "out_features": 24},
     "matmul_avgpool_gelu_scale_max": {"batch_size": 4, "in_features": 16, "out_features": 64},
     "bmm_scale_softmax": {"batch_size": 2, "m": 4, "k": 16, "n": 24},

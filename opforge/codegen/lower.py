@@ -15,7 +15,7 @@ from torch.fx import Graph, Node
 
 from opforge.codegen.dtypes import cast
 from opforge.codegen.exportsizes import export_sizes, splits
-from opforge.codegen.rewrites import diagonal_products
+from opforge.codegen.rewrites import diagonal_products, size1_reductions
 from opforge.harness.spec import declared_sizes, load_module
 
 aten = torch.ops.aten
@@ -275,6 +275,7 @@ def _export(spec_path, at: dict[str, int], dtypes, target: dict[str, int] | None
     for node in [n for n in program.graph.nodes if str(n.target) == "aten._assert_tensor_metadata.default"]:
         program.graph.erase_node(node)  # a dtype check the decomposition left behind: nothing to compute
     diagonal_products(program.graph)
+    size1_reductions(program.graph)
     _inline_scalar_constants(program)
     return program, _describe(program, len(args), scalars)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import torch
 from torch.fx import Graph, Node
 
+from opforge.codegen.exprs import VIEWS
+
 aten = torch.ops.aten
 
 
@@ -57,3 +59,52 @@ def diagonal_products(graph: Graph) -> None:
             mm.replace_all_uses_with(product)
             graph.eliminate_dead_code()
             break
+
+
+# Reductions whose result is their input's value when every reduced dim has one element.
+IDENTITY_REDUCTIONS = {"aten.sum.dim_IntList", "aten.mean.dim", "aten.amax.default", "aten.amin.default",
+                       "aten.prod.dim_int", "aten.max.dim", "aten.min.dim"}
+
+
+def _size1_dims(node: Node) -> list[int] | None:
+    """The dims an identity reduction reduces, when each has size 1 in its input, else None."""
+    source = node.args[0]
+    shape = tuple(val(source).shape) if isinstance(source, Node) and val(source) is not None else ()
+    dims = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", [])
+    dims = [dims] if isinstance(dims, int) else list(dims or range(len(shape)))
+    if not shape or any(shape[d % len(shape)] != 1 for d in dims):
+        return None
+    return sorted(d % len(shape) for d in dims)
+
+
+def _returns_an_input(out: Node, source: Node) -> bool:
+    """Whether replacing `out` by `source` would make the graph return an input or a view of one,
+    which no kernel computes: such a reduction stays."""
+    while source.op == "call_function" and str(source.target) in VIEWS:
+        source = source.args[0]
+    return source.op == "placeholder" and any(u.op == "output" for u in out.users)
+
+
+def size1_reductions(graph: Graph) -> None:
+    """A sum, mean, max or min over dims of size 1 (a reduction after a keepdim reduction over the same
+    dim: `x.sum(1, keepdim=True).max(1, keepdim=True)`) is its input, squeezed where keepdim is off.
+    Families plan every reduction over the row's columns, where such a sum of a row value counted it
+    once per column (KernelBench's Matmul_Sum_Max_AvgPool_LogSumExp_LogSumExp was off by log(C) twice)."""
+    for node in [n for n in graph.nodes if str(n.target) in IDENTITY_REDUCTIONS]:
+        dims, source = _size1_dims(node), node.args[0]
+        paired = str(node.target) in ("aten.max.dim", "aten.min.dim")
+        outs = [u for u in node.users] if paired else [node]
+        if dims is None or paired and any(u.args[1] != 0 for u in outs):
+            continue  # a paired reduction's indices are read: left alone
+        for out in outs:
+            if val(out) is None or val(out).dtype != val(source).dtype or _returns_an_input(out, source):
+                continue
+            same = tuple(val(out).shape) == tuple(val(source).shape)
+            if not same:
+                with graph.inserting_before(out):
+                    replacement = graph.call_function(aten.squeeze.dims, (source, dims))
+                replacement.meta["val"] = val(source).squeeze(dims)
+            out.replace_all_uses_with(source if same else replacement)
+            graph.erase_node(out)
+        if paired and not node.users:
+            graph.erase_node(node)
