@@ -21,7 +21,7 @@ class RunLock:
         self.path = Path(db_path).parent / "batch-locks" / f"{run_key}.lock"
         self.mine = False
 
-    def acquire(self) -> bool:
+    def acquire(self, record: bool = True) -> bool:
         key = str(self.path)
         with _guard:
             if key in _held:
@@ -35,8 +35,9 @@ class RunLock:
             except BlockingIOError:
                 os.close(fd)
                 return False
-            os.ftruncate(fd, 0)
-            os.write(fd, str(os.getpid()).encode())  # who to stop (stop_holder); the flock says whether it lives
+            if record:  # who to stop (stop_holder): a driver, never a process that only looked
+                os.ftruncate(fd, 0)
+                os.write(fd, str(os.getpid()).encode())
             _held[key] = [fd, 1]
             self.mine = True
             return True
@@ -56,7 +57,7 @@ class RunLock:
         with _guard:
             if str(self.path) in _held:
                 return False
-        if not self.acquire():
+        if not self.acquire(record=False):
             return True
         self.release()
         return False
@@ -68,6 +69,8 @@ class RunLock:
             return None
         try:
             pid = int(self.path.read_text().strip())
+            if pid == os.getpid():  # a lock this process held once, not the driver's
+                return None
             os.kill(pid, signal.SIGTERM)
         except (OSError, ValueError):  # released meanwhile, or written by an older version
             return None
