@@ -2,9 +2,12 @@
 
 A run is a LangGraph thread (thread id = the run key) checkpointed after every node in
 `<registry dir>/checkpoints.db` with durability "sync", so a run killed with SIGKILL resumes from
-its last completed node; candidates and verdicts already recorded are never evaluated again."""
+its last completed node; candidates and verdicts already recorded are never evaluated again. A run
+stopped by SIGINT or SIGTERM (sandbox/interrupt.py) first stops its sandbox's job, then is recorded
+"interrupted", and resumes the same way."""
 from __future__ import annotations
 
+import logging
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -25,6 +28,7 @@ from opforge.registry.rows import RunRow
 from opforge.sandbox import get_sandbox
 from opforge.sandbox.interrupt import signal_name
 
+log = logging.getLogger("opforge.agents")
 RESUMABLE = ("running", "interrupted")  # a run whose process died still reads "running"
 
 
@@ -151,6 +155,8 @@ def _mark_interrupted(registry, run_key: str, exc: BaseException) -> None:
                             if_status="running")
     except RegistryError:  # cancelled (opforge cancel stops its process so) or finished meanwhile
         pass
+    except Exception as problem:  # the registry is busy or gone: the run reads "running", resumable all the same
+        log.warning("run %s: could not record the interrupt (%s)", run_key, problem)
 
 
 def interrupted_line(registry, run_key: str | None, exc: BaseException) -> str:
