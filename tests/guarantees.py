@@ -218,6 +218,21 @@ GUARANTEES: tuple[Guarantee, ...] = (
        "tests/test_fail_fast.py::test_a_candidate_forging_the_judges_stop_does_not_shorten_its_run_into_a_pass",
        ("opforge/harness/verify.py", "    if watch.stopped is not None and ran < len(material.plan):",
         "    if ran < len(material.plan):")),
+    # -- the CPU run sized by its cost (harness/cost.py, harness/spec.py) --
+    _g("cpu-sized-by-cost", "a CPU run is shrunk until its estimated seconds fit the budget, not only its elements "
+       "(a matmul within the element cap whose dots would take minutes); one already within it keeps its sizes",
+       "tests/test_cost.py::test_a_matmul_within_the_element_cap_is_shrunk_until_its_estimated_run_fits_the_budget",
+       ("opforge/harness/spec.py", "        return elements <= max_elements and not (over_budget and over_budget(module))\n",
+        "        return elements <= max_elements\n")),
+    _g("cpu-sizing-keeps-conv-semantics", "kernel sizes, strides, paddings, dilations and groups stay as declared "
+       "while channels, spatial sizes and batch shrink",
+       "tests/test_cost.py::test_convolution_hyperparameters_stay_as_declared_while_channels_and_spatial_sizes_shrink",
+       ("opforge/harness/spec.py", "frozen = fits(sizes), {k for k in sizes if KEPT.search(k)}", "frozen = fits(sizes), set()")),
+    _g("cpu-sizing-constructor-refusal", "a halving the spec's constructor refuses (channels no longer divisible by "
+       "groups) is undone, even where measuring by a real call passed its limits first",
+       "tests/test_cost.py::test_convolution_hyperparameters_stay_as_declared_while_channels_and_spatial_sizes_shrink",
+       ("opforge/harness/spec.py", '                _model(module, call_inputs(module, "get_init_inputs", path), path)\n',
+        "                pass\n")),
     # -- stress cases and comparison --
     _g("stress-scaled", "inputs scaled by 1e-3 and 1e3 (softmax without max subtraction fails)",
        f"{VF}[hostile_softmax_no_max]",

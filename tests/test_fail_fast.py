@@ -33,6 +33,10 @@ def test_a_wrong_kernel_is_stopped_at_its_first_call_and_the_verdict_names_what_
     # the correct control beside it: the whole plan runs, nothing is left out
     good = verify(TINY, KERNELS / "good.py", CPU)
     assert good["correct"] and "not_run" not in good and good["calls"] == total, good["reasons"]
+    # the sizes, the budget they were chosen for, the estimate and what the calls took (harness/cost.py)
+    sizes = good["sizes"]
+    assert sizes["budget_s"] > 0 and 0 < sizes["estimated_s"] <= sizes["budget_s"], sizes
+    assert sizes["measured_s"]["first_call"] > 0 and sizes["measured_s"]["calls"] >= sizes["measured_s"]["first_call"]
 
 
 def test_a_kernel_wrong_only_after_its_first_call_is_stopped_at_a_later_checkpoint(tmp_path):

@@ -13,6 +13,7 @@ import ast
 import hashlib
 import importlib.util
 import itertools
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,7 @@ from typing import Any, Callable
 
 import torch
 
+from opforge.harness import cost
 from opforge.harness.errors import SpecError
 from opforge.harness.sizes import Bounded, SizeLimit, size_constants, with_sizes
 
@@ -49,6 +51,8 @@ class OpSpec:
     n_variants: int
     input_dtypes: tuple[str, ...] = field(default=())
     tags: tuple[str, ...] = field(default=())
+    # a CPU run sized by its cost (harness/cost.py): {"budget_s", "estimated_s"} at the sizes used
+    cost: dict[str, float] | None = field(default=None)
 
     @property
     def is_float32(self) -> bool:
@@ -209,26 +213,38 @@ def _measure(inputs: list, model: Any) -> tuple[int, int]:
     return sum(t.numel() for t in tensors), sum(t.numel() * t.element_size() for t in tensors)
 
 
-def shrink_sizes(load: Callable[[dict[str, int]], ModuleType], sizes: dict[str, int], path: Path,
-                 max_elements: int, max_bytes: int) -> dict[str, int]:
-    """Halve the largest size constant until the main problem fits `max_elements`, the spec run
-    again at each step (`load`). A constant whose halving breaks the spec (a divisibility rule,
-    say) is kept and frozen; a step whose real sizing call passes its limits counts as too large."""
-    def measure(at: dict[str, int]) -> int:
-        try:
-            return footprint(load(at), path, max_bytes=max_bytes, max_elements=SIZING_SLACK * max_elements)[0]
-        except SizeLimit:
-            return max_elements + 1
+# Size constants that are a convolution's or a norm's semantics, not its extent: kept as declared
+# (channels, spatial sizes and batch shrink instead; a size under MIN_SHRINKABLE is kept anyway).
+KEPT = re.compile(r"kernel|stride|pad|dilat|group", re.IGNORECASE)
 
-    elements, frozen = measure(sizes), set()
+
+def shrink_sizes(load: Callable[[dict[str, int]], ModuleType], sizes: dict[str, int], path: Path,
+                 max_elements: int, max_bytes: int, over_budget: Callable[[ModuleType], bool] | None = None
+                 ) -> dict[str, int]:
+    """Halve the largest size constant until the main problem fits `max_elements` and, with
+    `over_budget`, the run's estimated cost fits its budget, the spec run again at each step
+    (`load`). A constant whose halving breaks the spec (a divisibility rule, say) is kept and frozen,
+    as are kernel sizes, strides, paddings, dilations and groups (KEPT); a step whose real sizing call
+    passes its limits counts as too large."""
+    def fits(at: dict[str, int]) -> bool:
+        module = load(at)
+        try:
+            elements = footprint(module, path, max_bytes=max_bytes, max_elements=SIZING_SLACK * max_elements)[0]
+        except SizeLimit:  # too large to measure by a real call, unless the constructor itself refuses the sizes
+            with torch.device("meta"):
+                _model(module, call_inputs(module, "get_init_inputs", path), path)
+            return False
+        return elements <= max_elements and not (over_budget and over_budget(module))
+
+    done, frozen = fits(sizes), {k for k in sizes if KEPT.search(k)}
     for _ in range(200):
         candidates = [k for k, v in sizes.items() if v >= 2 * MIN_SHRINKABLE and k not in frozen]
-        if elements <= max_elements or not candidates:
+        if done or not candidates:
             break
         key = max(candidates, key=lambda k: sizes[k])
         trial = {**sizes, key: sizes[key] // 2}
         try:
-            elements, sizes = measure(trial), trial
+            done, sizes = fits(trial), trial
         except SpecError:
             frozen.add(key)
     return sizes
@@ -244,14 +260,22 @@ def check_model(module: ModuleType, path: Path) -> None:
         module.get_init_inputs = lambda: []
 
 
-def load_spec(path: Path | str, *, max_elements: int | None, max_bytes: int) -> OpSpec:
-    """Load and validate a spec. `max_elements` (CPU runs) shrinks size constants to fit;
+def load_spec(path: Path | str, *, max_elements: int | None, max_bytes: int, backend: str | None = None,
+              budget_s: float | None = None) -> OpSpec:
+    """Load and validate a spec. `max_elements` (CPU runs) shrinks size constants to fit, and with
+    `budget_s` until the CPU run's estimated seconds on `backend` fit too (harness/cost.py);
     `max_bytes` bounds the main problem's inputs and outputs after shrinking."""
     path = Path(path)
     source = read_source(path)
     module = _loaded(path, source, None)
     declared = declared_sizes(module)
-    used, module, nbytes = _sized(path, source, module, declared, max_elements, max_bytes)
+    over = None
+    if budget_s is not None and backend in cost.MODELS:
+        def over(at: ModuleType) -> bool:
+            estimate = cost.estimate_s(backend, cost.work(at, path), len(declared))
+            return estimate is not None and estimate > budget_s
+    used, module, nbytes = _sized(path, source, module, declared, max_elements, max_bytes, over)
+    estimate = cost.estimate_s(backend, cost.work(module, path), len(declared)) if over else None
     torch.manual_seed(0)
     lists = input_lists(module, path)
     meta = dict(getattr(module, "OPFORGE", None) or {})
@@ -267,6 +291,7 @@ def load_spec(path: Path | str, *, max_elements: int | None, max_bytes: int) -> 
         n_variants=len(lists),
         input_dtypes=tuple(sorted({str(t.dtype).removeprefix("torch.") for xs in lists for t in _tensors(xs)})),
         tags=tuple(meta.get("tags", ())),
+        cost={"budget_s": budget_s, "estimated_s": round(estimate, 1)} if estimate is not None else None,
     )
 
 
@@ -277,12 +302,13 @@ def _loaded(path: Path, source: str, sizes: dict[str, int] | None) -> ModuleType
 
 
 def _sized(path: Path, source: str, module: ModuleType, declared: dict[str, int], max_elements: int | None,
-           max_bytes: int) -> tuple[dict[str, int], ModuleType, int]:
+           max_bytes: int, over_budget: Callable[[ModuleType], bool] | None = None
+           ) -> tuple[dict[str, int], ModuleType, int]:
     """The sizes to use, the spec run at them, and the bytes of its main inputs and outputs."""
     try:
         used = dict(declared)
         if max_elements:
-            used = shrink_sizes(lambda at: _loaded(path, source, at), used, path, max_elements, max_bytes)
+            used = shrink_sizes(lambda at: _loaded(path, source, at), used, path, max_elements, max_bytes, over_budget)
             module = _loaded(path, source, used) if used != declared else module
         _elements, nbytes = footprint(module, path, max_bytes=max_bytes)
     except SizeLimit as exc:

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from opforge.harness import early, evidence, judge, ladder, worker
+from opforge.harness import cost, early, evidence, judge, ladder, worker
 from opforge.backends import BACKENDS, DEFAULT, get_backend
 from opforge.harness.plugin import BackendPlugin, dist_version
 from opforge.harness.ladder import hardware_slug, step
@@ -86,7 +86,9 @@ def prepare(spec_path: str | Path, options: VerifyOptions) -> tuple[OpSpec, Hard
         hardware = replace(hardware, fingerprint=f"cpu/{platform.machine()}/{backend.plugin().cpu_runner().name}")
     max_elements = CPU_MAX_ELEMENTS if hardware.device == "cpu" else None
     max_bytes = CPU_MAX_BYTES if hardware.device == "cpu" else GPU_MAX_BYTES
-    return load_spec(spec_path, max_elements=max_elements, max_bytes=max_bytes), hardware
+    budget = cost.BUDGET_S if hardware.device == "cpu" else None  # the CPU run sized by its estimated seconds too
+    return load_spec(spec_path, max_elements=max_elements, max_bytes=max_bytes, backend=options.backend,
+                     budget_s=budget), hardware
 
 
 def read_candidate(path: str | Path) -> str:
@@ -166,9 +168,10 @@ def _verify_in(spec: OpSpec, hardware: Hardware, source: str, options: VerifyOpt
         for path in files.values():
             os.unlink(path)
     ran = len((results["run"] or {}).get("calls") or [])
+    if spec.cost and ran:  # the estimate beside what the calls took (the worker's clock: a record, not evidence)
+        verdict["sizes"]["measured_s"] = cost.measured(results["run"]["calls"])
     if watch.stopped is not None and ran < len(material.plan):  # this judge said stop: the rest was not run
-        verdict["not_run"] = early.not_run(material, ran)
-        material = early.prefix(material, ran)
+        verdict["not_run"], material = early.not_run(material, ran), early.prefix(material, ran)
     return _judge_jobs(verdict, spec, material, results, hardware, options, backend, static.skip, started)
 
 
@@ -319,7 +322,7 @@ def _base_verdict(spec: OpSpec, hw: Hardware, source: str, options: VerifyOption
         "spec_path": str(spec.path), "spec_sha256": spec.sha256,
         "candidate_sha256": hashlib.sha256(source.encode()).hexdigest(),
         "device": hw.device, "hardware": hw.fingerprint,
-        "sizes": {"declared": spec.sizes_declared, "used": spec.sizes_used},
+        "sizes": {"declared": spec.sizes_declared, "used": spec.sizes_used, **(spec.cost or {})},
         "seed": seed, "trials": options.trials, "variants": [], "stress": [], "calls": 0, "anticheat": {}, "launches": {},
         "build": None, "timings": None, "timings_note": None, "sandbox": runtime,
         "level": None, "verified_on": None, "steps": {}, "failed_step": None,
