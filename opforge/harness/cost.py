@@ -39,7 +39,9 @@ def work(module: ModuleType, path: Path) -> list[tuple[int, float]] | None:
     convolutions weighted), on meta tensors; None where the spec cannot run on them (data-dependent)."""
     from torch.utils.flop_counter import FlopCounterMode
 
-    from opforge.harness.spec import _tensors, input_lists
+    from torch.utils._pytree import tree_leaves
+
+    from opforge.harness.spec import input_lists
 
     try:
         with torch.device("meta"), torch.no_grad():
@@ -49,7 +51,8 @@ def work(module: ModuleType, path: Path) -> list[tuple[int, float]] | None:
             for inputs in lists:
                 with FlopCounterMode(display=False) as counter:
                     out = model(*inputs)
-                found.append((sum(t.numel() for t in _tensors(inputs) + _tensors(out)), _flops(counter)))
+                found.append((sum(t.numel() for t in tree_leaves((inputs, out)) if isinstance(t, torch.Tensor)),
+                              _flops(counter)))
             return found
     except Exception:  # data-dependent sizes, an op with no meta kernel: no estimate
         return None
