@@ -81,8 +81,8 @@ def test_epilogue_is_fused_and_source_passes_static_checks(tmp_path):
     assert check_source(source, float32_spec=True).reasons == []
     assert "def _op_41_Depthwise_conv_kernel(" in source and "def op_41_Depthwise(" in source
     assert "tl.maximum(acc, 0.0)" in source and "e0 = tl.load(e0_ptr + n[:, None] * stride_e0n" in source
-    assert 'input_precision="ieee"' in source
-    assert conv.generate(lower(spec), "op", {}).space[0]["BLOCK_N"] == 16  # one channel per group
+    assert "tl.dot" not in source and "for r in range(0, cin_g):" in source  # depthwise: the direct kernel
+    assert conv.generate(lower(spec), "op", {}).space[0]["BLOCK_N"] == 16  # 4 channels, across groups
 
 
 def test_space_is_valid_and_starts_with_a_tile_fitted_to_the_group(tmp_path):

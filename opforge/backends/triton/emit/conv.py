@@ -6,8 +6,8 @@ import re
 
 from opforge.codegen.candidate import Kernel, model_new
 from opforge.backends.triton.emit.common import header
+from opforge.backends.triton.emit import conv_direct, conv_kernel
 from opforge.backends.triton.emit.conv_epilogue import ConvEpilogue
-from opforge.backends.triton.emit.conv_kernel import kernel_source
 from opforge.backends.triton.emit.matmul_kernel import fill
 from opforge.codegen.families.conv.plan import Plan
 from opforge.codegen.families.matmul.shapes import replay, unreplay
@@ -37,6 +37,22 @@ def first_config(cout_g: int, k_taps: int) -> dict:
             "num_warps": 8, "num_stages": 2}
 
 
+# The direct kernel's space (conv_direct.py): no K tile; BLOCK_N spans output channels across groups.
+DIRECT_SPACE = (
+    {"BLOCK_M": 128, "BLOCK_N": 32, "num_warps": 4, "num_stages": 2},
+    {"BLOCK_M": 256, "BLOCK_N": 64, "num_warps": 8, "num_stages": 2},
+    {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2},
+    {"BLOCK_M": 256, "BLOCK_N": 16, "num_warps": 4, "num_stages": 2},
+)
+
+
+def first_direct_config(c_out: int) -> dict:
+    """The direct kernel's first configuration: BLOCK_N the narrowest power of two covering the output
+    channels (64 at most), BLOCK_M 512 (256 at 64 channels): the interpreter pays per program and per tap."""
+    block_n = min(64, max(16, 1 << (c_out - 1).bit_length()))
+    return {"BLOCK_M": 256 if block_n == 64 else 512, "BLOCK_N": block_n, "num_warps": 8, "num_stages": 2}
+
+
 def _launcher_source(plan: Plan, config: dict) -> str:
     h, s, x, w = plan.hyper, plan.sizes, plan.x, plan.w
     dims = range(h.rank)
@@ -61,10 +77,13 @@ def _launcher_source(plan: Plan, config: dict) -> str:
     count = " * ".join(["batch"] + [f"out_{d}" for d in dims])
     launch = tensors + ["batch", "c_in"] + [f"in_{d}" for d in dims] + [f"out_{d}" for d in dims]
     launch += [f"k_{d}" for d in dims] + ["cout_g", "groups"] + [f"*{t}.stride()" for t in strided]
-    launch += [f"{k}={c[k]}" for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages")]
-    lines += [f"grid = (triton.cdiv({count}, {c['BLOCK_M']}), triton.cdiv(cout_g, {c['BLOCK_N']}), groups)",
+    blocks = ("BLOCK_M", "BLOCK_N") if plan.direct else ("BLOCK_M", "BLOCK_N", "BLOCK_K")
+    launch += [f"{k}={c[k]}" for k in blocks + ("num_warps", "num_stages")]
+    grid = (f"triton.cdiv(c_out, {c['BLOCK_N']})" if plan.direct
+            else f"triton.cdiv(cout_g, {c['BLOCK_N']}), groups")
+    lines += [f"grid = (triton.cdiv({count}, {c['BLOCK_M']}), {grid})",
               f"{plan.kernel}[grid](", fill(launch, "    ") + ")", f"return {final}"]
-    head = (f"\n\n# Tiles {c['BLOCK_M']}x{c['BLOCK_N']}x{c['BLOCK_K']}, {c['num_warps']} warps, "
+    head = (f"\n\n# Tiles {'x'.join(str(c[k]) for k in blocks)}, {c['num_warps']} warps, "
             f"{c['num_stages']} stages: one configuration of the tuning space.\n")
     body = "\n".join("    " + line for item in lines for line in item.split("\n"))
     return head + f"def {plan.launcher}({', '.join(plan.args)}):\n" + body + "\n"
@@ -76,9 +95,14 @@ def generate(lowered: Lowered, title: str, shapes: dict) -> Kernel:
     name = re.sub(r"\W", "_", title).strip("_") or "op"
     plan = Plan(lowered, "op_" + name if name[0].isdigit() else name, ConvEpilogue)
 
+    source = (conv_direct if plan.direct else conv_kernel).kernel_source(plan)
+
     def render(config: dict) -> str:
-        return (header(f"Convolution kernel for {title}", "conv", lowered) + kernel_source(plan)
+        return (header(f"Convolution kernel for {title}", "conv", lowered) + source
                 + _launcher_source(plan, config) + model_new(lowered, plan.launcher, shapes))
 
+    if plan.direct:
+        first = first_direct_config(plan.cout_g * plan.hyper.groups)
+        return Kernel("conv", (first,) + tuple(c for c in DIRECT_SPACE if c != first), render)
     first = first_config(plan.cout_g, plan.k_taps)
     return Kernel("conv", (first,) + tuple(c for c in SPACE if c != first), render)

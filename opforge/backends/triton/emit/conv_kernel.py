@@ -10,7 +10,7 @@ is int64 (no checks, and no 2**31 wrap on large tensors), and a forward convolut
 splits into a per-row part (sample, first tap's position; hoisted out of the K loop) plus a per-column
 part (channel, tap; [BLOCK_K] vectors), so a K step costs a few [BLOCK_M, BLOCK_K] ops, plus a bounds
 check only on the sides that are padded (with no padding on a side, the output size formula keeps
-every tap inside the input there)."""
+every tap inside the input there), as a comparison of the tap's reach with per-row limits."""
 from __future__ import annotations
 
 from opforge.backends.triton.emit.conv_epilogue import conv_offsets
@@ -60,7 +60,7 @@ def {kernel}(
 '''
 
 
-def _unflatten(flat: str, sizes: list[str], names: list[str], rest: str, indent: str) -> list[str]:
+def unflatten(flat: str, sizes: list[str], names: list[str], rest: str, indent: str) -> list[str]:
     """Statements splitting index `flat` into `names` (last varies fastest) over `sizes`; the
     quotient left over is `rest`."""
     lines, current = [], flat
@@ -78,18 +78,20 @@ def _signed(value: int) -> str:
     return f" + {value}" if value > 0 else f" - {-value}" if value < 0 else ""
 
 
-def _hoisted(h: Hyper) -> list[str]:
-    """Per-row and per-column parts of the offsets, computed once per program (forward: the first
-    tap's input position h_d of each row and the row's offset x_m; transposed: the sample's offset)."""
-    lines = ["# Column offsets of the weight tile: output channel co's filter."]
-    lines.append("w_n = co * stride_wc" if h.transposed else "w_n = co * stride_wn")
+def hoisted_rows(h: Hyper, group_base: bool = True, bounds: bool = False) -> list[str]:
+    """Per-row parts of the input offsets, computed once per program: a forward convolution's first
+    tap in input coordinates h_d and the row's offset x_m there; a transposed one's sample offset x_m
+    (its input position depends on the tap). `group_base`: x_m starts at group g's first channel.
+    `bounds`: the reach a tap may have on each padded side, lo_d <= reach < hi_d (a tap's reach e_d
+    is compared with them, so no [BLOCK_M, BLOCK_K] index tile is built)."""
+    base = " + (g * cin_g).to(tl.int64) * stride_xc" if group_base else ""
     if h.transposed:
-        lines.append("x_m = n * stride_xn + (g * cin_g).to(tl.int64) * stride_xc  # sample, the group's first channel")
-        return ["    " + line for line in lines]
-    lines.append("# Each row's first tap, in input coordinates, and its offset there (sample, group's first channel).")
+        return [f"    x_m = n * stride_xn{base}  # the row's sample" + (", the group's first channel" if base else "")]
+    lines = ["# Each row's first tap, in input coordinates, and the row's offset there."]
     lines += [f"h_{d} = {_term(f'o_{d}', h.stride[d])}{_signed(-h.pad_lo[d])}" for d in range(h.rank)]
-    lines.append("x_m = n * stride_xn + (g * cin_g).to(tl.int64) * stride_xc" + "".join(
-        f" + h_{d} * stride_x{d}" for d in range(h.rank)))
+    lines.append(f"x_m = n * stride_xn{base}" + "".join(f" + h_{d} * stride_x{d}" for d in range(h.rank)))
+    for d in range(h.rank) if bounds else ():
+        lines += [f"lo_{d} = -h_{d}"] * (h.pad_lo[d] > 0) + [f"hi_{d} = in_{d} - h_{d}"] * (h.pad_hi[d] > 0)
     return ["    " + line for line in lines]
 
 
@@ -101,13 +103,8 @@ def _gather(h: Hyper) -> list[str]:
         lines = [f"e_{d} = {_term(f't_{d}', h.dilation[d])}  # the tap's reach along dim {d}" for d in range(h.rank)]
         lines.append("x_k = r * stride_xc" + "".join(f" + e_{d} * stride_x{d}" for d in range(h.rank)))
         for d in range(h.rank):  # a side with no padding never leaves the input
-            lo, hi = h.pad_lo[d] > 0, h.pad_hi[d] > 0
-            if lo or hi:
-                lines.append(f"i_{d} = h_{d}[:, None] + e_{d}[None, :]")
-            if lo:
-                oks.append(f"(i_{d} >= 0)")
-            if hi:
-                oks.append(f"(i_{d} < in_{d})")
+            oks += [f"(e_{d}[None, :] >= lo_{d}[:, None])"] * (h.pad_lo[d] > 0)
+            oks += [f"(e_{d}[None, :] < hi_{d}[:, None])"] * (h.pad_hi[d] > 0)
         return ["        " + line for line in lines + [f"a_ok = {' & '.join(oks)}"]]
     lines = []
     for d in range(h.rank):
@@ -126,7 +123,8 @@ def _gather(h: Hyper) -> list[str]:
     return ["        " + line for line in lines]
 
 
-def kernel_source(plan: Plan) -> str:
+def header_fields(plan: Plan) -> dict:
+    """The kernel's name, parameter lists and the comment fields both conv kernels share."""
     h, epi = plan.hyper, plan.epilogue
     dims = range(h.rank)
     pointers = ["x_ptr", "w_ptr"] + (["b_ptr"] if plan.bias else []) + ["out_ptr"]
@@ -135,29 +133,42 @@ def kernel_source(plan: Plan) -> str:
     sizes += [f"k_{d}" for d in dims] + ["cout_g", "groups"]
     axes = ["n", "c"] + [str(d) for d in dims]
     strides = [f"stride_{p}{a}" for p in ("x", "w", "o") + tuple(leaf.name for leaf in epi.leaves) for a in axes]
-    if h.transposed:
-        x_offsets = "(x_m[:, None] + r[None, :] * stride_xc" + "".join(f" + i_{d} * stride_x{d}" for d in dims) + ")"
-    else:
-        x_offsets = "(x_m[:, None] + x_k[None, :])"
-    w_k = ("w_k = r * stride_wn" if h.transposed else "w_k = r * stride_wc") + "".join(
-        f" + t_{d} * stride_w{d}" for d in dims)
+    return dict(kernel=plan.kernel, pointers=fill(pointers, "    ") + ",", sizes=fill(sizes, "    ") + ",",
+                strides=fill(strides, "    ") + ",", stride=list(h.stride), pad_lo=list(h.pad_lo),
+                pad_hi=list(h.pad_hi), dilation=list(h.dilation), groups=h.groups,
+                out_count=" * ".join(f"out_{d}" for d in dims), tap_count=" * ".join(f"k_{d}" for d in dims))
+
+
+def epilogue_lines(plan: Plan) -> str:
+    """Bias and the fused epilogue on the fp32 accumulator `acc` (output channel `co`), indented."""
+    epi = plan.epilogue
     body = ([f"acc += tl.load(b_ptr + co, mask=n_ok, other=0.0).to(tl.float32)[None, :]  # bias"]
             if plan.bias else [])
     body += epi.lines
     fused = ", ".join(dict.fromkeys(epi.fused))
     comment = (f"# Bias and epilogue on the fp32 accumulator, before the one store; fuses: {fused or 'bias'}."
                if body else "# No epilogue: the accumulator is stored as it is.")
+    return "\n".join("    " + line for line in [comment] + body)
+
+
+def kernel_source(plan: Plan) -> str:
+    h = plan.hyper
+    dims = range(h.rank)
+    if h.transposed:
+        x_offsets = "(x_m[:, None] + r[None, :] * stride_xc" + "".join(f" + i_{d} * stride_x{d}" for d in dims) + ")"
+    else:
+        x_offsets = "(x_m[:, None] + x_k[None, :])"
+    w_k = ("w_k = r * stride_wn" if h.transposed else "w_k = r * stride_wc") + "".join(
+        f" + t_{d} * stride_w{d}" for d in dims)
+    w_n = "    w_n = co * stride_wc" if h.transposed else "    w_n = co * stride_wn"
     what = "Transposed convolution, as a gather" if h.transposed else "Convolution"
-    taps = _unflatten("rk", [f"k_{d}" for d in dims], [f"t_{d}" for d in dims], "r", "        ")
+    taps = unflatten("rk", [f"k_{d}" for d in dims], [f"t_{d}" for d in dims], "r", "        ")
     return KERNEL.format(
-        kernel=plan.kernel, pointers=fill(pointers, "    ") + ",", sizes=fill(sizes, "    ") + ",",
-        strides=fill(strides, "    ") + ",", what=f"{what} over {h.rank} spatial dim(s) as an implicit GEMM;",
-        stride=list(h.stride), pad_lo=list(h.pad_lo), pad_hi=list(h.pad_hi), dilation=list(h.dilation),
-        output_padding=f", output padding {list(h.output_padding)}" if h.transposed else "", groups=h.groups,
-        out_count=" * ".join(f"out_{d}" for d in dims), tap_count=" * ".join(f"k_{d}" for d in dims),
-        rows="\n".join(_unflatten("rm", [f"out_{d}" for d in dims], [f"o_{d}" for d in dims], "n", "    ")),
-        hoisted="\n".join(_hoisted(h)), taps="\n".join(taps + ["        " + w_k]),
-        gather="\n".join(_gather(h)), x_offsets=x_offsets,
-        dot=IEEE_DOT if plan.ieee else HALF_DOT,
-        epilogue="\n".join("    " + line for line in [comment] + body),
+        **header_fields(plan), what=f"{what} over {h.rank} spatial dim(s) as an implicit GEMM;",
+        output_padding=f", output padding {list(h.output_padding)}" if h.transposed else "",
+        rows="\n".join(unflatten("rm", [f"out_{d}" for d in dims], [f"o_{d}" for d in dims], "n", "    ")),
+        hoisted="\n".join(["    # Column offsets of the weight tile: output channel co's filter.", w_n]
+                          + hoisted_rows(h, bounds=True)),
+        taps="\n".join(taps + ["        " + w_k]), gather="\n".join(_gather(h)), x_offsets=x_offsets,
+        dot=IEEE_DOT if plan.ieee else HALF_DOT, epilogue=epilogue_lines(plan),
         out_offsets=conv_offsets("o", h.rank), result=plan.result)

@@ -25,6 +25,7 @@ from opforge.codegen.families.matmul.shapes import IDENTITY, Factor, Sizes, Trac
 from opforge.codegen.lower import Lowered, Unsupported, arg, val
 
 CONV = "aten.convolution.default"
+DIRECT_BELOW = 16  # output channels per group under which a grouped convolution is direct (tl.dot's least N)
 PAD = "aten.constant_pad_nd.default"
 # Launcher locals and kernel names a placeholder must not shadow.
 RESERVED = {"out", "batch", "groups", "c_in", "c_out", "cout_g", "cin_g", "grid", "torch", "tl", "ModelNew",
@@ -149,6 +150,9 @@ class Plan:
         # Export-time sizes (the export runs smaller): hints for the order of the tuning space only.
         self.cout_g = shape[1] // self.hyper.groups
         self.k_taps = val(x).shape[1] // self.hyper.groups * math.prod(val(arg(conv, 1, "weight")).shape[2:])
+        # Narrow groups (depthwise: cout_g of one or a few channels) are written as a direct convolution:
+        # an implicit GEMM there runs one program per group on tiles that are mostly padding.
+        self.direct = not transposed and self.hyper.groups > 1 and self.cout_g < DIRECT_BELOW
 
     def _groups(self, c_in: int) -> str:
         """The launcher's expression of the group count. Groups often follow the channels (depthwise:
