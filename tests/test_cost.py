@@ -7,6 +7,7 @@ import textwrap
 
 from opforge.harness import cost
 from opforge.harness.spec import load_spec
+from opforge.harness.spec import work as spec_work
 from opforge.harness.verify import CPU_MAX_BYTES, CPU_MAX_ELEMENTS
 
 MATMUL = """
@@ -66,7 +67,7 @@ def _spec(tmp_path, name: str, source: str, budget: float | None):
 def test_a_matmul_within_the_element_cap_is_shrunk_until_its_estimated_run_fits_the_budget(tmp_path):
     by_elements = _spec(tmp_path, "mm", MATMUL, None)
     by_cost = _spec(tmp_path, "mm", MATMUL, cost.BUDGET_S)
-    work = cost.work(by_elements.module(), by_elements.path)
+    work = spec_work(by_elements.module(), by_elements.path)
     assert cost.estimate_s("triton", work, 3) > cost.BUDGET_S  # the element cap alone leaves minutes of dots
     used = by_cost.sizes_used
     assert used["M"] * used["K"] * used["N"] < by_elements.sizes_used["M"] * by_elements.sizes_used["K"] * by_elements.sizes_used["N"]

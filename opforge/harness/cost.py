@@ -18,10 +18,6 @@ measured seconds of its first call beside the estimate.
 from __future__ import annotations
 
 import os
-from pathlib import Path
-from types import ModuleType
-
-import torch
 
 BUDGET_S = float(os.environ.get("OPFORGE_CPU_BUDGET_S", 60))
 # backend -> (seconds per element, seconds per FLOP) of one interpreted call; a backend without a
@@ -34,31 +30,8 @@ STRESS_CALLS = 15  # scaled, zeros and layout cases, 8 repeated and 2 perturbed 
 LARGER_CALLS = 1.25  # per size constant: judge.LARGER_BUDGET x the main case
 
 
-def work(module: ModuleType, path: Path) -> list[tuple[int, float]] | None:
-    """Per input list (the main one first, then the variants): (elements of inputs and outputs, FLOPs,
-    convolutions weighted), on meta tensors; None where the spec cannot run on them (data-dependent)."""
-    from torch.utils.flop_counter import FlopCounterMode
-
-    from torch.utils._pytree import tree_leaves
-
-    from opforge.harness.spec import input_lists
-
-    try:
-        with torch.device("meta"), torch.no_grad():
-            lists = input_lists(module, path)
-            model = module.Model(*module.get_init_inputs())
-            found = []
-            for inputs in lists:
-                with FlopCounterMode(display=False) as counter:
-                    out = model(*inputs)
-                found.append((sum(t.numel() for t in tree_leaves((inputs, out)) if isinstance(t, torch.Tensor)),
-                              _flops(counter)))
-            return found
-    except Exception:  # data-dependent sizes, an op with no meta kernel: no estimate
-        return None
-
-
-def _flops(counter) -> float:
+def flops(counter) -> float:
+    """A FlopCounterMode's count, convolutions weighted by CONV_WEIGHT."""
     total = 0.0
     for op, count in counter.get_flop_counts().get("Global", {}).items():
         total += count * (CONV_WEIGHT if "conv" in str(op) else 1.0)

@@ -218,6 +218,26 @@ def _measure(inputs: list, model: Any) -> tuple[int, int]:
 KEPT = re.compile(r"kernel|stride|pad|dilat|group", re.IGNORECASE)
 
 
+def work(module: ModuleType, path: Path) -> list[tuple[int, float]] | None:
+    """Per input list (the main one first, then the variants): (elements of inputs and outputs, FLOPs
+    with convolutions weighted: harness/cost.py), on meta tensors; None where the spec cannot run on
+    them (sizes read from data, an op with no meta kernel)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    try:
+        with torch.device("meta"), torch.no_grad():
+            lists = input_lists(module, path)
+            model = module.Model(*module.get_init_inputs())
+            found = []
+            for inputs in lists:
+                with FlopCounterMode(display=False) as counter:
+                    out = model(*inputs)
+                found.append((sum(t.numel() for t in _tensors(inputs) + _tensors(out)), cost.flops(counter)))
+            return found
+    except Exception:
+        return None
+
+
 def shrink_sizes(load: Callable[[dict[str, int]], ModuleType], sizes: dict[str, int], path: Path,
                  max_elements: int, max_bytes: int, over_budget: Callable[[ModuleType], bool] | None = None
                  ) -> dict[str, int]:
@@ -272,10 +292,10 @@ def load_spec(path: Path | str, *, max_elements: int | None, max_bytes: int, bac
     over = None
     if budget_s is not None and backend in cost.MODELS:
         def over(at: ModuleType) -> bool:
-            estimate = cost.estimate_s(backend, cost.work(at, path), len(declared))
+            estimate = cost.estimate_s(backend, work(at, path), len(declared))
             return estimate is not None and estimate > budget_s
     used, module, nbytes = _sized(path, source, module, declared, max_elements, max_bytes, over)
-    estimate = cost.estimate_s(backend, cost.work(module, path), len(declared)) if over else None
+    estimate = cost.estimate_s(backend, work(module, path), len(declared)) if over else None
     torch.manual_seed(0)
     lists = input_lists(module, path)
     meta = dict(getattr(module, "OPFORGE", None) or {})
