@@ -204,6 +204,31 @@ def test_a_container_whose_owner_is_killed_ends_its_job_by_itself():
             pass
 
 
+NONE_OWNER = """
+from opforge.sandbox import Job, process
+from opforge.sandbox.process import ProcessSandbox
+process.WORKER = ["-I", "-B", "-c", "# {marker}\\nwhile True:\\n    pass"]
+ProcessSandbox().run(Job({{}}, timeout_s=600, worker="w"))
+"""
+
+
+def test_under_none_a_job_dies_with_its_killed_owner():
+    """`none` has no container or jail to end a job: the worker dies with its caller (PDEATHSIG)."""
+    marker = f"spin{secrets.token_hex(6)}"
+    owner = subprocess.Popen([sys.executable, "-c", NONE_OWNER.format(marker=marker)], cwd=ROOT)
+    try:
+        wait_for(lambda: job_pids(-1, marker), 30, "the job did not start")
+        time.sleep(0.5)
+        assert job_pids(-1, marker), "the job ended while its owner lived"  # the control
+        owner.kill()
+        owner.wait()
+        assert left_after(-1, marker, time.monotonic()) == []
+    finally:
+        owner.kill()
+        for pid in job_pids(-1, marker):
+            os.kill(pid, signal.SIGKILL)
+
+
 # -- opforge run: interrupted, resumed, cancelled --------------------------------------------------
 
 
