@@ -349,6 +349,9 @@ GUARANTEES: tuple[Guarantee, ...] = (
        "exits when its stdin, the owner's attach socket, closes); while the owner lives they run",
        f"{INT}test_a_container_whose_owner_is_killed_ends_its_job_by_itself",
        ("opforge/sandbox/docker_runtime.py", "        os._exit(0)\n", "        pass\n")),
+    _g("none-job-dies-with-owner", "none: a job's worker dies with the process that started it, SIGKILL included "
+       "(PR_SET_PDEATHSIG)", f"{INT}test_under_none_a_job_dies_with_its_killed_owner",
+       ("opforge/sandbox/process.py", "    _LIBC.prctl(1, signal.SIGKILL)  #", "    0  #")),
     _g("run-interrupted-resumable", "opforge run stopped by a signal: its job ends, one line with 130/143, the run "
        "recorded interrupted, and --resume continues it",
        f"{INT}test_ctrl_c_stops_the_job_the_run_resumes_and_cancel_stops_it_again",
