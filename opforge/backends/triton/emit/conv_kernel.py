@@ -101,7 +101,7 @@ def _gather(h: Hyper) -> list[str]:
     oks = ["m_ok[:, None] & k_ok[None, :]"]
     if not h.transposed:
         lines = [f"e_{d} = {_term(f't_{d}', h.dilation[d])}  # the tap's reach along dim {d}" for d in range(h.rank)]
-        lines.append("x_k = r * stride_xc" + "".join(f" + e_{d} * stride_x{d}" for d in range(h.rank)))
+        lines.append("x_k = r * sxc" + "".join(f" + e_{d} * sx{d}" for d in range(h.rank)))
         for d in range(h.rank):  # a side with no padding never leaves the input
             oks += [f"(e_{d}[None, :] >= lo_{d}[:, None])"] * (h.pad_lo[d] > 0)
             oks += [f"(e_{d}[None, :] < hi_{d}[:, None])"] * (h.pad_hi[d] > 0)
@@ -155,12 +155,15 @@ def kernel_source(plan: Plan) -> str:
     h = plan.hyper
     dims = range(h.rank)
     if h.transposed:
-        x_offsets = "(x_m[:, None] + r[None, :] * stride_xc" + "".join(f" + i_{d} * stride_x{d}" for d in dims) + ")"
+        x_offsets = "(x_m[:, None] + r[None, :] * sxc" + "".join(f" + i_{d} * sx{d}" for d in dims) + ")"
     else:
         x_offsets = "(x_m[:, None] + x_k[None, :])"
-    w_k = ("w_k = r * stride_wn" if h.transposed else "w_k = r * stride_wc") + "".join(
-        f" + t_{d} * stride_w{d}" for d in dims)
+    w_k = "w_k = r * swk" + "".join(f" + t_{d} * sw{d}" for d in dims)
     w_n = "    w_n = co * stride_wc" if h.transposed else "    w_n = co * stride_wn"
+    # The strides a K step multiplies by, cast once (an int32 scalar is cast again at every use).
+    casts = [("sxc", "stride_xc"), ("swk", "stride_wn" if h.transposed else "stride_wc")]
+    casts += [(f"s{t}{d}", f"stride_{t}{d}") for d in dims for t in ("x", "w")]
+    w_n += "".join(f"\n    {a} = tl.cast({b}, tl.int64)" for a, b in casts)
     what = "Transposed convolution, as a gather" if h.transposed else "Convolution"
     taps = unflatten("rk", [f"k_{d}" for d in dims], [f"t_{d}" for d in dims], "r", "        ")
     return KERNEL.format(
