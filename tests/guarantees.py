@@ -1214,6 +1214,22 @@ GUARANTEES: tuple[Guarantee, ...] = (
        "Matmul_Sum_Max_AvgPool_LogSumExp_LogSumExp writes) is its input, not a sum over the row's columns",
        "tests/test_expert_kernelbench_l2.py::test_every_level2_file_is_drafted_right_or_refused_with_a_reason",
        ("opforge/codegen/lower.py", "    size1_reductions(program.graph)\n", "")),
+    _g("conv-interpreter-int64-k-step", "the expert's implicit-GEMM convolution does its K-step index math in int64, "
+       "so under Triton's CPU interpreter a K step runs no int32 arithmetic (each followed by an overflow check) "
+       "and the checks stay the program's set-up however many K steps run (#36)",
+       "tests/test_conv_interpreter_cost.py::test_conv_kernels_are_right_and_cheap_per_program_and_k_step",
+       ("opforge/backends/triton/emit/conv_kernel.py", "        rk = k + tl.arange(0, BLOCK_K).to(tl.int64)\n",
+        "        rk = k + tl.arange(0, BLOCK_K)\n")),
+    _g("conv-direct-narrow-groups", "a depthwise (narrow-group) convolution is drafted as a direct kernel whose "
+       "programs span the groups (one program for 32 groups on a tiny shape, no tl.dot), not one implicit-GEMM "
+       "program per group (#36)",
+       "tests/test_conv_interpreter_cost.py::test_conv_kernels_are_right_and_cheap_per_program_and_k_step",
+       ("opforge/codegen/families/conv/plan.py", "DIRECT_BELOW = 16 ", "DIRECT_BELOW = 0 ")),
+    _g("conv-padded-side-bounds", "a forward convolution's gather masks taps that fall in the padding on each "
+       "padded side (the bounds check kept only where padding is), so a padded conv matches the reference",
+       "tests/test_conv_interpreter_cost.py::test_conv_kernels_are_right_and_cheap_per_program_and_k_step",
+       ("opforge/backends/triton/emit/conv_kernel.py",
+        '            oks += [f"(e_{d}[None, :] < hi_{d}[:, None])"] * (h.pad_hi[d] > 0)\n', "")),
 )
 
 
