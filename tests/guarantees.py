@@ -233,6 +233,10 @@ GUARANTEES: tuple[Guarantee, ...] = (
        "tests/test_cost.py::test_convolution_hyperparameters_stay_as_declared_while_channels_and_spatial_sizes_shrink",
        ("opforge/harness/spec.py", '                _model(module, call_inputs(module, "get_init_inputs", path), path)\n',
         "                pass\n")),
+    _g("judge-spreads-identities", "parameters and running statistics that default init leaves at an identity (a "
+       "norm's weight of ones, bias of zeros) get seeded values: a kernel that drops the affine map fails",
+       "tests/test_identities.py::test_a_kernel_dropping_the_norms_affine_map_fails_and_the_known_good_one_passes",
+       ("opforge/harness/judge.py", "        stress.spread_identities(ref, seed)  # no identity left for a kernel to drop unseen\n", "")),
     # -- stress cases and comparison --
     _g("stress-scaled", "inputs scaled by 1e-3 and 1e3 (softmax without max subtraction fails)",
        f"{VF}[hostile_softmax_no_max]",

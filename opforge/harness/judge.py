@@ -132,6 +132,7 @@ class Reference:
         init = module.get_init_inputs() if hasattr(module, "get_init_inputs") else []
         torch.manual_seed(seed)
         ref = module.Model(*init)
+        stress.spread_identities(ref, seed)  # no identity left for a kernel to drop unseen
         state = {k: v.detach().cpu().clone() for k, v in ref.state_dict().items()}
         return {"init": list(init), "state": state, "seed": seed}, ref.to(self.device).eval()
 

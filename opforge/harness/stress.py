@@ -159,3 +159,22 @@ def rows(inputs: list) -> int:
     """The leading size of the first tensor input (1 for a scalar or a single row)."""
     first = next((x for x in inputs if isinstance(x, torch.Tensor)), None)
     return int(first.shape[0]) if first is not None and first.dim() >= 1 else 1
+
+
+def spread_identities(model: torch.nn.Module, seed: int) -> None:
+    """Parameters, and BatchNorm's running statistics, that default init leaves at an identity (a
+    norm's weight of ones and bias of zeros, running mean 0 and variance 1) get seeded values around it
+    (1 -> [0.5, 1.5], 0 -> [-0.1, 0.1]), as a trained model's would be: a kernel that drops the affine
+    map or the statistics cannot pass by their being identities. Both sides get the same values (the
+    candidate's process loads the reference's state)."""
+    gen = torch.Generator().manual_seed(seed + 71)
+    stats = [(n, b) for n, b in model.named_buffers() if n.rsplit(".", 1)[-1] in ("running_mean", "running_var")]
+    with torch.no_grad():
+        for _name, t in [*model.named_parameters(), *stats]:
+            if not t.is_floating_point() or t.numel() == 0 or t.device.type == "meta":
+                continue
+            first = float(t.reshape(-1)[0])
+            if first not in (0.0, 1.0) or not bool((t == first).all()):
+                continue
+            noise = (torch.rand(t.shape, generator=gen) - 0.5) * max(first, 0.2)
+            t.copy_((first + noise).to(t.dtype))
