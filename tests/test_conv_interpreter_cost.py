@@ -17,7 +17,7 @@ SPECS = {  # name: (layer, input shape)
     "padded16": ("nn.Conv2d(16, 16, 3, padding=1, bias=False)", "2, 16, 12, 12"),  # K = 144: 3 steps of 64
     "padded64": ("nn.Conv2d(64, 16, 3, padding=1, bias=False)", "2, 64, 12, 12"),  # K = 576: 9 steps
     "depthwise": ("nn.Conv2d(32, 32, 3, padding=1, groups=32)", "2, 32, 8, 8"),
-    "transposed": ("nn.ConvTranspose2d(16, 16, 3, stride=2, padding=1, output_padding=1)", "2, 16, 5, 6"),
+    "transposed": ("nn.ConvTranspose2d(16, 16, 3, stride=2, padding=1, output_padding=1, groups=2)", "2, 16, 5, 6"),
 }
 
 
@@ -64,4 +64,5 @@ def test_conv_kernels_are_right_and_cheap_per_program_and_k_step(tmp_path):
     depthwise = runs["depthwise"]
     assert depthwise["direct"] and (depthwise["programs"], depthwise["dots"]) == (1, 0), depthwise
     assert depthwise["ops"] <= 800, depthwise
-    assert runs["transposed"]["int32_checked"] <= 12, runs["transposed"]
+    transposed = runs["transposed"]  # grouped: group g's weight rows and columns (a wrong group's are not)
+    assert transposed["programs"] == 2 and transposed["int32_checked"] <= 12 * 2, transposed

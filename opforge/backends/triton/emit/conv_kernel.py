@@ -159,7 +159,9 @@ def kernel_source(plan: Plan) -> str:
     else:
         x_offsets = "(x_m[:, None] + x_k[None, :])"
     w_k = "w_k = r * swk" + "".join(f" + t_{d} * sw{d}" for d in dims)
-    w_n = "    w_n = co * stride_wc" if h.transposed else "    w_n = co * stride_wn"
+    # A transposed weight is [C_in, C_out / groups, ...]: group g's rows, the group's own columns.
+    w_n = ("    w_n = rn.to(tl.int64) * stride_wc + (g * cin_g).to(tl.int64) * stride_wn" if h.transposed
+           else "    w_n = co * stride_wn")
     # The strides a K step multiplies by, cast once (an int32 scalar is cast again at every use).
     casts = [("sxc", "stride_xc"), ("swk", "stride_wn" if h.transposed else "stride_wc")]
     casts += [(f"s{t}{d}", f"stride_{t}{d}") for d in dims for t in ("x", "w")]
