@@ -1229,6 +1229,12 @@ GUARANTEES: tuple[Guarantee, ...] = (
        "program per group (#36)",
        "tests/test_conv_interpreter_cost.py::test_conv_kernels_are_right_and_cheap_per_program_and_k_step",
        ("opforge/codegen/families/conv/plan.py", "DIRECT_BELOW = 16 ", "DIRECT_BELOW = 0 ")),
+    _g("conv-transposed-grouped-weight", "a grouped transposed convolution reads group g's weight rows (the weight is "
+       "[C_in, C_out / groups, ...]) and the group's own columns, so it matches the reference",
+       "tests/test_conv_interpreter_cost.py::test_conv_kernels_are_right_and_cheap_per_program_and_k_step",
+       ("opforge/backends/triton/emit/conv_kernel.py",
+        '    w_n = ("    w_n = rn.to(tl.int64) * stride_wc + (g * cin_g).to(tl.int64) * stride_wn" if h.transposed\n',
+        '    w_n = ("    w_n = co * stride_wc" if h.transposed\n')),
     _g("conv-padded-side-bounds", "a forward convolution's gather masks taps that fall in the padding on each "
        "padded side (the bounds check kept only where padding is), so a padded conv matches the reference",
        "tests/test_conv_interpreter_cost.py::test_conv_kernels_are_right_and_cheap_per_program_and_k_step",
