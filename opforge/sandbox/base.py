@@ -110,7 +110,10 @@ def job_env(scratch: str, extra: dict[str, str] | None = None) -> dict[str, str]
     if "ASCEND_HOME_PATH" in env and "LD_LIBRARY_PATH" in os.environ:  # CANN's runtime libraries, as set_env.sh set them
         env["LD_LIBRARY_PATH"] = os.environ["LD_LIBRARY_PATH"]
     env.update(HOME=scratch, TMPDIR=scratch, USER="opforge", LOGNAME="opforge",
-               TRITON_CACHE_DIR=f"{scratch}/.triton", PATH="/usr/local/bin:/usr/bin:/bin")
+               TRITON_CACHE_DIR=f"{scratch}/.triton", PATH="/usr/local/bin:/usr/bin:/bin",
+               # the interpreter's tl.dot is a small BLAS call per tile: a thread pool per job only
+               # oversubscribes the cores the judge and other jobs share (30x slower under load)
+               OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     env.update(extra or {})
     return env
 
