@@ -7,7 +7,7 @@ with the memory model, the default sandbox) at the sizes the harness picks for t
 Columns: the sizes used, the estimate, the verification's wall seconds (spec loading excluded: the
 judge's preparation, the sandboxed build and run), measured over estimated, the first call's and all
 calls' seconds by the worker's clock, whether the kernel verified. A ratio far from 1 on a family of
-specs is what to calibrate SECONDS_PER_* on; the budget holds when wall / budget stays under 1.
+specs is what to calibrate the backend's `cpu_cost` on; the budget holds when wall / budget stays under 1.
 """
 from __future__ import annotations
 

@@ -213,6 +213,11 @@ GUARANTEES: tuple[Guarantee, ...] = (
        "breaks (a kernel-independent cheat that also reads its inputs on the host is caught by both rules)",
        "tests/test_anticheat.py::test_cheat_is_rejected_with_its_reason",
        ("opforge/harness/early.py", 'if CHECK_OF.get(code, "run") != "anticheat"]', "]")),
+    _g("fail-fast-cheat-and-wrong-runs-whole", "a run whose early findings mix a cheat with wrong values (a cached "
+       "result of the wrong shape) is not stopped: the no-op probe at the end still shows it kernel-independent",
+       "tests/test_cuda_backend.py::test_a_no_op_replay_of_the_launcher_is_caught",
+       ("opforge/harness/early.py", "        stop = bool(wrong) and len(wrong) == len(findings.reasons)  # a cheat runs the whole plan\n",
+        "        stop = bool(wrong)\n")),
     _g("fail-fast-forged-stop", "only the judge's own stop shortens a run: a candidate writing the stop answer itself "
        "runs fewer calls and fails for it",
        "tests/test_fail_fast.py::test_a_candidate_forging_the_judges_stop_does_not_shorten_its_run_into_a_pass",

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 
 from torch.fx import Graph
+from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 EXPORT_SIZE = 48  # size constants are shrunk for export: only the graph's structure matters
 SMALL = 16  # constants below this are exported as declared
@@ -52,8 +53,8 @@ def splits(graph: Graph) -> bool:
         src, out = node.args[0].meta.get("val"), node.meta.get("val")
         if src is None or out is None:
             continue
-        a = [s for s in src.shape if s != 1]
-        b = [s for s in out.shape if s != 1]
+        a = [s for s in src.shape if not statically_known_true(s == 1)]  # no guard on a size read from data
+        b = [s for s in out.shape if not statically_known_true(s == 1)]
         if len(b) > len(a):
             return True
     return False

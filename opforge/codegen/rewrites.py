@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 from torch.fx import Graph, Node
+from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from opforge.codegen.exprs import VIEWS
 
@@ -72,8 +73,8 @@ def _size1_dims(node: Node) -> list[int] | None:
     shape = tuple(val(source).shape) if isinstance(source, Node) and val(source) is not None else ()
     dims = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", [])
     dims = [dims] if isinstance(dims, int) else list(dims or range(len(shape)))
-    if not shape or any(shape[d % len(shape)] != 1 for d in dims):
-        return None
+    if not shape or not all(statically_known_true(shape[d % len(shape)] == 1) for d in dims):
+        return None  # a size read from data (an unbacked symbol) is not known to be 1
     return sorted(d % len(shape) for d in dims)
 
 

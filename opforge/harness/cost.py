@@ -10,7 +10,7 @@ whole run is that call times the plan's calls in main-case units (judge.py: ever
 variant, the larger case per size constant, the stress and repeated calls on the smallest case),
 plus the fixed cost of a verification (the build, the judge's preparation, process starts).
 
-SECONDS_PER_* are measured for the expert's kernels with the CPU run's memory model on, on a
+The per-backend constants (the plugin's `cpu_cost`) are measured for the expert's kernels with the CPU run's memory model on, on a
 2-core machine (benchmarks/cpu_cost.py prints measured against estimated); a kernel far slower
 than the estimate still finishes (the sandbox's timeout bounds it), and the verdict records the
 measured seconds of its first call beside the estimate.
@@ -20,9 +20,6 @@ from __future__ import annotations
 import os
 
 BUDGET_S = float(os.environ.get("OPFORGE_CPU_BUDGET_S", 60))
-# backend -> (seconds per element, seconds per FLOP) of one interpreted call; a backend without a
-# model here (the CUDA and AscendC emulators) is sized by the element cap alone
-MODELS = {"triton": (5e-6, 2.5e-8), "triton_ascend": (5e-6, 2.5e-8)}
 CONV_WEIGHT = 4.0
 FIXED_S = 10.0
 TRIALS = 5  # VerifyOptions.trials' default
@@ -38,15 +35,24 @@ def flops(counter) -> float:
     return total
 
 
+def model(backend: str | None) -> tuple[float, float] | None:
+    """A backend's (seconds per element, seconds per FLOP) of one interpreted call (its plugin's
+    `cpu_cost`); None for a backend without one (the CUDA and AscendC emulators: sized by elements)."""
+    from opforge.backends import BACKENDS
+
+    entry = BACKENDS.get(backend)
+    return getattr(entry.plugin(), "cpu_cost", None) if entry is not None and entry.module else None
+
+
 def call_seconds(backend: str, elements: int, flops: float) -> float | None:
-    model = MODELS.get(backend)
-    return None if model is None else model[0] * elements + model[1] * flops
+    found = model(backend)
+    return None if found is None else found[0] * elements + found[1] * flops
 
 
 def estimate_s(backend: str, per_list: list[tuple[int, float]] | None, size_keys: int,
                trials: int = TRIALS) -> float | None:
     """Seconds the whole CPU verification is expected to take, or None without a model or a measure."""
-    if not per_list or backend not in MODELS:
+    if not per_list or model(backend) is None:
         return None
     calls = [call_seconds(backend, e, f) for e, f in per_list]
     return FIXED_S + trials * sum(calls) + LARGER_CALLS * size_keys * calls[0] + STRESS_CALLS * min(calls)

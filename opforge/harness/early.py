@@ -6,7 +6,8 @@ repeated calls). At each, the candidate's process (harness/checker.py) leaves ev
 in the job directory (`early.pt`, written whole and renamed into place); a thread of the judge's
 process (`Watch`, started by the sandbox with the job: `Job.watch`) judges that prefix of the plan
 exactly as it would judge the whole, and answers `go N`, or `stop` where a value or the run is wrong
-(a load, run or compare finding; a cheat goes on, so the whole run shows every rule it breaks)
+(a load, run or compare finding) and no cheat rule fired: a cheat goes on, so the whole run shows
+every rule it breaks
 (`early.answer`). After the first
 checkpoint the candidate's process waits for that answer (at most ANSWER_WAIT_S); after later ones
 it goes on and reads the answer before each call. On `stop` it runs no more calls and returns what
@@ -103,9 +104,10 @@ class Watch:
         findings = evidence.judge_calls(prefix(self.material, len(calls)), {"calls": calls}, outputs, self.atol, self.rtol)
         self.judged.append((len(calls), sum(float(c.get("seconds") or 0) for c in calls if isinstance(c, dict))))
         wrong = [code for code in findings.reasons if CHECK_OF.get(code, "run") != "anticheat"]
-        if wrong:
+        stop = bool(wrong) and len(wrong) == len(findings.reasons)  # a cheat runs the whole plan
+        if stop:
             self.stopped = len(calls)
-        _answer(host, "stop" if wrong else f"go {len(calls)}")
+        _answer(host, "stop" if stop else f"go {len(calls)}")
 
 
 def _calls(data: bytes | None) -> list | None:

@@ -78,6 +78,9 @@ class BackendPlugin:
     # job from a process that imported it already (Job.preload). () for a backend whose worker must
     # set up its process first (prepare_phases: its own numpy before torch's import).
     warm_imports: tuple[str, ...] = ("torch",)
+    # The CPU run's cost per interpreted call: (seconds per element read or written, seconds per FLOP),
+    # which harness/cost.py sizes specs by; None: sized by the element cap alone.
+    cpu_cost: tuple[float, float] | None = None
 
     # -- what the agents and the knowledge ask (class attributes: no tool is needed to read them) ------
     # Whether a CPU run is paired with a compile for the GPU (sm_90): the drafting prompt then explains

@@ -290,7 +290,7 @@ def load_spec(path: Path | str, *, max_elements: int | None, max_bytes: int, bac
     module = _loaded(path, source, None)
     declared = declared_sizes(module)
     over = None
-    if budget_s is not None and backend in cost.MODELS:
+    if budget_s is not None and cost.model(backend) is not None:
         def over(at: ModuleType) -> bool:
             estimate = cost.estimate_s(backend, work(at, path), len(declared))
             return estimate is not None and estimate > budget_s

@@ -24,6 +24,7 @@ STEPS = ("static", "frontend_compile", "compile", "cpu_run", "device_run", "prof
 
 class TritonAscendPlugin(BackendPlugin):
     name, language, label = "triton_ascend", "python", "Triton-Ascend"
+    cpu_cost = (5e-6, 2.5e-8)  # the same interpreter and memory model as Triton's (harness/cost.py)
     libraries = ("triton",)  # Huawei's Triton-Ascend installs itself as `triton`
     warm_imports = ()  # its prefix's numpy must be the one torch imports (prepare_phases): always a fresh worker
     watched = ("triton.language", "triton.testing", "triton.runtime.jit.JITFunction",
