@@ -40,14 +40,22 @@ def test_a_wrong_kernel_is_stopped_at_its_first_call_and_the_verdict_names_what_
 
 
 def test_a_kernel_wrong_only_after_its_first_call_is_stopped_at_a_later_checkpoint(tmp_path):
-    # right on the main case's first call, wrong from the second call on (a counter in the model)
-    wrong = _variant(tmp_path, "later.py", "class ModelNew(torch.nn.Module):\n    def forward(self, x):\n",
-                     "class ModelNew(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-                     "        self.n = 0\n\n    def forward(self, x):\n        self.n += 1\n")
-    source = open(wrong).read().replace("return out\n", "return out if self.n == 1 else out * 1.001\n")
-    open(wrong, "w").write(source)
+    # right on the main case's first call, wrong from the second call on (a counter in the model picks
+    # the kernel's scale: no PyTorch compute, no cheat rule fires, only the values are wrong)
+    source = (KERNELS / "good.py").read_text()
+    for old, new in (("def _softmax_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):",
+                      "def _softmax_kernel(x_ptr, out_ptr, n_cols, scale, BLOCK: tl.constexpr):"),
+                     ("e / tl.sum(e, axis=0)", "e / tl.sum(e, axis=0) * scale"),
+                     ("class ModelNew(torch.nn.Module):\n    def forward(self, x):\n",
+                      "class ModelNew(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                      "        self.n = 0\n\n    def forward(self, x):\n        self.n += 1\n"),
+                     ("(x, out, x.shape[1], BLOCK=", "(x, out, x.shape[1], 1.0 if self.n == 1 else 1.001, BLOCK=")):
+        assert source.count(old) == 1, old
+        source = source.replace(old, new)
+    wrong = tmp_path / "later.py"
+    wrong.write_text(source)
     v = verify(TINY, wrong, CPU)
-    assert not v["correct"] and any(r.startswith("mismatch:") for r in v["reasons"]), v["reasons"]
+    assert not v["correct"] and all(r.startswith("mismatch:") for r in v["reasons"]), v["reasons"]
     assert v["calls"] > 1 and v.get("not_run") and v["not_run"]["calls"] >= 1, (v["calls"], v.get("not_run"))
 
 
