@@ -318,11 +318,11 @@ def run_plan(job: dict, snapshot: guards.ModuleSnapshot) -> dict:
         session = Session(job, data, cand, state)
     except Rejected as exc:
         return {"rejected": str(exc), "calls": [], "run_s": round(time.perf_counter() - started, 3)}
-    calls, outputs, errors = [], [], 0
+    calls, outputs, errors, stopped = [], [], 0, False
     after = set(job.get("checkpoints") or []) if job.get("early_path") else set()  # harness/early.py
     for index, step in enumerate(data["plan"]):
         if after and index > min(after) and early.told_to_stop(job):
-            errors = -1  # stopped by the judge: no timing either
+            stopped = True  # by the judge: no timing either
             break
         report, outs = session.call(index, step)
         calls.append(report)
@@ -337,7 +337,7 @@ def run_plan(job: dict, snapshot: guards.ModuleSnapshot) -> dict:
     if after:
         early.finish(job)
     bench = None
-    if data.get("bench") and not errors:
+    if data.get("bench") and not errors and not stopped:
         from opforge.harness.profile import bench_candidate
         bench, bench_outputs = bench_candidate(session, data["bench"])
         outputs += bench_outputs

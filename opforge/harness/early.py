@@ -5,12 +5,10 @@ then after the last call of each group (the other trials, the stress cases, the 
 repeated calls). At each, the candidate's process (harness/checker.py) leaves every output so far
 in the job directory (`early.pt`, written whole and renamed into place); a thread of the judge's
 process (`Watch`, started by the sandbox with the job: `Job.watch`) judges that prefix of the plan
-exactly as it would judge the whole, and answers `go N`, or `stop` where a value or the run is wrong
-(a load, run or compare finding) and no cheat rule fired: a cheat goes on, so the whole run shows
-every rule it breaks
-(`early.answer`). After the first
-checkpoint the candidate's process waits for that answer (at most ANSWER_WAIT_S); after later ones
-it goes on and reads the answer before each call. On `stop` it runs no more calls and returns what
+exactly as it would judge the whole, and answers (`early.answer`) `go N`, or `stop` where a value or
+the run is wrong (a load, run or compare finding) and no cheat rule fired: a cheat goes on, so the
+whole run shows every rule it breaks. After the first checkpoint the candidate's process waits for
+that answer (at most ANSWER_WAIT_S); after later ones it goes on and reads the answer before each call. On `stop` it runs no more calls and returns what
 it has.
 
 Nothing here can make a wrong kernel pass: the candidate can write both files (they lie in its
@@ -73,7 +71,6 @@ class Watch:
     def __init__(self, material, atol, rtol, cap: int) -> None:
         self.material, self.atol, self.rtol, self.cap = material, atol, rtol, cap
         self.stopped: int | None = None  # calls judged when this judge said stop
-        self.judged: list[tuple[int, float]] = []  # (calls, seconds of the candidate's calls so far)
         self._seen: tuple | None = None
 
     def __call__(self, host: Path, done: threading.Event) -> None:
@@ -85,7 +82,7 @@ class Watch:
 
     def _poll(self, host: Path) -> None:
         from opforge.harness import evidence
-        from opforge.harness.judge import CHECK_OF, load_outputs
+        from opforge.harness.judge import CHECK_OF
         from opforge.sandbox.base import read_capped
 
         path = host / CHECKPOINT
@@ -97,12 +94,10 @@ class Watch:
             return
         self._seen = (st.st_mtime_ns, st.st_size, st.st_ino)
         data, _problem = read_capped(path, self.cap)
-        outputs = load_outputs(data)
-        calls = _calls(data)
+        outputs, calls = _loaded(data)
         if outputs is None or calls is None or len(calls) != len(outputs) or not 0 < len(calls) <= len(self.material.plan):
             return
         findings = evidence.judge_calls(prefix(self.material, len(calls)), {"calls": calls}, outputs, self.atol, self.rtol)
-        self.judged.append((len(calls), sum(float(c.get("seconds") or 0) for c in calls if isinstance(c, dict))))
         wrong = [code for code in findings.reasons if CHECK_OF.get(code, "run") != "anticheat"]
         stop = bool(wrong) and len(wrong) == len(findings.reasons)  # a cheat runs the whole plan
         if stop:
@@ -110,15 +105,20 @@ class Watch:
         _answer(host, "stop" if stop else f"go {len(calls)}")
 
 
-def _calls(data: bytes | None) -> list | None:
+def _loaded(data: bytes | None) -> tuple[list | None, list | None]:
+    """(outputs, call reports) of a checkpoint, parsed once by the safe unpickler; None for either
+    that is missing or not a list (of report dicts)."""
     import torch
 
     try:
         loaded = torch.load(io.BytesIO(data), weights_only=True, map_location="cpu")
-    except Exception:
-        return None
-    calls = loaded.get("calls") if isinstance(loaded, dict) else None
-    return calls if isinstance(calls, list) and all(isinstance(c, dict) for c in calls) else None
+    except Exception:  # a forged or truncated file
+        return None, None
+    if not isinstance(loaded, dict):
+        return None, None
+    outputs, calls = loaded.get("outputs"), loaded.get("calls")
+    return (outputs if isinstance(outputs, list) else None,
+            calls if isinstance(calls, list) and all(isinstance(c, dict) for c in calls) else None)
 
 
 def _answer(host: Path, text: str) -> None:
