@@ -15,8 +15,8 @@ from conftest import ROOT
 
 PACKAGE = ROOT / "opforge"
 WORKBENCH = ("agents", "backends", "codegen", "exporter", "harness", "knowledge", "registry", "sandbox", "ui", "cli",
-             "app")
-UPPER = {"opforge.agents", "opforge.ui", "opforge.cli", "opforge.app"}
+             "app", "reward")
+UPPER = {"opforge.agents", "opforge.ui", "opforge.cli", "opforge.app", "opforge.reward"}
 # What each lower floor must never import (the rest of WORKBENCH is allowed). The sandbox knows nothing
 # of the workbench: a Job names its worker module and mounts, and its errors have a root of their own.
 FORBIDDEN = {

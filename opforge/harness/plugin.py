@@ -92,6 +92,9 @@ class BackendPlugin:
     source_marker = None
     build_hint: str | None = None  # the reflect node's hint for a failed build, where it means more here
     embedded_source: EmbeddedSource | None = None
+    # Static rule codes of this backend that guard fairness or the sandbox, where the code's name does
+    # not say so (reward/tiers.py: the `cheat` tier, beside every code naming a forbidden construct).
+    cheat_rules: frozenset[str] = frozenset()
 
     def looks_like(self, source: str) -> bool:
         """Whether a file's text (Python or not: a `.cu` file too) looks written for this backend, read
