@@ -15,6 +15,7 @@ from rich.table import Table
 from opforge.harness.errors import OpforgeError
 from opforge.harness import intake
 from opforge.harness.ladder import EXIT_UNVERIFIABLE, exit_code
+from opforge.reward import commands as reward_commands
 from opforge.sandbox.errors import SandboxError
 from opforge.sandbox.interrupt import exit_code as signal_exit, raise_on_signals, signal_name
 
@@ -60,9 +61,7 @@ def _parser(argv: list[str]) -> argparse.ArgumentParser:
     u = sub.add_parser("ui", help="start the Streamlit workbench (request, watch, review, export)")
     u.add_argument("--port", type=int, default=8501)
     u.add_argument("--address", default="127.0.0.1", help="listen address (default loopback: the server runs specs)")
-    ds = sub.add_parser("export-dataset", help="write LLM trajectories as JSONL for fine-tuning")
-    ds.add_argument("--out", default="opforge-trajectories.jsonl")
-    ds.add_argument("--op")
+    reward_commands.add_parsers(sub)  # reward, reward-server, reward-dataset, export-dataset
     return p
 
 
@@ -326,16 +325,6 @@ def cmd_ui(args: argparse.Namespace) -> int:
     return subprocess.call(argv, env=env)
 
 
-def cmd_export_dataset(args: argparse.Namespace) -> int:
-    with _registry(args.db) as reg:
-        rows = reg.trajectories(args.op)
-    with open(args.out, "w", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(json.dumps(row, default=str) + "\n")
-    out.print(f"wrote {len(rows)} LLM calls to {args.out}")
-    return 0
-
-
 def cmd_batch(args: argparse.Namespace) -> int:
     from opforge.agents.batch import BatchOptions, default_report_path, resolve_specs, run_batch, write_report
     from opforge.agents.batch.report import check_report_path
@@ -374,8 +363,8 @@ def _registry(db: str | None):  # imported here, like every library past argpars
 
 
 COMMANDS = {"verify": cmd_verify, "kernels": cmd_kernels, "show": cmd_show, "promote": cmd_promote, "export": cmd_export,
-            "run": cmd_run, "runs": cmd_runs, "cancel": cmd_cancel, "ui": cmd_ui, "export-dataset": cmd_export_dataset,
-            "batch": cmd_batch}
+            "run": cmd_run, "runs": cmd_runs, "cancel": cmd_cancel, "ui": cmd_ui, "batch": cmd_batch,
+            **reward_commands.COMMANDS}
 
 
 def main(argv: list[str] | None = None) -> int:

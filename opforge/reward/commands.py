@@ -1,0 +1,68 @@
+"""The reward's commands, registered by opforge/cli.py:
+
+    opforge reward SPEC ANSWER [--backend B] [--seed N] [--raw] [--json]   score one answer file
+    opforge export-dataset [--out F] [--op OP]                             LLM trajectories as JSONL
+
+Each command module here keeps its top-level imports to the standard library: the CLI builds every
+parser on each call, and torch is paid only by the command that runs."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from opforge.harness import intake
+
+
+def add_parsers(sub) -> None:
+    r = sub.add_parser("reward", help="score one answer (a model's reply, or a kernel file with --raw) as an RL reward")
+    r.add_argument("spec", metavar="SPEC", help=intake.SPEC_HELP)
+    r.add_argument("answer", metavar="ANSWER", help="a file with the model's reply (the kernel is extracted from it)")
+    r.add_argument("--backend", default=None, help="the backend the kernel is written for (default triton)")
+    r.add_argument("--seed", type=int, help="input seed (default: a fresh one, printed in the reward)")
+    r.add_argument("--raw", action="store_true", help="ANSWER is the kernel file itself, not a reply")
+    r.add_argument("--json", action="store_true", help="print the reward JSON (with the verdict)")
+    ds = sub.add_parser("export-dataset", help="write LLM trajectories as JSONL for fine-tuning")
+    ds.add_argument("--out", default="opforge-trajectories.jsonl")
+    ds.add_argument("--op")
+
+
+def cmd_reward(args: argparse.Namespace) -> int:
+    from opforge.backends import DEFAULT
+    from opforge.harness.errors import CandidateError, SpecError
+    from opforge.reward.score import Scorer, Task
+
+    intake.python_source(args.spec, "spec", SpecError)
+    answer = Path(args.answer)
+    if not answer.is_file():
+        raise CandidateError(f"{answer}: answer file not found")
+    try:
+        text = answer.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise CandidateError(f"{answer}: not UTF-8 text") from None
+    task = Task.from_path(args.spec, args.backend or DEFAULT)
+    with Scorer() as scorer:
+        reward = scorer.score(task, text, seed=args.seed, raw=args.raw)
+    if args.json:
+        print(json.dumps(reward, indent=2, default=str))
+    else:
+        tier = reward["tier"] or "unscored"
+        why = "; ".join(reward["why"]) or "every check passed"
+        print(f"{reward['op']}: {tier} ({reward['reward']}), seed {reward['seed']}: {why}")
+    return 0 if reward["scored"] else 3
+
+
+def cmd_export_dataset(args: argparse.Namespace) -> int:
+    from opforge.registry import Registry, resolve_db_path
+
+    with Registry(resolve_db_path(args.db)) as reg:
+        rows = reg.trajectories(args.op)
+    with open(args.out, "w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, default=str) + "\n")
+    print(f"wrote {len(rows)} LLM calls to {args.out}", file=sys.stdout)
+    return 0
+
+
+COMMANDS = {"reward": cmd_reward, "export-dataset": cmd_export_dataset}
