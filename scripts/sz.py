@@ -10,7 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("opforge/harness", "opforge/sandbox", "opforge/registry", "opforge/agents", "opforge/codegen",
-            "opforge/backends", "opforge/knowledge", "opforge/exporter", "opforge/engines", "opforge/ui", "ops",
+            "opforge/backends", "opforge/knowledge", "opforge/exporter", "opforge/engines", "opforge/reward", "opforge/ui", "ops",
             "benchmarks", "scripts", "tests")
 LIMIT = 400
 
