@@ -29,11 +29,11 @@ def add_parsers(sub) -> None:
 
 
 def cmd_reward(args: argparse.Namespace) -> int:
-    from opforge.backends import DEFAULT
+    from opforge.backends import DEFAULT, known
     from opforge.harness.errors import CandidateError, SpecError
-    from opforge.reward.score import Scorer, Task
 
-    intake.python_source(args.spec, "spec", SpecError)
+    intake.python_source(args.spec, "spec", SpecError)  # bad input is refused before torch loads
+    known(args.backend or DEFAULT)
     answer = Path(args.answer)
     if not answer.is_file():
         raise CandidateError(f"{answer}: answer file not found")
@@ -41,6 +41,8 @@ def cmd_reward(args: argparse.Namespace) -> int:
         text = answer.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise CandidateError(f"{answer}: not UTF-8 text") from None
+    from opforge.reward.score import Scorer, Task
+
     task = Task.from_path(args.spec, args.backend or DEFAULT)
     with Scorer() as scorer:
         reward = scorer.score(task, text, seed=args.seed, raw=args.raw)
