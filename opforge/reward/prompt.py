@@ -11,15 +11,20 @@ from opforge.agents.drafters.base import UNUSABLE_STEP, Attempt, DraftRequest
 from opforge.agents.nodes.reflect import feedback_text
 from opforge.agents.prompts.render import render_messages
 from opforge.knowledge import KnowledgeItem
-from opforge.knowledge.retrieve import retrieve
+from opforge.knowledge.retrieve import MAX_CODE, SAME_OP_BONUS, retrieve
 
 KNOWLEDGE_K = 4  # retrieved notes and examples per prompt (the loop's default is 6; a training prompt is shorter)
 CPU_HARDWARE = "cpu/x86_64/triton-interpreter"  # what the prompt says the kernel is verified on, before a scorer says
 
 
 def knowledge(task, k: int = KNOWLEDGE_K) -> tuple[KnowledgeItem, ...]:
-    """The k items the loop would retrieve for this spec and backend (none with k=0)."""
-    return tuple(retrieve(task.spec_source, task.backend, k=k)) if k > 0 else ()
+    """The k best items the loop would retrieve for this spec and backend (none with k=0), less the
+    task's own answer: a kernel of the same op or spec (retrieval's SAME_OP_BONUS: the suite's
+    known-good kernel for a suite task) is the solution to copy, not knowledge to train with."""
+    if k <= 0:
+        return ()
+    items = retrieve(task.spec_source, task.backend, k=k + MAX_CODE)
+    return tuple([item for item in items if item.kind == "note" or item.score < SAME_OP_BONUS][:k])
 
 
 def attempt(answer_source: str | None, reward: dict) -> Attempt:
