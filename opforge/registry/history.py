@@ -17,13 +17,16 @@ from opforge.registry.models import Candidate, Evaluation, LLMCall, Run, Spec
 Example = tuple[str, str, str, float | None]  # (op, spec source, kernel source, speedup_eager)
 
 
-def trajectories(s: Session, op: str | None) -> list[dict[str, Any]]:
-    """One dict per LLM call with its candidate's latest evaluation; by run, then call id."""
+def trajectories(s: Session, op: str | None, with_verdict: bool = False) -> list[dict[str, Any]]:
+    """One dict per LLM call with its candidate's latest evaluation; by run, then call id. With
+    `with_verdict`, each also holds that evaluation's whole `verdict` (None without one) and the
+    candidate's `backend`: what a reward is computed from (opforge/reward/dataset.py)."""
     # A call outside any run still has an op when it drafted a candidate.
     call_op = func.coalesce(Run.op, Spec.name)
+    extra = (Evaluation.verdict, Candidate.backend) if with_verdict else ()
     stmt = (
         select(LLMCall, Run.run_key, call_op, Evaluation.id, Evaluation.reasons,
-               Evaluation.correct, Evaluation.failed_step, Evaluation.failed_check, Evaluation.speedup_eager)
+               Evaluation.correct, Evaluation.failed_step, Evaluation.failed_check, Evaluation.speedup_eager, *extra)
         .outerjoin(Run, Run.id == LLMCall.run_id)
         .outerjoin(Candidate, Candidate.id == LLMCall.candidate_id)
         .outerjoin(Spec, Spec.id == Candidate.spec_id)
@@ -32,7 +35,12 @@ def trajectories(s: Session, op: str | None) -> list[dict[str, Any]]:
     )
     if op is not None:
         stmt = stmt.where(call_op == op)
-    return [_trajectory(*row) for row in s.execute(stmt)]
+    rows = []
+    for row in s.execute(stmt):
+        rows.append(_trajectory(*row[:9]))
+        if with_verdict:
+            rows[-1].update(verdict=row[9], backend=row[10])
+    return rows
 
 
 def _trajectory(call: LLMCall, run_key: str | None, op: str | None, ev_id: int | None,

@@ -317,9 +317,10 @@ class Registry:
         """Attach a call to the candidate its reply became, once that candidate is recorded."""
         self._write(runs.link_llm_call(call_id, candidate_id))
 
-    def trajectories(self, op: str | None = None) -> list[dict[str, Any]]:
-        """Every LLM call with the verdict on what it drafted, for `opforge export-dataset`."""
-        return self._read(lambda s: history.trajectories(s, op))
+    def trajectories(self, op: str | None = None, with_verdict: bool = False) -> list[dict[str, Any]]:
+        """Every LLM call with the verdict on what it drafted, for `opforge export-dataset` (with
+        `with_verdict`: the whole verdict and the candidate's backend too)."""
+        return self._read(lambda s: history.trajectories(s, op, with_verdict))
 
     # -- reviews and the workbench's overview --------------------------------
 
