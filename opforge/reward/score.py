@@ -143,8 +143,7 @@ def _extracted(answer: str) -> tuple[str | None, str | None]:
 
 def reward_of(head: dict, verdict: dict, source: str | None, started: float) -> dict:
     """The reward JSON: `head` (task, seed), the tier and its number, and the verdict's evidence."""
-    cheat_rules = frozenset(getattr(describe(head["backend"]), "cheat_rules", ()) or ())
-    tier = classify(verdict, cheat_rules)
+    tier = classify(verdict, cheat_rules(head["backend"]))
     return head | {
         "scored": tier["tier"] is not None, "tier": tier["tier"],
         "tier_rank": None if tier["tier"] is None else rank(tier["tier"]), "reward": tier["reward"],
@@ -155,6 +154,11 @@ def reward_of(head: dict, verdict: dict, source: str | None, started: float) -> 
         "candidate_sha256": hashlib.sha256(source.encode()).hexdigest() if source is not None else None,
         "elapsed_s": round(time.monotonic() - started, 3), "verdict": verdict,
     }
+
+
+def cheat_rules(backend: str) -> frozenset[str]:
+    """The backend's own static rules whose breach is a cheat (its plugin's `cheat_rules`)."""
+    return frozenset(getattr(describe(backend), "cheat_rules", ()) or ())
 
 
 def replayable(reward: dict) -> dict:
