@@ -33,6 +33,9 @@ BANDS = {"cheat": (-1.0, -1.0), "unusable": (0.0, 0.0), "static": (0.1, 0.1), "b
 # Static rules that guard fairness or the sandbox, beyond the run-time anti-cheat names (judge.ANTICHEAT,
 # which a static rule may also carry, alone or after a backend prefix: `cuda-host-compute`).
 CHEAT_RULE_WORDS = ("forbidden", "patches", "patched")
+# Static rules that say the file is no candidate at all (`unusable`, not `static`): it does not parse, or
+# has no ModelNew to run.
+UNUSABLE_CODES = ("syntax-error", "no-model-new")
 
 
 def rank(tier: str) -> int:
@@ -77,7 +80,8 @@ def classify(verdict: dict, cheat_rules: frozenset[str] = frozenset()) -> dict:
     codes = [reason_code(r) for r in reasons]
     fired = sorted(name for name, result in (verdict.get("anticheat") or {}).items() if result == "fail")
     step, check = verdict.get("failed_step"), failed_check(verdict)
-    static_cheats = [c for c in codes if is_cheat_rule(c, cheat_rules)] if step == "static" else []
+    # a rule code of a failed step: the static checks', or one the build checks (the AOT build's PTX: tf32)
+    static_cheats = [c for c in codes if is_cheat_rule(c, cheat_rules)] if step is not None else []
     if fired or check == "anticheat" or static_cheats:
         return _tier("cheat", fired or static_cheats or codes[:1])
     if verdict.get("correct") and promotable(verdict.get("level")):
@@ -86,7 +90,7 @@ def classify(verdict: dict, cheat_rules: frozenset[str] = frozenset()) -> dict:
     if step is None or "reference-error" in codes:  # nothing to judge here, or the task's own reference fails
         return {"tier": None, "reward": None, "why": reasons[:1] or ["no step checked the numbers on this machine"],
                 "fraction": None, "speed": None}
-    if step == "draft" or (step == "static" and check == "syntax"):
+    if step == "draft" or (step == "static" and (check == "syntax" or any(c in UNUSABLE_CODES for c in codes))):
         return _tier("unusable", codes[:1])
     if step == "static":
         return _tier("static", codes[:1])

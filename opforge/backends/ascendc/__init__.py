@@ -23,6 +23,11 @@ NO_NPU = "no NPU: opforge runs AscendC on a device only where torch_npu reports 
 class AscendCPlugin(BackendPlugin):
     name, language, label = "ascendc", "ascendc", "AscendC"
     accelerator = "NPU"
+    # reward/tiers.py: `ascendc-python` refuses a Python side that computes with torch or imports beyond
+    # torch, torch_npu and the project's binding (Triton's torch-compute and forbidden-import), so its
+    # breach is a `cheat`; ascendc-forbidden names itself. ascendc-include, -api, -ub, -tiling and the
+    # rest refuse what the toolchain or the AI core would, where an honest project errs too: `static`.
+    cheat_rules = frozenset({"ascendc-python"})
 
     def looks_like(self, source: str) -> bool:
         """A project in either form (a module-level ASCENDC_SOURCES or MultiKernelBench's strings), or

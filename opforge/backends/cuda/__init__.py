@@ -45,6 +45,10 @@ class CudaPlugin(BackendPlugin):
     pinned_note = "opforge_contract.md"
     source_marker = re.compile(r"\b(?:load_cuda|load_inline)\s*\(")  # the static checks require one
     build_hint = hints.BUILD
+    # reward/tiers.py: no rule beyond those whose names say so (cuda-forbidden-call, cuda-host-compute,
+    # low-precision): cuda-include, cuda-preprocessor and cuda-format also refuse honest mistakes (a
+    # <vector> include, `#ifdef __CUDACC__`), so a kernel refused by them is `static`, below `wrong`.
+    cheat_rules: frozenset[str] = frozenset()
     embedded_source = EmbeddedSource("CUDA_SRC", frozenset({"cuda", "cu", "cpp", "c++", "cxx", "cc", "c"}), "load_cuda")
 
     def reason_hints(self, reasons: list[str]) -> list[str]:

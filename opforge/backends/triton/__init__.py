@@ -18,6 +18,10 @@ class TritonPlugin(BackendPlugin):
                "triton.runtime.jit.KernelInterface", "triton.runtime.autotuner.Autotuner",
                "opforge.backends.triton.memory.Launch")
     gpu_compile = True
+    # reward/tiers.py: `interpreter-detection` (reading what tells the CPU interpreter from the compiler)
+    # is only of use to a kernel that behaves otherwise under the judge, so its breach is a `cheat`;
+    # `unbound-name` is as often an honest NameError and stays `static`.
+    cheat_rules = frozenset({"interpreter-detection"})
     # Kernels are often checked on the CPU interpreter, which hides GPU compile errors.
     pinned_note = "interpreter_vs_gpu.md"
 

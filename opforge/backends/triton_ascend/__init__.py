@@ -32,6 +32,9 @@ class TritonAscendPlugin(BackendPlugin):
     # Its most common failure is a tile over the unified buffer, which no GPU habit warns of.
     pinned_note = "unified_buffer_sizing.md"
     build_hint = hints.BUILD
+    # Its candidates pass Triton's static checks (the same interpreter): the same cheat rule. Its own
+    # rules (ascend-unsupported: NVIDIA's asm and libdevice; grid-too-large) refuse what Ascend cannot run.
+    cheat_rules = frozenset({"interpreter-detection"})
 
     def reason_hints(self, reasons: list[str]) -> list[str]:
         return hints.reason_hints(reasons)
