@@ -1245,6 +1245,63 @@ GUARANTEES: tuple[Guarantee, ...] = (
        "tests/test_conv_interpreter_cost.py::test_conv_kernels_are_right_and_cheap_per_program_and_k_step",
        ("opforge/backends/triton/emit/conv_kernel.py",
         '            oks += [f"(e_{d}[None, :] < hi_{d}[:, None])"] * (h.pad_hi[d] > 0)\n', "")),
+    _g("reward-gym-feedback-next-prompt", "the Gymnasium environment's next observation is the prompt with the "
+       "previous answer and its verdict's feedback (the harness's reasons and numbers), as the agent loop's repair "
+       "round sends it (#37)",
+       "tests/test_reward_gym.py::test_next_observation_carries_the_verdict_feedback",
+       ("opforge/reward/gym_env.py", "        episode.attempts.append(attempt_of(action, scored))\n",
+        '        episode.attempts.append(replace(attempt_of(action, scored), feedback=""))\n')),
+    _g("reward-gym-seed-replays", "an episode's seed fixes every turn's scoring seed, so the same episode seed and "
+       "the same kernel give the same reward JSON (#37)",
+       "tests/test_reward_gym.py::test_the_episode_seed_replays_the_rewards",
+       ("opforge/reward/gym_env.py", "        seed = int(self.np_random.integers(0, SEED_BOUND))",
+        "        seed = None")),
+    _g("reward-gym-terminates-on-correct", "a correct answer ends the Gymnasium episode (terminated), a wrong one "
+       "does not (#37)",
+       "tests/test_reward_gym.py::test_a_correct_answer_terminates_the_episode",
+       ("opforge/reward/gym_env.py", '        terminated = tier == "correct" or (', "        terminated = (")),
+    _g("reward-gym-cheat-ends", "a cheating answer ends the Gymnasium episode at -1 (its feedback would teach which "
+       "rule caught it), unless end_on_cheat=False (#37)",
+       "tests/test_reward_gym.py::test_a_cheat_ends_the_episode_unless_told_otherwise",
+       ("opforge/reward/gym_env.py", '(self.end_on_cheat and tier == "cheat")', "False")),
+    _g("reward-gym-unscored-truncates", "an answer nothing here could check numerically gets no guessed reward: 0.0 "
+       "with info scored=False, and the episode is truncated (#37)",
+       "tests/test_reward_gym.py::test_max_turns_truncates_and_an_unscored_verdict_is_no_number",
+       ("opforge/reward/gym_env.py", "(tier is None or len(episode.attempts)", "(len(episode.attempts)")),
+    _g("reward-static-cheat-rule-is-cheat", "a static rule that guards fairness or the sandbox (forbidden imports, "
+       "patched modules, low precision) gives the reward's cheat tier (-1), not static (#37)",
+       "tests/test_reward_tiers.py::test_a_static_cheat_rule_is_a_cheat_not_a_static_refusal",
+       ("opforge/reward/tiers.py", "    if fired or check == \"anticheat\" or static_cheats:\n",
+        "    if fired or check == \"anticheat\":\n")),
+    _g("reward-build-cheat-rule-is-cheat", "a cheat rule the build reports (tf32 in the AOT build's PTX) is the cheat "
+       "tier, not build (#37)",
+       "tests/test_reward_tiers.py::test_a_cheat_rule_found_by_the_build_is_a_cheat_not_a_build_failure",
+       ("opforge/reward/tiers.py", "if is_cheat_rule(c, cheat_rules)] if step is not None else []",
+        "if is_cheat_rule(c, cheat_rules)] if step == \"static\" else []")),
+    _g("reward-backend-cheat-rules", "a backend's own static rules that guard fairness (Triton's interpreter-detection, "
+       "AscendC's Python-side compute) are the cheat tier through its plugin's cheat_rules (#37)",
+       ("tests/test_reward_tiers.py::test_each_backends_own_cheat_rules",),
+       ("opforge/backends/triton/__init__.py", "    cheat_rules = frozenset({\"interpreter-detection\"})\n", ""),
+       ("opforge/backends/ascendc/__init__.py", "    cheat_rules = frozenset({\"ascendc-python\"})\n", "")),
+    _g("reward-anticheat-over-compare", "an anti-cheat rule that fired is the cheat tier even when the failed check is "
+       "the comparison (constant output fails compare first) (#37)",
+       "tests/test_reward_tiers.py::test_an_anticheat_failure_is_a_cheat_even_when_the_failed_check_is_compare",
+       ("opforge/reward/tiers.py", "    if fired or check == \"anticheat\" or static_cheats:\n",
+        "    if check == \"anticheat\" or static_cheats:\n")),
+    _g("reward-partial-credit-bounded", "partial credit scales with the fraction of cases passed inside wrong's band "
+       "(0.3-0.6), a case not run counting as failed, and never reaches correct's 1.0 (#37)",
+       "tests/test_reward_tiers.py::test_partial_credit_stays_below_correct",
+       ("opforge/reward/tiers.py", "    reward = low + (high - low) * (fraction or 0.0) if tier",
+        "    reward = low + (fraction or 0.0) if tier"),
+       ("opforge/reward/tiers.py", "    return passed, len(rows) + (skipped if", "    return passed, len(rows) + 0 * (skipped if")),
+    _g("reward-speed-device-only", "the reward's speed term comes only from a device run (level device/profiled); a "
+       "CPU run's correct kernel gets 1.0 whatever its timings say (#37)",
+       "tests/test_reward_tiers.py::test_the_speed_term_comes_only_from_a_device_run",
+       ("opforge/reward/tiers.py", "if verdict.get(\"level\") in (\"device\", \"profiled\") else None",
+        "if verdict.get(\"level\") else None")),
+    _g("reward-no-model-new-unusable", "a file with no ModelNew is unusable (0.0), like one that does not parse (#37)",
+       "tests/test_reward_tiers.py::test_broken_code_tiers",
+       ("opforge/reward/tiers.py", 'UNUSABLE_CODES = ("syntax-error", "no-model-new")', 'UNUSABLE_CODES = ("syntax-error",)')),
 )
 
 

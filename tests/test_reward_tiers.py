@@ -45,7 +45,7 @@ def test_a_static_cheat_rule_is_a_cheat_not_a_static_refusal(reason):
     ("ascendc", "ascendc-forbidden: system in add_custom: a reference to a process call", "cheat"),
     ("ascendc", "ascendc-api: .Foo() in add_custom is not in opforge's AscendC API table", "static"),
     ("ascendc", "ascendc-ub: InitBuffer of 647168 bytes over the unified buffer", "static"),
-])
+], ids=lambda v: v.split(":", 1)[0] if ":" in str(v) else None)
 def test_each_backends_own_cheat_rules(backend, reason, expected):
     """A backend's rules that guard fairness or the sandbox (its plugin's `cheat_rules`, or a code that
     names a forbidden construct or an anti-cheat rule) are `cheat`; its rules an honest kernel breaks too
@@ -93,7 +93,7 @@ def test_partial_credit_stays_below_correct():
     (failed("cpu_run", "load", "load-error: ModuleNotFoundError"), "build"),
     (failed("cpu_run", "run", "timeout: the job exceeded its time limit (40 s)"), "wrong"),
     (failed("cpu_run", "run", "runtime-error: variant 0: forward raised SystemExit"), "wrong"),
-])
+], ids=["syntax", "no-model-new", "no-reply", "no-kernel", "build-error", "load-error", "timeout", "raised"])
 def test_broken_code_tiers(verdict, expected):
     assert tier(verdict) == expected
 
