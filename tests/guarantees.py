@@ -1302,6 +1302,56 @@ GUARANTEES: tuple[Guarantee, ...] = (
     _g("reward-no-model-new-unusable", "a file with no ModelNew is unusable (0.0), like one that does not parse (#37)",
        "tests/test_reward_tiers.py::test_broken_code_tiers",
        ("opforge/reward/tiers.py", 'UNUSABLE_CODES = ("syntax-error", "no-model-new")', 'UNUSABLE_CODES = ("syntax-error",)')),
+    _g("reward-verl-ground-truth-carries-spec", "a verl dataset row's ground truth carries the spec's whole source, so "
+       "the reward function scores an answer with no spec file on disk (#37)",
+       "tests/test_reward_verl.py::test_a_batch_is_scored_from_the_ground_truth_alone",
+       ("opforge/reward/dataset.py", '"spec": task.spec_source, "op"', '"spec": task.spec_sha256, "op"')),
+    _g("reward-verl-extracts-kernel", "verl's reward function extracts the kernel from the model's reply (a markdown "
+       "answer with prose around the fenced code), it does not score the reply as a file (#37)",
+       "tests/test_reward_verl.py::test_a_batch_is_scored_from_the_ground_truth_alone",
+       ("opforge/reward/verl.py", "return scorer().score(task, answer, seed=seed)",
+        "return scorer().score(task, answer, seed=seed, raw=True)")),
+    _g("reward-verl-same-keys-no-none", "verl's reward function returns the same keys for every response and no None "
+       "value (verl appends each key per response and averages the numbers) (#37)",
+       "tests/test_reward_verl.py::test_a_batch_is_scored_from_the_ground_truth_alone",
+       ("opforge/reward/verl.py", '"speed_term": _number(reward.get("speed_term"), 0.0)',
+        '"speed_term": reward.get("speed_term")')),
+    _g("reward-verl-seed-from-row", "verl's reward function scores with extra_info's seed when the row has one and "
+       "returns it (#37)",
+       "tests/test_reward_verl.py::test_a_batch_is_scored_from_the_ground_truth_alone",
+       ("opforge/reward/verl.py", "seeds = [_seed(info) for info in extra_infos]",
+        "seeds = [None for info in extra_infos]")),
+    _g("reward-verl-bad-task-zero", "a ground truth that is no task gives verl an unscored 0.0 with the reason, not an "
+       "exception that stops training (#37)",
+       "tests/test_reward_verl.py::test_a_bad_ground_truth_is_an_unscored_zero_not_a_crash",
+       ("opforge/reward/verl.py", "    except OpforgeError as exc:\n        print(",
+        "    except KeyError as exc:\n        print(")),
+    _g("reward-verl-server-contract", "with OPFORGE_REWARD_URL the reward function sends the batch to the reward "
+       "server (task, answer, seed per request) and maps its results back in order (#37)",
+       "tests/test_reward_verl.py::test_with_a_reward_url_the_batch_goes_to_the_server_in_order",
+       ("opforge/reward/verl.py", '"seed": seed}))', '"seed": None}))')),
+    _g("reward-dataset-skips-non-spec", "reward-dataset reports and skips a file that is no KernelBench-format spec "
+       "(no Model or get_inputs) instead of writing a task nobody can score (#37)",
+       "tests/test_reward_dataset.py::test_rows_are_verls_format_and_read_back_the_same",
+       ("opforge/reward/dataset.py", 'lacking = [name for name in ("Model", "get_inputs") if name not in names]',
+        "lacking = []")),
+    _g("reward-dataset-parquet-nested", "reward-dataset's Parquet keeps the prompt's messages, reward_model and "
+       "extra_info as nested fields that read back equal to the rows (#37)",
+       "tests/test_reward_dataset.py::test_rows_are_verls_format_and_read_back_the_same",
+       ("opforge/reward/dataset.py", "pq.write_table(pa.Table.from_pylist(records), out)",
+        "pq.write_table(pa.Table.from_pylist([{k: v if isinstance(v, str) else json.dumps(v) "
+        "for k, v in r.items()} for r in records]), out)")),
+    _g("reward-prompt-no-own-answer", "a task's prompt never holds its own answer: the known-good kernel of the same "
+       "op, which retrieval ranks first, is left out of its knowledge (#37)",
+       "tests/test_reward_dataset.py::test_a_prompt_never_holds_the_tasks_own_answer",
+       ("opforge/reward/prompt.py", 'if item.kind == "note" or item.score < SAME_OP_BONUS', "if True")),
+    _g("reward-trajectories-carry-reward", "each exported trajectory row carries the reward (tier, number, why) of its "
+       "candidate's latest stored verdict (#37)",
+       "tests/test_reward_dataset.py::test_trajectories_carry_the_reward_of_their_latest_verdict",
+       ("opforge/reward/dataset.py", '{"reward": verdict_reward(verdict, backend)}', '{"reward": verdict_reward(None, backend)}')),
+    _g("reward-export-dataset-rewards", "opforge export-dataset writes the trajectory rows with their rewards (#37)",
+       "tests/test_reward_dataset.py::test_trajectories_carry_the_reward_of_their_latest_verdict",
+       ("opforge/reward/commands.py", "rows = dataset.trajectories(reg, args.op)", "rows = reg.trajectories(args.op)")),
 )
 
 
