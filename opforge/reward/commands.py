@@ -4,6 +4,8 @@
     opforge export-dataset [--out F] [--op OP]                             LLM trajectories with rewards, JSONL
     opforge reward-dataset [SPEC_OR_DIR ...] [--suite] [--serving] [--backend B ...] [--knowledge K]
                            [--split S] --out F.jsonl|F.parquet             tasks as verl/HF rows (dataset.py)
+    opforge reward-server [--host H] [--port P] [--workers N] [--queue Q] [--executor local|ray]
+                          [--address A] [--trials T] [--timeout S]         rewards over HTTP (server.py)
 
 Each command module here keeps its top-level imports to the standard library: the CLI builds every
 parser on each call, and torch is paid only by the command that runs."""
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -25,6 +28,16 @@ def add_parsers(sub) -> None:
     r.add_argument("--seed", type=int, help="input seed (default: a fresh one, printed in the reward)")
     r.add_argument("--raw", action="store_true", help="ANSWER is the kernel file itself, not a reply")
     r.add_argument("--json", action="store_true", help="print the reward JSON (with the verdict)")
+    rs = sub.add_parser("reward-server", help="serve RL rewards over HTTP: POST /score, GET /health (docs/reward.md)")
+    rs.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    rs.add_argument("--port", type=int, default=8707, help="port (default 8707; 0 picks a free one)")
+    rs.add_argument("--workers", type=int, help="scoring processes (default: local, the CPU count; ray, the cluster's slots)")
+    rs.add_argument("--queue", type=int, default=256, help="requests that may wait; past it a batch gets 503 (default 256)")
+    rs.add_argument("--executor", choices=("local", "ray"), default="local", help="local worker processes, or Ray tasks")
+    rs.add_argument("--address", help="with --executor ray: the cluster to connect to (default: a new local instance)")
+    rs.add_argument("--trials", type=int, default=None, help="seeded trials per check (default: the reward's, 2)")
+    rs.add_argument("--timeout", type=float, default=None, help="the most one sandbox job may take, seconds (default 600)")
+    rs.add_argument("--verbose", action="store_true", help="log every HTTP request to stderr")
     ds = sub.add_parser("export-dataset", help="write LLM trajectories as JSONL for fine-tuning")
     ds.add_argument("--out", default="opforge-trajectories.jsonl")
     ds.add_argument("--op")
@@ -65,6 +78,38 @@ def cmd_reward(args: argparse.Namespace) -> int:
         why = "; ".join(reward["why"]) or "every check passed"
         print(f"{reward['op']}: {tier} ({reward['reward']}), seed {reward['seed']}: {why}")
     return 0 if reward["scored"] else 3
+
+
+def cmd_reward_server(args: argparse.Namespace) -> int:
+    from opforge.harness.errors import OpforgeError
+
+    for flag, value, low in (("--port", args.port, 0), ("--workers", args.workers, 1), ("--queue", args.queue, 1),
+                             ("--trials", args.trials, 1), ("--timeout", args.timeout, 1)):
+        if value is not None and (value < low or (flag == "--port" and value > 65535)):
+            raise OpforgeError(f"{flag} {value:g} is out of range")
+    if args.address and args.executor != "ray":
+        raise OpforgeError("--address needs --executor ray")
+    from opforge.reward.score import TIMEOUT_S, TRIALS
+    from opforge.reward.server import REQUEST_SLACK_S, RewardServer, make_pool
+
+    timeout = args.timeout or TIMEOUT_S
+    options = {"trials": args.trials or TRIALS, "timeout_s": timeout}
+    workers = args.workers or (None if args.executor == "ray" else os.cpu_count() or 1)
+    try:
+        server = RewardServer((args.host, args.port), None, quiet=not args.verbose)
+    except OSError as exc:
+        raise OpforgeError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+    try:
+        server.pool = make_pool(args.executor, workers, args.queue, options, 4 * timeout + REQUEST_SLACK_S, args.address)
+        health = server.pool.health()
+        print(f"opforge reward-server: {server.url} ({health['workers']} {health['executor']} workers, "
+              f"queue {args.queue}); POST /score, GET /health", flush=True)
+        server.serve_forever()
+    finally:  # Ctrl-C or SIGTERM (cli.main raises them here): waiting requests get an error, workers stop
+        if server.pool is not None:
+            server.pool.close()
+        server.server_close()
+    return 0
 
 
 def cmd_export_dataset(args: argparse.Namespace) -> int:
@@ -110,5 +155,5 @@ def cmd_reward_dataset(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"reward": cmd_reward, "export-dataset": cmd_export_dataset,
+COMMANDS = {"reward": cmd_reward, "reward-server": cmd_reward_server, "export-dataset": cmd_export_dataset,
             "reward-dataset": cmd_reward_dataset}
