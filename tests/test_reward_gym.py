@@ -13,6 +13,7 @@ from gymnasium.utils.env_checker import check_env
 
 from opforge.harness.errors import OpforgeError
 from opforge.reward import ENTRY_POINT, ENV_ID
+from opforge.reward.dataset import ground_truth
 from opforge.reward.gym_env import KernelEnv
 from opforge.reward.score import Task, replayable, reward_of
 from tests.conftest import KERNELS, ROOT, TINY
@@ -60,7 +61,7 @@ def test_a_correct_answer_terminates_the_episode(episodes):
 
 def test_the_episode_seed_replays_the_rewards(env, episodes):
     wrong, replay = episodes["wrong"][4]["reward"], episodes["replay"][4]["reward"]
-    assert replayable(wrong) == replayable(replay) and episodes["wrong"][1] == episodes["replay"][1]
+    assert wrong == replayable(wrong) == replay and episodes["wrong"][1] == episodes["replay"][1]
     seeds = []
     for seed in (7, 8, 7):  # no sandbox run: an answer with no code still draws the turn's seed
         env.reset(seed=seed)
@@ -96,12 +97,14 @@ def test_max_turns_truncates_and_an_unscored_verdict_is_no_number(env, monkeypat
     assert truncated and not terminated
 
 
-def test_a_spec_as_text_or_task(env):
+def test_a_spec_as_text_a_task_or_a_ground_truth(env):
     text = TINY.read_text()
     _, info = env.reset(options={"spec": text, "op": "tiny_softmax", "knowledge": 0})
     assert info["op"] == "tiny_softmax" and "## Knowledge" not in info["messages"][1]["content"]
     _, info = env.reset(options={"spec": Task(text, "tiny_softmax", task_id="suite/tiny")})
     assert info["task"] == "suite/tiny" and "## Knowledge" in info["messages"][1]["content"]
+    _, info = env.reset(options={"spec": ground_truth(Task.from_path(TINY, data_source="opforge/suite"))})
+    assert info["task"] == "opforge/suite/tiny_softmax" and info["backend"] == "triton"
 
 
 @pytest.mark.parametrize("options, message", [
@@ -112,6 +115,7 @@ def test_a_spec_as_text_or_task(env):
     ({"spec": str(TINY), "backend": "nope"}, "unknown backend"),
     ({"spec": str(TINY), "seeds": 3}, "unknown reset option"),
     ({"spec": str(TINY), "knowledge": -1}, "knowledge"),
+    ({"spec": '{"format": "opforge-task/1", "op": "x"}'}, "ground_truth lacks"),
 ])
 def test_bad_input_is_one_clear_line_at_reset(options, message):
     env = KernelEnv()

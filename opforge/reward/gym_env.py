@@ -13,7 +13,9 @@ turn every earlier attempt with its verdict's feedback). `info["messages"]` hold
 in itself: a policy reads only the latest one.
 
 An action is the model's reply (text; the kernel is extracted from it). The reward is the tier's
-number (tiers.py), `info["reward"]` the reward JSON less its verdict, `info["verdict"]` the verdict.
+number (tiers.py), `info["reward"]` the reward JSON less its verdict and wall time (score.replayable:
+the same for the same seed and answer, as Gymnasium's checker asks of info), `info["verdict"]` the
+verdict (with the wall times of its steps).
 The episode ends with `terminated` on a `correct` answer and, unless end_on_cheat=False, on a `cheat`
 (its feedback would teach the policy which rule caught it); with `truncated` after max_turns answers,
 or at once when the answer is unscored here (`info["scored"]` False, reward 0.0 that a trainer must
@@ -34,8 +36,8 @@ from opforge.agents.drafters.base import Attempt
 from opforge.agents.drafters.extract import extract
 from opforge.backends import DEFAULT
 from opforge.harness.errors import OpforgeError, SpecError
-from opforge.reward import prompt, register_env
-from opforge.reward.score import TRIALS, Scorer, Task
+from opforge.reward import dataset, prompt, register_env
+from opforge.reward.score import TRIALS, Scorer, Task, replayable
 
 MAX_TURNS = 4  # the agent loop repairs a failure in about 2-3 rounds; a 4th answer rarely adds a first success
 SEED_BOUND = 2**31 - 10_000  # score.py's own range: the harness adds per-case offsets to a seed
@@ -60,7 +62,8 @@ class _Episode:
 
 
 class KernelEnv(gymnasium.Env):
-    """One task per episode (options["spec"] at reset, else the constructor's `spec`), up to
+    """One task per episode (options["spec"] at reset, else the constructor's `spec`: a spec file's
+    path, its source text with options["op"], a score.Task, or a dataset row's ground truth), up to
     max_turns answers. Owns a Scorer (a warm sandbox): close() stops it. Not thread-safe."""
 
     metadata = {"render_modes": ["ansi"]}
@@ -84,7 +87,7 @@ class KernelEnv(gymnasium.Env):
         super().reset(seed=seed)
         self._episode = None
         settings = self._settings(options)
-        task = task_of(settings["spec"], settings["op"], (options or {}).get("backend"), self.defaults["backend"])
+        task = as_task(settings["spec"], settings["op"], (options or {}).get("backend"), self.defaults["backend"])
         spec, hardware = self.scorer.prepared(task)  # SpecError / BackendUnavailable: one line, before any turn
         self._episode = _Episode(task, prompt.knowledge(task, settings["knowledge"]), hardware.fingerprint,
                                  dict(spec.sizes_used))
@@ -102,7 +105,7 @@ class KernelEnv(gymnasium.Env):
         truncated = not terminated and (tier is None or len(episode.attempts) >= self.max_turns)
         episode.over = terminated or truncated
         reward = float(scored["reward"]) if scored["scored"] else 0.0
-        info = self._info() | {"reward": {k: v for k, v in scored.items() if k != "verdict"},
+        info = self._info() | {"reward": replayable(scored),  # the same for the same seed and answer (check_env asks)
                                "verdict": scored["verdict"], "scored": scored["scored"], "tier": tier}
         return self._observation(), reward, terminated, truncated, info
 
@@ -144,9 +147,12 @@ class KernelEnv(gymnasium.Env):
                 "turn": len(e.attempts), "max_turns": self.max_turns}
 
 
-def task_of(spec, op: str | None, backend: str | None, default: str = DEFAULT) -> Task:
-    """A Task from a Task (its own backend unless `backend` is given), a spec file's path, or a spec's
-    source text (which needs `op`); `default` is the backend when none is given."""
+def as_task(spec, op: str | None, backend: str | None, default: str = DEFAULT) -> Task:
+    """A Task from a Task or a dataset row's ground truth (JSON text or dict; its own backend unless
+    `backend` is given), a spec file's path, or a spec's source text (which needs `op`); `default` is
+    the backend when none is given."""
+    if isinstance(spec, dict) or (isinstance(spec, str) and spec.lstrip().startswith("{")):
+        spec = dataset.task_of(spec)
     if isinstance(spec, Task):
         return replace(spec, backend=backend) if backend else spec
     backend = backend or default
@@ -159,7 +165,7 @@ def task_of(spec, op: str | None, backend: str | None, default: str = DEFAULT) -
         if not op:
             raise SpecError('a spec given as source text needs its op name: options={"spec": TEXT, "op": NAME}')
         return Task(spec, op, backend, task_id=f"opforge/custom/{op}")
-    raise SpecError(f"a spec is a path, source text or a Task, not {type(spec).__name__}")
+    raise SpecError(f"a spec is a path, source text, a Task or a ground truth, not {type(spec).__name__}")
 
 
 def attempt_of(answer, scored: dict) -> Attempt:
