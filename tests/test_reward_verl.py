@@ -1,7 +1,8 @@
 """verl's reward function (opforge/reward/verl.py): a reply scored from a dataset row's ground truth
 alone (no spec file on disk), in verl's per-response and batched signatures, with the same keys for
 every response; a bad ground truth is an unscored 0.0, never a crash; OPFORGE_REWARD_URL sends the
-batch to a reward server by its contract (a stand-in server here: the real one is tested in its own file)."""
+batch to a reward server by its contract, waiting out a full queue (a stand-in server here: the real one
+is tested in test_reward_server.py)."""
 from __future__ import annotations
 
 import json
@@ -68,9 +69,17 @@ class StandIn(BaseHTTPRequestHandler):
     """The reward server's contract: POST /score {"requests": [...]} -> {"results": [...]} in order."""
 
     bodies: list = []
+    busy = 1  # the first POST finds the queue full: 503 with Retry-After, as the real server says
 
     def do_POST(self):  # noqa: N802 (http.server's name)
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if StandIn.busy:
+            StandIn.busy -= 1
+            self.send_response(503)
+            self.send_header("Retry-After", "0")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         StandIn.bodies.append((self.path, body))
         results = [{"scored": True, "tier": "wrong", "tier_rank": 4, "reward": 0.3 + 0.1 * i, "seed": r["seed"],
                     "op": r["task"]["op"], "why": ["mismatch"]} for i, r in enumerate(body["requests"])]
@@ -95,8 +104,9 @@ def test_with_a_reward_url_the_batch_goes_to_the_server_in_order(truth, monkeypa
         server.shutdown()
     (path, body), = StandIn.bodies
     assert path == "/score" and [r["answer"] for r in body["requests"]] == ["a", "c"]  # the bad row never left
-    assert body["requests"][0] == {"task": {"spec": TINY.read_text(), "op": "tiny_softmax", "backend": "triton"},
-                                   "answer": "a", "seed": 1}
+    assert body["requests"][0] == {"task": {"spec": TINY.read_text(), "op": "tiny_softmax", "backend": "triton",
+                                            "data_source": "opforge/specs", "task_id": "opforge/specs/tiny_softmax"},
+                                   "answer": "a", "seed": 1}  # after one 503, waited out
     assert [(r["tier"], r["score"]) for r in results] == [("wrong", 0.3), ("error", 0.0), ("wrong", 0.4)]
     monkeypatch.setenv(verl.URL_ENV, "http://127.0.0.1:9")  # nothing listens: every result says so, no crash
     down = verl.compute_score(data_sources=["d"], solution_strs=["a"], ground_truths=[truth])

@@ -21,7 +21,8 @@ With reward_kwargs `as_float: true` the score alone (the `prime` manager reads o
 
 Scoring runs in this process: one Scorer (one warm sandbox), made on first use and closed at exit,
 calls serialized. With OPFORGE_REWARD_URL set (an `opforge reward-server`), each call or batch is
-POSTed to <url>/score instead and scored there, concurrently."""
+POSTed to <url>/score instead and scored there, concurrently (a full queue, 503, is retried after its
+Retry-After)."""
 from __future__ import annotations
 
 import atexit
@@ -30,12 +31,14 @@ import numbers
 import os
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 
 URL_ENV = "OPFORGE_REWARD_URL"
 TIMEOUT_ENV = "OPFORGE_REWARD_TIMEOUT_S"
 HTTP_TIMEOUT_S = 3600.0  # one batch of slow tasks on a busy server; a dead server fails at connect
+MAX_RETRY_WAIT_S = 30.0  # the longest wait between tries when the server's queue is full (503)
 # The keys of every result, in this order (verl needs the same keys for every response of a batch).
 KEYS = ("score", "tier", "tier_rank", "scored", "correct", "level", "fraction_passed", "speed_term", "seed",
         "op", "backend", "why", "error", "elapsed_s", "version")
@@ -133,16 +136,13 @@ def _remote(url: str, answers, ground_truths, seeds) -> list[dict]:
         except OpforgeError as exc:
             rewards[i] = task_error(_task_name(truth), exc)
             continue
-        requests.append((i, {"task": {"spec": task.spec_source, "op": task.op, "backend": task.backend},
+        requests.append((i, {"task": {"spec": task.spec_source, "op": task.op, "backend": task.backend,
+                                      "data_source": task.data_source, "task_id": task.key},
                              "answer": answer if isinstance(answer, str) else str(answer), "seed": seed}))
     if requests:
         body = json.dumps({"requests": [r for _, r in requests]}).encode()
-        post = urllib.request.Request(url.rstrip("/") + "/score", data=body, method="POST",
-                                      headers={"Content-Type": "application/json"})
-        timeout = float(os.environ.get(TIMEOUT_ENV) or HTTP_TIMEOUT_S)
         try:
-            with urllib.request.urlopen(post, timeout=timeout) as response:
-                results = json.loads(response.read())["results"]
+            results = _post(url.rstrip("/") + "/score", body, float(os.environ.get(TIMEOUT_ENV) or HTTP_TIMEOUT_S))
             if not isinstance(results, list) or len(results) != len(requests):
                 raise ValueError(f"{len(results)} results for {len(requests)} requests")
         except (OSError, ValueError, KeyError, TypeError) as exc:  # a server down, busy or answering garbage
@@ -152,6 +152,21 @@ def _remote(url: str, answers, ground_truths, seeds) -> list[dict]:
         for (i, _), result in zip(requests, results):
             rewards[i] = result
     return rewards
+
+
+def _post(url: str, body: bytes, timeout: float) -> list:
+    """POST a batch; a full queue (503) is waited out for its Retry-After, within `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        post = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(post, timeout=max(1.0, deadline - time.monotonic())) as response:
+                return json.loads(response.read())["results"]
+        except urllib.error.HTTPError as exc:
+            wait = float(exc.headers.get("Retry-After") or 1) if exc.code == 503 else None
+            if wait is None or time.monotonic() + wait > deadline:
+                raise
+            time.sleep(min(max(wait, 0.1), MAX_RETRY_WAIT_S))
 
 
 def _seed(extra_info) -> int | None:
