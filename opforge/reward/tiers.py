@@ -3,8 +3,9 @@
 Tiers, worst first (REWARD_VERSION names this table; a change to it is a new version):
 
     cheat     -1.0         an anti-cheat rule fired (at run time: the verdict's `anticheat`; or a
-                           static rule that guards fairness or the sandbox: forbidden imports, calls,
-                           attributes, patched modules, host compute, narrowed precision)
+                           rule that guards fairness or the sandbox, reported by the static checks or
+                           the build: forbidden imports, calls, attributes, patched modules, host
+                           compute, narrowed precision, the backend plugin's `cheat_rules`)
     unusable   0.0         no code, code that does not parse, no `ModelNew`, a file in the wrong format
     static     0.1         refused by the other static rules (launch shape, unsupported constructs)
     build      0.2         did not compile, or the module would not load
