@@ -1352,6 +1352,10 @@ GUARANTEES: tuple[Guarantee, ...] = (
     _g("reward-export-dataset-rewards", "opforge export-dataset writes the trajectory rows with their rewards (#37)",
        "tests/test_reward_dataset.py::test_trajectories_carry_the_reward_of_their_latest_verdict",
        ("opforge/reward/commands.py", "rows = dataset.trajectories(reg, args.op)", "rows = reg.trajectories(args.op)")),
+    _g("reward-verl-server-busy-retried", "the reward function waits out a reward server's full queue (503 with "
+       "Retry-After) instead of giving the batch error rewards (#37)",
+       "tests/test_reward_verl.py::test_with_a_reward_url_the_batch_goes_to_the_server_in_order",
+       ("opforge/reward/verl.py", 'if exc.code == 503 else None', 'if exc.code == 0 else None')),
 )
 
 
