@@ -1302,6 +1302,10 @@ GUARANTEES: tuple[Guarantee, ...] = (
     _g("reward-no-model-new-unusable", "a file with no ModelNew is unusable (0.0), like one that does not parse (#37)",
        "tests/test_reward_tiers.py::test_broken_code_tiers",
        ("opforge/reward/tiers.py", 'UNUSABLE_CODES = ("syntax-error", "no-model-new")', 'UNUSABLE_CODES = ("syntax-error",)')),
+    _g("reward-corpus-never-above-wrong", "no exploit of the corpus (tests/data/exploits.json) scores above wrong: "
+       "with a run-time guard gone, the exploit it catches would (#37)",
+       "tests/test_reward_corpus.py::test_an_exploit_never_scores_above_wrong[triton-torch-compute-hostile_pre_run_hook]",
+       ("opforge/harness/evidence.py", '    if report.get("compute"):\n', "    if False:\n")),
     _g("reward-verl-ground-truth-carries-spec", "a verl dataset row's ground truth carries the spec's whole source, so "
        "the reward function scores an answer with no spec file on disk (#37)",
        "tests/test_reward_verl.py::test_a_batch_is_scored_from_the_ground_truth_alone",
