@@ -5,19 +5,19 @@ the task's own answer, and every recorded LLM call carrying the reward of its la
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pandas as pd
 import pyarrow.parquet as pq
 
 from conftest import KERNELS, ROOT, TINY
+from opforge.cli import main
 from opforge.harness.ladder import step
 from opforge.knowledge.retrieve import retrieve
 from opforge.registry import Registry, new_run_key
 from opforge.reward import dataset
 from opforge.reward.prompt import knowledge
 from opforge.reward.score import Task
-from test_cli_frictions import OPFORGE, refused
+from test_cli_frictions import refused
 
 COLUMNS = ["data_source", "prompt", "ability", "reward_model", "extra_info"]
 
@@ -86,9 +86,7 @@ def test_trajectories_carry_the_reward_of_their_latest_verdict(tmp_path):
     assert rows[0]["reward"]["fraction"] == 0.5 and rows[2]["reward"]["why"] == ["constant-output"]
     assert all("verdict" not in r and r["reward"]["version"] == "opforge-reward/1" for r in rows)
     out = tmp_path / "traj.jsonl"
-    done = subprocess.run([OPFORGE, "--db", str(tmp_path / "opforge.db"), "export-dataset", "--out", str(out)],
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
+    assert main(["--db", str(tmp_path / "opforge.db"), "export-dataset", "--out", str(out)]) == 0  # in process: torch is here
     assert [json.loads(line)["reward"] for line in out.read_text().splitlines()] == [r["reward"] for r in rows]
 
 
@@ -98,13 +96,13 @@ class Call:
     prompt_tokens, completion_tokens, latency_s = 10, 5, 0.1
 
 
-def test_reward_dataset_command(tmp_path):
-    assert "written as .jsonl or .parquet" in refused("reward-dataset", str(TINY), "--out", str(tmp_path / "d.csv"))[0]
+def test_reward_dataset_command(tmp_path, capsys):
+    line, torch = refused("reward-dataset", str(TINY), "--out", str(tmp_path / "d.csv"))
+    assert "written as .jsonl or .parquet" in line and torch == "torch imported: False"
     assert "no tasks" in refused("reward-dataset", "--out", str(tmp_path / "d.jsonl"))[0]
     out = tmp_path / "d.jsonl"
-    done = subprocess.run([OPFORGE, "reward-dataset", str(TINY), str(KERNELS / "good.py"), "--knowledge", "0",
-                           "--out", str(out)], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert "good.py: no Model or get_inputs" in done.stderr and "1 file(s) skipped" in done.stdout
+    assert main(["reward-dataset", str(TINY), str(KERNELS / "good.py"), "--knowledge", "0", "--out", str(out)]) == 0
+    said = capsys.readouterr()
+    assert "good.py: no Model or get_inputs" in said.err and "1 file(s) skipped" in said.out
     (row,) = [json.loads(line) for line in out.read_text().splitlines()]
     assert row["data_source"] == "opforge/specs" and row["extra_info"]["op"] == "tiny_softmax"
