@@ -78,15 +78,16 @@ def _number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def prepare(spec_path: str | Path, options: VerifyOptions) -> tuple[OpSpec, Hardware]:
-    """Validate the spec for the hardware at hand (raises SpecError / BackendUnavailable)."""
+def prepare(spec_path: str | Path, options: VerifyOptions, budget_s: float | None = None) -> tuple[OpSpec, Hardware]:
+    """Validate the spec for the hardware at hand (raises SpecError / BackendUnavailable). A CPU run
+    is sized to `budget_s` estimated seconds (default cost.BUDGET_S; the RL reward asks for less)."""
     backend = get_backend(options.backend)
     hardware = detect(force_cpu=options.device == "cpu", accelerator=backend.plugin().accelerator)
     if hardware.device == "cpu":  # what the numerics run on: Triton's interpreter, the CUDA emulator...
         hardware = replace(hardware, fingerprint=f"cpu/{platform.machine()}/{backend.plugin().cpu_runner().name}")
     max_elements = CPU_MAX_ELEMENTS if hardware.device == "cpu" else None
     max_bytes = CPU_MAX_BYTES if hardware.device == "cpu" else GPU_MAX_BYTES
-    budget = cost.BUDGET_S if hardware.device == "cpu" else None  # the CPU run sized by its estimated seconds too
+    budget = (budget_s or cost.BUDGET_S) if hardware.device == "cpu" else None  # sized by its estimated seconds too
     return load_spec(spec_path, max_elements=max_elements, max_bytes=max_bytes, backend=options.backend,
                      budget_s=budget), hardware
 

@@ -26,6 +26,10 @@ from opforge.sandbox.select import get_sandbox
 # limit follows the task's estimated CPU seconds (harness/cost.py; walls measured 0.3-1.3x the
 # estimate, alone): a hang costs that much, and a correct kernel on a loaded machine still finishes.
 TRIALS = 2
+# The CPU run's size budget (harness/cost.py's estimated seconds, in place of verification's 60 s): a
+# reward costs a few seconds of a core on the suite's small ops, at sizes that still have ragged
+# tiles, every variant and stress case (the cost model's floor, ~13-17 s, stops the halving).
+BUDGET_S = 20.0
 TIMEOUT_S = 600.0  # the most any job may take
 TIMEOUT_PER_ESTIMATE = 4.0
 MIN_TIMEOUT_S = 30.0
@@ -78,8 +82,9 @@ class Scorer:
     worker process or thread."""
 
     def __init__(self, device: str | None = "cpu", trials: int = TRIALS, timeout_s: float = TIMEOUT_S,
-                 sandbox: str | None = None, cache: str | Path | None = None) -> None:
+                 sandbox: str | None = None, cache: str | Path | None = None, budget_s: float = BUDGET_S) -> None:
         self.base = VerifyOptions(device=device, trials=trials, timeout_s=timeout_s, sandbox=sandbox)
+        self.budget_s = budget_s
         self._tmp = None if cache else tempfile.TemporaryDirectory(prefix="opforge-reward-")
         self.cache = Path(cache) if cache else Path(self._tmp.name)
         self._prepared: dict[tuple[str, str], tuple] = {}
@@ -104,7 +109,7 @@ class Scorer:
         key = (task.spec_sha256 + task.op, task.backend)
         if key not in self._prepared:
             options = replace(self.base, backend=task.backend)
-            self._prepared[key] = prepare(spec_file(task, self.cache), options)
+            self._prepared[key] = prepare(spec_file(task, self.cache), options, budget_s=self.budget_s)
         return self._prepared[key]
 
     def score(self, task: Task, answer: str, seed: int | None = None, raw: bool = False) -> dict:
