@@ -1245,6 +1245,25 @@ GUARANTEES: tuple[Guarantee, ...] = (
        "tests/test_conv_interpreter_cost.py::test_conv_kernels_are_right_and_cheap_per_program_and_k_step",
        ("opforge/backends/triton/emit/conv_kernel.py",
         '            oks += [f"(e_{d}[None, :] < hi_{d}[:, None])"] * (h.pad_hi[d] > 0)\n', "")),
+    _g("reward-server-backpressure-503", "the reward server's queue is bounded: a batch that would overfill it is "
+       "answered 503 with Retry-After and nothing of it queued; the client's retry is scored (#37)",
+       "tests/test_reward_server.py::test_a_full_queue_answers_503_with_retry_after_and_loses_nothing",
+       ("opforge/reward/pool.py", "if self.stopping or (self.pending and len(self.pending) + len(reqs) > self.capacity):",
+        "if self.stopping:")),
+    _g("reward-server-dead-worker-answered", "a reward worker process that dies under a request has that request "
+       "answered with an error JSON, not a hang, and the batch's other results come back (#37)",
+       "tests/test_reward_server.py::test_a_worker_killed_under_a_hanging_candidate_costs_only_its_own_request",
+       ("opforge/reward/pool.py", "            self._answer(worker.job, error_result(worker.job.req, message))",
+        "            pass")),
+    _g("reward-server-dead-worker-replaced", "a reward worker process that died is replaced: the server keeps its "
+       "worker count (#37)",
+       "tests/test_reward_server.py::test_a_worker_killed_under_a_hanging_candidate_costs_only_its_own_request",
+       ("opforge/reward/pool.py", "        self.slots[i] = self._start()", "        self.slots[i] = worker")),
+    _g("reward-server-request-order", "the reward server answers a batch in request order, whatever order its "
+       "workers finish in (#37)",
+       "tests/test_reward_server.py::test_concurrent_batches_come_back_in_order_with_their_tiers",
+       ("opforge/reward/server.py", '{"results": [job.result for job in jobs]}',
+        '{"results": [job.result for job in sorted(jobs, key=lambda j: str(j.result.get("tier")))]}')),
     _g("reward-gym-feedback-next-prompt", "the Gymnasium environment's next observation is the prompt with the "
        "previous answer and its verdict's feedback (the harness's reasons and numbers), as the agent loop's repair "
        "round sends it (#37)",

@@ -147,8 +147,10 @@ class LocalPool(_Queue):
         return _Worker(proc, mine)
 
     def health(self) -> dict:
-        busy = [w.proc.pid for w in self.slots if w.job is not None]
-        return super().health() | {"busy_pids": busy, "replaced": self.replaced}
+        slots = list(self.slots)
+        busy = [w.proc.pid for w in slots if w.job is not None]
+        alive = sum(1 for w in slots if w.proc.is_alive())
+        return super().health() | {"workers": alive, "busy_pids": busy, "replaced": self.replaced}
 
     def _loop(self) -> None:
         while not self.stopping:
