@@ -1,15 +1,15 @@
 """Anti-hacking evidence (issue 37): the exploit corpus (tests/data/exploits.json) scored by the reward
-through the sandbox, as a training loop sends it (raw kernel text, static checks on). Every exploit
-must score `cheat` or a tier below it up to `wrong`, never more; each backend's correct control scores
-`correct`; broken code gets `unusable`/`static`/`build`; the same kernel and seed replay to the same
-reward.
+through the sandbox, as a training loop sends it (raw kernel text, static checks on). No exploit may
+score above `wrong` (its expected tier, `cheat` for most, is asserted too); each backend's correct
+control scores `correct`; broken code gets `unusable`/`static`/`build`; the same kernel and seed replay
+to the same reward.
 
-The test scores one exploit per cheat class and backend, the cheapest of its class (the manifest's
-`test: true` rows; a class whose every kernel only hangs is covered by a hand-made verdict in
-tests/test_reward_tiers.py); benchmarks/reward_corpus.py scores every row (benchmarks/results/
-reward_corpus.json). Two xdist groups of about equal cost (32 s and 28 s measured, 38 s wall for the file with -n 2, on 2 cores shared at load ~4), one
-Scorer each: Triton on one worker, the other backends on the other; a kernel two tests ask about is
-scored once."""
+Every cheat class is scored here, each (backend, class) by its cheapest row (the manifest's `test`
+rows) unless its rows say why not (`untested`: a shared run-time guard tested on Triton, a hang that
+costs its time limit, a fault like a tested one); benchmarks/reward_corpus.py scores every row
+(benchmarks/results/reward_corpus.json). Two xdist groups of about equal cost, one Scorer each: Triton
+on one worker, the other backends on the other (32 s and 28 s; 38 s wall for the file with -n 2 on 2
+cores shared at load ~4); a kernel two tests ask about is scored once."""
 from __future__ import annotations
 
 import json
