@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -142,6 +144,28 @@ def test_a_worker_killed_under_a_hanging_candidate_costs_only_its_own_request(lo
     assert good["tier"] == "correct"
     assert state["replaced"] == before["replaced"] + 1 and state["scored"] == before["scored"] + 2
     assert state["workers"] == 2 and busy[0] not in state["busy_pids"]  # workers: the live ones
+
+
+def test_the_cli_refuses_bad_flags_in_one_line_and_sigterm_stops_its_workers(tmp_path, capsys):
+    from opforge import cli
+
+    assert cli.main(["reward-server", "--workers", "0"]) == 2
+    assert capsys.readouterr().err.strip() == "opforge: error: --workers 0 is out of range"
+    proc = subprocess.Popen([sys.executable, "-m", "opforge.cli", "reward-server", "--port", "0", "--workers", "1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        line = proc.stdout.readline()
+        url = line.split()[2]
+        pids = wait_for(url, lambda h: h["workers"] == 1)["pids"]
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 128 + signal.SIGTERM, proc.stderr.read()
+    finally:
+        proc.kill()
+    assert "interrupted" in proc.stderr.read()
+    deadline = time.monotonic() + 10
+    while any(os.path.exists(f"/proc/{pid}") for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(os.path.exists(f"/proc/{pid}") for pid in pids), "a worker outlived the server"
 
 
 def test_ray_mode_scores_through_ray_tasks(default_sandbox):

@@ -150,7 +150,8 @@ class LocalPool(_Queue):
         slots = list(self.slots)
         busy = [w.proc.pid for w in slots if w.job is not None]
         alive = sum(1 for w in slots if w.proc.is_alive())
-        return super().health() | {"workers": alive, "busy_pids": busy, "replaced": self.replaced}
+        return super().health() | {"workers": alive, "pids": [w.proc.pid for w in slots], "busy_pids": busy,
+                                   "replaced": self.replaced}
 
     def _loop(self) -> None:
         while not self.stopping:
