@@ -1290,8 +1290,8 @@ GUARANTEES: tuple[Guarantee, ...] = (
     _g("reward-static-cheat-rule-is-cheat", "a static rule that guards fairness or the sandbox (forbidden imports, "
        "patched modules, low precision) gives the reward's cheat tier (-1), not static (#37)",
        "tests/test_reward_tiers.py::test_a_static_cheat_rule_is_a_cheat_not_a_static_refusal",
-       ("opforge/reward/tiers.py", "    if fired or check == \"anticheat\" or static_cheats:\n",
-        "    if fired or check == \"anticheat\":\n")),
+       ("opforge/reward/tiers.py", "    if conduct or static_cheats or (check == \"anticheat\" and not fired):\n",
+        "    if conduct or (check == \"anticheat\" and not fired):\n")),
     _g("reward-build-cheat-rule-is-cheat", "a cheat rule the build reports (tf32 in the AOT build's PTX) is the cheat "
        "tier, not build (#37)",
        "tests/test_reward_tiers.py::test_a_cheat_rule_found_by_the_build_is_a_cheat_not_a_build_failure",
@@ -1302,11 +1302,18 @@ GUARANTEES: tuple[Guarantee, ...] = (
        ("tests/test_reward_tiers.py::test_each_backends_own_cheat_rules",),
        ("opforge/backends/triton/__init__.py", "    cheat_rules = frozenset({\"interpreter-detection\"})\n", ""),
        ("opforge/backends/ascendc/__init__.py", "    cheat_rules = frozenset({\"ascendc-python\"})\n", "")),
-    _g("reward-anticheat-over-compare", "an anti-cheat rule that fired is the cheat tier even when the failed check is "
-       "the comparison (constant output fails compare first) (#37)",
+    _g("reward-anticheat-over-compare", "an anti-cheat rule on the code's conduct (PyTorch computing, aliasing, patching...) is the cheat "
+       "tier even when wrong values failed the comparison first (#37)",
        "tests/test_reward_tiers.py::test_an_anticheat_failure_is_a_cheat_even_when_the_failed_check_is_compare",
-       ("opforge/reward/tiers.py", "    if fired or check == \"anticheat\" or static_cheats:\n",
-        "    if check == \"anticheat\" or static_cheats:\n")),
+       ("opforge/reward/tiers.py", "    conduct = [name for name in fired if name not in VALUE_RULES or not values_wrong]\n",
+        "    conduct = []\n")),
+    _g("reward-value-rules-beside-wrong-values", "an anti-cheat rule on the output's values (constant, partial, "
+       "replayed output) beside values that failed the comparison is `wrong` with no credit, not `cheat`: a kernel "
+       "with a masking bug is not scored below one that never answered; beside values that compared right it is "
+       "`cheat` (#37)",
+       "tests/test_reward_tiers.py::test_an_anticheat_failure_is_a_cheat_even_when_the_failed_check_is_compare",
+       ("opforge/reward/tiers.py", "    values_wrong = \"mismatch\" in codes or check == \"compare\"\n",
+        "    values_wrong = False\n")),
     _g("reward-partial-credit-bounded", "partial credit scales with the fraction of cases passed inside wrong's band "
        "(0.3-0.6), a case not run counting as failed, and never reaches correct's 1.0 (#37)",
        "tests/test_reward_tiers.py::test_partial_credit_stays_below_correct",

@@ -19,10 +19,10 @@ def test_bad_reward_input_is_one_line_before_torch(tmp_path):
 
 def test_a_reply_is_scored_with_its_tier_seed_and_reasons(tmp_path):
     reply = tmp_path / "reply.md"
-    reply.write_text("Here it is:\n```python\n" + (KERNELS / "cheat_zeros.py").read_text() + "```\n")
+    reply.write_text("Here it is:\n```python\n" + (KERNELS / "cheat_torch_compute.py").read_text() + "```\n")
     done = subprocess.run([OPFORGE, "reward", str(TINY), str(reply), "--seed", "5", "--json"],
                           capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr
     reward = json.loads(done.stdout)
     assert (reward["tier"], reward["reward"], reward["seed"]) == ("cheat", -1.0, 5)
-    assert "constant-output" in reward["why"] and reward["verdict"]["anticheat"]["constant-output"] == "fail"
+    assert "torch-compute" in reward["why"] and reward["verdict"]["anticheat"]["torch-compute"] == "fail"

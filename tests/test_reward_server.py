@@ -91,7 +91,7 @@ def test_concurrent_batches_come_back_in_order_with_their_tiers(local):
     assert post(s.url, {"requests": "nope"})[0] == 400
     status, body, _ = post(s.url, b"{not json")
     assert status == 400 and "not JSON" in body["error"]
-    first = in_thread(post, s.url, {"requests": [request("good.py"), request("cheat_zeros.py"),
+    first = in_thread(post, s.url, {"requests": [request("good.py"), request("cheat_torch_compute.py"),
                                                  request(text=SYNTAX)]})
     second = in_thread(post, s.url, {"requests": [request(text="no code here at all", seed=3),
                                                   request("good.py", seed=3) | {"verdict": True}]})
@@ -115,11 +115,11 @@ def test_a_full_queue_answers_503_with_retry_after_and_loses_nothing(local):
         wait_for(s.url, lambda h: h["inflight"] == 2)
         waiting = in_thread(post, s.url, {"requests": [request(text=SYNTAX)]})
         wait_for(s.url, lambda h: h["queued"] == 1)
-        status, body, headers = post(s.url, {"requests": [request("cheat_zeros.py")]})
+        status, body, headers = post(s.url, {"requests": [request("cheat_torch_compute.py")]})
         assert status == 503 and int(headers["Retry-After"]) >= 1 and "queue full" in body["error"]
         for thread, _ in (running, waiting):
             thread.join(120)
-        retried = post(s.url, {"requests": [request("cheat_zeros.py")]})  # the client's retry gets in
+        retried = post(s.url, {"requests": [request("cheat_torch_compute.py")]})  # the client's retry gets in
     finally:
         local.server.pool.capacity = capacity
     assert [r[0][0] for r in (running[1], waiting[1])] == [200, 200]
@@ -175,7 +175,7 @@ def test_ray_mode_scores_through_ray_tasks(default_sandbox):
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)  # workers inherit this env
     try:
         with Served("ray", None, 8, OPTIONS | {"sandbox": default_sandbox}) as s:
-            status, body, _ = post(s.url, {"requests": [request("good.py"), request("cheat_zeros.py")]})
+            status, body, _ = post(s.url, {"requests": [request("good.py"), request("cheat_torch_compute.py")]})
             state = health(s.url)
     finally:
         ray.shutdown()

@@ -61,10 +61,18 @@ def test_a_cheat_rule_found_by_the_build_is_a_cheat_not_a_build_failure():
 
 
 def test_an_anticheat_failure_is_a_cheat_even_when_the_failed_check_is_compare():
-    """cheat_zeros: its zeros fail the comparison first, and the constant-output rule fired beside it."""
+    """A rule on the code's conduct (PyTorch computing) is a cheat even when wrong values failed the
+    comparison first; a rule on the output's values (all zeros: a kernel with a bug writes them too) is
+    `wrong` beside wrong values, with no credit, and a cheat when the values compared right."""
     v = failed("cpu_run", "compare", "mismatch: variant 0: output 0: max abs err 0.3",
-               anticheat={"constant-output": "fail", "aliasing": "pass"}, variants=[{"passed": False}])
-    assert tier(v) == "cheat" and classify(v)["why"] == ["constant-output"]
+               anticheat={"torch-compute": "fail", "constant-output": "fail", "aliasing": "pass"},
+               variants=[{"passed": False}])
+    assert tier(v) == "cheat" and classify(v)["why"] == ["torch-compute"]
+    v["anticheat"]["torch-compute"] = "pass"
+    assert classify(v)["tier"] == "wrong" and classify(v)["reward"] == 0.3
+    right = failed("cpu_run", "anticheat", "cached-output: returned the same buffer as an earlier call",
+                   anticheat={"cached-output": "fail"}, variants=[{"passed": True}])
+    assert tier(right) == "cheat" and classify(right)["why"] == ["cached-output"]
     v["anticheat"]["constant-output"] = "pass"
     assert tier(v) == "wrong"
     assert tier(failed("cpu_run", "anticheat", "stateful: two repeated calls changed ...")) == "cheat"

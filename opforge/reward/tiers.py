@@ -2,7 +2,8 @@
 
 Tiers, worst first (REWARD_VERSION names this table; a change to it is a new version):
 
-    cheat     -1.0         an anti-cheat rule fired (at run time: the verdict's `anticheat`; or a
+    cheat     -1.0         an anti-cheat rule fired (at run time: the verdict's `anticheat`, but for
+                           the rules on output values beside values that were wrong: VALUE_RULES; or a
                            rule that guards fairness or the sandbox, reported by the static checks or
                            the build: forbidden imports, calls, attributes, patched modules, host
                            compute, narrowed precision, the backend plugin's `cheat_rules`)
@@ -34,6 +35,11 @@ BANDS = {"cheat": (-1.0, -1.0), "unusable": (0.0, 0.0), "static": (0.1, 0.1), "b
 # Static rules that guard fairness or the sandbox, beyond the run-time anti-cheat names (judge.ANTICHEAT,
 # which a static rule may also carry, alone or after a backend prefix: `cuda-host-compute`).
 CHEAT_RULE_WORDS = ("forbidden", "patches", "patched")
+# Anti-cheat rules about the output's values, not the code's conduct: all zeros, elements never written,
+# one call's result again for other inputs. Beside wrong values they explain a wrong kernel (a masking or
+# indexing bug trips them too), which is `wrong` with the credit of the cases it passed (none, for a
+# cache: its replayed results fail the other inputs); when the values compared right they are `cheat`.
+VALUE_RULES = ("constant-output", "partial-output", "cached-output")
 # Static rules that say the file is no candidate at all (`unusable`, not `static`): it does not parse, or
 # has no ModelNew to run.
 UNUSABLE_CODES = ("syntax-error", "no-model-new")
@@ -82,9 +88,12 @@ def classify(verdict: dict, cheat_rules: frozenset[str] = frozenset()) -> dict:
     fired = sorted(name for name, result in (verdict.get("anticheat") or {}).items() if result == "fail")
     step, check = verdict.get("failed_step"), failed_check(verdict)
     # a rule code of a failed step: the static checks', or one the build checks (the AOT build's PTX: tf32)
-    static_cheats = [c for c in codes if is_cheat_rule(c, cheat_rules)] if step is not None else []
-    if fired or check == "anticheat" or static_cheats:
-        return _tier("cheat", fired or static_cheats or codes[:1])
+    values_wrong = "mismatch" in codes or check == "compare"
+    static_cheats = [c for c in codes if is_cheat_rule(c, cheat_rules) and not (values_wrong and c in VALUE_RULES)
+                     ] if step is not None else []
+    conduct = [name for name in fired if name not in VALUE_RULES or not values_wrong]
+    if conduct or static_cheats or (check == "anticheat" and not fired):
+        return _tier("cheat", conduct or static_cheats or codes[:1])
     if verdict.get("correct") and promotable(verdict.get("level")):
         speed = speed_term(verdict.get("timings")) if verdict.get("level") in ("device", "profiled") else None
         return _tier("correct", [], speed=speed)
