@@ -62,8 +62,8 @@ def mixed(hostile: bool = True) -> list[tuple[str, dict]]:
     rows += [item("softmax", softmax.replace("tl.arange(0, BLOCK)", "tl.arange(0, 3)", 1), "build"),
              item("softmax", "I would write this kernel with Triton, but here is only my plan.", "unusable", raw=False),
              item("silu", "```python\nimport torch\nclass ModelNew(torch.nn.Module:\n```", "unusable", raw=False)]
-    if hostile:
-        rows.append(item("softmax", text(DATA / "hang.py"), "wrong"))
+    if hostile:  # first: a stream keeps the other workers busy while it runs out its limit (at the end, a
+        rows.insert(0, item("softmax", text(DATA / "hang.py"), "wrong"))  # lone tail would time only the limit)
     return rows
 
 

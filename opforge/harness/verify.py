@@ -79,8 +79,7 @@ def _number(value) -> bool:
 
 
 def prepare(spec_path: str | Path, options: VerifyOptions, budget_s: float | None = None) -> tuple[OpSpec, Hardware]:
-    """Validate the spec for the hardware at hand (raises SpecError / BackendUnavailable). A CPU run
-    is sized to `budget_s` estimated seconds (default cost.BUDGET_S; the RL reward asks for less)."""
+    """Validate the spec for the hardware (SpecError / BackendUnavailable); a CPU run sized to budget_s."""
     backend = get_backend(options.backend)
     hardware = detect(force_cpu=options.device == "cpu", accelerator=backend.plugin().accelerator)
     if hardware.device == "cpu":  # what the numerics run on: Triton's interpreter, the CUDA emulator...

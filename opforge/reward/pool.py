@@ -269,15 +269,32 @@ class RayRewardPool(_Queue):
 
     def _loop(self) -> None:
         def done(job: Job, ref, _elapsed: float) -> None:
+            taken.discard(job)
             result, error = self.ray.get(ref)
             self._answer(job, result if error is None else error_result(job.req, f"{error}; the request was not scored"))
 
         def cut(job: Job, _elapsed: float, why: str) -> None:
+            taken.discard(job)
             message = STOPPING if why == "stopped" else f"request time limit ({self.request_timeout_s:g} s) exceeded"
             self._answer(job, error_result(job.req, message))
 
-        self.ray.drive(self._take, lambda job: self.remote.remote(self.scorer_options, job.req), done, cut,
-                       self.request_timeout_s, more=lambda: self._idle_wait(0.2))
+        taken: set[Job] = set()  # in flight on Ray: answered by done or cut, or here if Ray itself fails
+
+        def take() -> Job | None:
+            job = self._take()
+            if job is not None:
+                taken.add(job)
+            return job
+
+        try:
+            self.ray.drive(take, lambda job: self.remote.remote(self.scorer_options, job.req), done, cut,
+                           self.request_timeout_s, more=lambda: self._idle_wait(0.2))
+        except Exception as exc:  # Ray itself failed (the cluster went away): no request may wait forever
+            print(f"opforge reward-server: Ray dispatch stopped: {type(exc).__name__}: {exc}", file=sys.stderr)
+            self._stop_pending()
+            for job in taken:
+                if not job.done.is_set():
+                    self._answer(job, error_result(job.req, f"Ray dispatch stopped: {type(exc).__name__}: {exc}"))
 
     def close(self) -> None:
         self._stop_pending()
