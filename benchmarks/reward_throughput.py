@@ -57,8 +57,8 @@ def mixed(hostile: bool = True) -> list[tuple[str, dict]]:
     rows += [item("softmax", text(DATA / "hostile_softmax_no_max.py"), "wrong"),  # NaN on scaled inputs
              item("gelu_erf", text(DATA / "hostile_gelu_tanh.py"), "wrong"),
              item("softmax", text(DATA / "hostile_system_exit.py"), "wrong")]
-    rows += [item("softmax", text(DATA / name), "cheat") for name in ("cheat_zeros.py", "cheat_cache_copy.py",
-                                                                     "cheat_torch_compute.py")]
+    rows += [item("softmax", text(DATA / name), "cheat") for name in ("cheat_cache_copy.py", "cheat_torch_compute.py")]
+    rows.append(item("softmax", text(DATA / "cheat_zeros.py"), "wrong"))  # constant output beside failed values: wrong
     rows += [item("softmax", softmax.replace("tl.arange(0, BLOCK)", "tl.arange(0, 3)", 1), "build"),
              item("softmax", "I would write this kernel with Triton, but here is only my plan.", "unusable", raw=False),
              item("silu", "```python\nimport torch\nclass ModelNew(torch.nn.Module:\n```", "unusable", raw=False)]
