@@ -218,6 +218,12 @@ GUARANTEES: tuple[Guarantee, ...] = (
        "tests/test_cuda_backend.py::test_a_no_op_replay_of_the_launcher_is_caught",
        ("opforge/harness/early.py", "        stop = bool(wrong) and len(wrong) == len(findings.reasons)  # a cheat runs the whole plan\n",
         "        stop = bool(wrong)\n")),
+    _g("fail-fast-waits-at-every-checkpoint", "the candidate waits for the judge's answer at every checkpoint, so a "
+       "wrong run stops exactly after the first checkpoint that shows it: the same kernel and seed give the same "
+       "verdict and RL reward, whatever the judge thread's speed (#37)",
+       "tests/test_fail_fast.py::test_a_kernel_wrong_only_after_its_first_call_is_stopped_at_a_later_checkpoint",
+       ("opforge/harness/checker.py", "            early.await_answer(job, len(calls))  # at every checkpoint",
+        "            (index == min(after)) and early.await_answer(job, len(calls))  # at every checkpoint")),
     _g("fail-fast-forged-stop", "only the judge's own stop shortens a run: a candidate writing the stop answer itself "
        "runs fewer calls and fails for it",
        "tests/test_fail_fast.py::test_a_candidate_forging_the_judges_stop_does_not_shorten_its_run_into_a_pass",
@@ -1295,8 +1301,8 @@ GUARANTEES: tuple[Guarantee, ...] = (
     _g("reward-build-cheat-rule-is-cheat", "a cheat rule the build reports (tf32 in the AOT build's PTX) is the cheat "
        "tier, not build (#37)",
        "tests/test_reward_tiers.py::test_a_cheat_rule_found_by_the_build_is_a_cheat_not_a_build_failure",
-       ("opforge/reward/tiers.py", "if is_cheat_rule(c, cheat_rules)] if step is not None else []",
-        "if is_cheat_rule(c, cheat_rules)] if step == \"static\" else []")),
+       ("opforge/reward/tiers.py", "                     ] if step is not None else []",
+        "                     ] if step == \"static\" else []")),
     _g("reward-backend-cheat-rules", "a backend's own static rules that guard fairness (Triton's interpreter-detection, "
        "AscendC's Python-side compute) are the cheat tier through its plugin's cheat_rules (#37)",
        ("tests/test_reward_tiers.py::test_each_backends_own_cheat_rules",),

@@ -57,6 +57,11 @@ def test_a_kernel_wrong_only_after_its_first_call_is_stopped_at_a_later_checkpoi
     v = verify(TINY, wrong, CPU)
     assert not v["correct"] and all(r.startswith("mismatch:") for r in v["reasons"]), v["reasons"]
     assert v["calls"] > 1 and v.get("not_run") and v["not_run"]["calls"] >= 1, (v["calls"], v.get("not_run"))
+    # it stops exactly after the first checkpoint past call 2: the candidate waited there for the judge's
+    # answer, so the verdict (and an RL reward read from it) depends on the seed, not on a race
+    spec, _hw = prepare(TINY, CPU)
+    after = early.checkpoints(judge.prepare(spec, 3, CPU.trials, "cpu"))
+    assert v["calls"] == min(i for i in after if i >= 1) + 1, (v["calls"], after)
 
 
 def test_checkpoints_are_the_first_call_and_the_end_of_each_group():

@@ -332,8 +332,7 @@ def run_plan(job: dict, snapshot: guards.ModuleSnapshot) -> dict:
             break
         if index in after:
             early.leave(job, calls, outputs)
-            if index == min(after):
-                early.await_answer(job, len(calls))
+            early.await_answer(job, len(calls))  # at every checkpoint: where a run stops is the judge's, not a race
     if after:
         early.finish(job)
     bench = None
