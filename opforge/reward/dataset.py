@@ -23,6 +23,7 @@ import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from opforge.backends import DEFAULT
 from opforge.harness.errors import OpforgeError, SpecError
 from opforge.reward.score import Task
 from opforge.reward.tiers import REWARD_VERSION, classify
@@ -89,7 +90,7 @@ def spec_files(paths: Iterable[str | Path]) -> list[tuple[Path, str]]:
 
 
 def collect(paths: Iterable[str | Path] = (), suite: bool = False, serving: bool = False,
-            backends: Iterable[str] = ("triton",), skipped: Callable[[Path, str], None] | None = None) -> list[Task]:
+            backends: Iterable[str] = (DEFAULT,), skipped: Callable[[Path, str], None] | None = None) -> list[Task]:
     """The tasks: each usable spec once per backend (suite, serving suite, then `paths` in order)."""
     files = [(p, "opforge/suite") for p in sorted(SUITE.glob("*.py")) if suite and not p.name.startswith("_")]
     files += [(p, "opforge/serving") for p in sorted(SERVING.glob("*.py")) if serving and not p.name.startswith("_")]

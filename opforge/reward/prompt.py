@@ -10,6 +10,7 @@ from __future__ import annotations
 from opforge.agents.drafters.base import UNUSABLE_STEP, Attempt, DraftRequest
 from opforge.agents.nodes.reflect import feedback_text
 from opforge.agents.prompts.render import render_messages
+from opforge.backends import DEFAULT
 from opforge.knowledge import KnowledgeItem
 from opforge.knowledge.retrieve import MAX_CODE, SAME_OP_BONUS, retrieve
 
@@ -37,7 +38,7 @@ def attempt(answer_source: str | None, reward: dict) -> Attempt:
     failed = summary["failed_step"]
     return Attempt(candidate_id=None, source=answer_source, correct=summary["correct"],
                    failed_step=None if summary["correct"] else (failed or UNUSABLE_STEP),
-                   feedback=feedback_text(summary, reward.get("backend") or "triton"),
+                   feedback=feedback_text(summary, reward.get("backend") or DEFAULT),
                    speedup=(summary["timings"] or {}).get("speedup_eager"))
 
 
