@@ -218,12 +218,12 @@ GUARANTEES: tuple[Guarantee, ...] = (
        "tests/test_cuda_backend.py::test_a_no_op_replay_of_the_launcher_is_caught",
        ("opforge/harness/early.py", "        stop = bool(wrong) and len(wrong) == len(findings.reasons)  # a cheat runs the whole plan\n",
         "        stop = bool(wrong)\n")),
-    _g("fail-fast-waits-at-every-checkpoint", "the candidate waits for the judge's answer at every checkpoint, so a "
+    _g("fail-fast-waits-at-every-checkpoint", "a replayable run (the RL reward's) waits for the judge at every checkpoint, so a "
        "wrong run stops exactly after the first checkpoint that shows it: the same kernel and seed give the same "
        "verdict and RL reward, whatever the judge thread's speed (#37)",
        "tests/test_fail_fast.py::test_a_kernel_wrong_only_after_its_first_call_is_stopped_at_a_later_checkpoint",
-       ("opforge/harness/checker.py", "            early.await_answer(job, len(calls))  # at every checkpoint",
-        "            (index == min(after)) and early.await_answer(job, len(calls))  # at every checkpoint")),
+       ("opforge/harness/checker.py", "            if index == min(after) or job.get(\"replayable\"):",
+        "            if index == min(after):")),
     _g("fail-fast-forged-stop", "only the judge's own stop shortens a run: a candidate writing the stop answer itself "
        "runs fewer calls and fails for it",
        "tests/test_fail_fast.py::test_a_candidate_forging_the_judges_stop_does_not_shorten_its_run_into_a_pass",

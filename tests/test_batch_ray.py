@@ -29,6 +29,7 @@ def require_ray():
     return ray
 
 
+@pytest.mark.xdist_group("ray")  # beside the reward server's Ray test: one local Ray instance at a time
 def test_ray_batch_brings_every_run_home_and_a_rerun_skips(isolated_registry, capsys, monkeypatch):
     monkeypatch.delenv("OPFORGE_LLM_BASE_URL", raising=False)
     ray = require_ray()

@@ -3,6 +3,8 @@ show it, the verdict names what did not run; a correct kernel runs the whole pla
 cannot shorten its own run into a pass by forging the judge's answer."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from conftest import KERNELS, TINY
 from opforge.harness import early, judge
 from opforge.harness.verify import VerifyOptions, prepare, verify
@@ -54,11 +56,11 @@ def test_a_kernel_wrong_only_after_its_first_call_is_stopped_at_a_later_checkpoi
         source = source.replace(old, new)
     wrong = tmp_path / "later.py"
     wrong.write_text(source)
-    v = verify(TINY, wrong, CPU)
+    v = verify(TINY, wrong, replace(CPU, replayable=True))  # as the RL reward verifies
     assert not v["correct"] and all(r.startswith("mismatch:") for r in v["reasons"]), v["reasons"]
     assert v["calls"] > 1 and v.get("not_run") and v["not_run"]["calls"] >= 1, (v["calls"], v.get("not_run"))
-    # it stops exactly after the first checkpoint past call 2: the candidate waited there for the judge's
-    # answer, so the verdict (and an RL reward read from it) depends on the seed, not on a race
+    # it stops exactly after the first checkpoint past call 2: a replayable run waits there for the judge's
+    # answer, so the verdict (and the RL reward read from it) depends on the seed, not on a race
     spec, _hw = prepare(TINY, CPU)
     after = early.checkpoints(judge.prepare(spec, 3, CPU.trials, "cpu"))
     assert v["calls"] == min(i for i in after if i >= 1) + 1, (v["calls"], after)

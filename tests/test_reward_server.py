@@ -168,6 +168,7 @@ def test_the_cli_refuses_bad_flags_in_one_line_and_sigterm_stops_its_workers(tmp
     assert not any(os.path.exists(f"/proc/{pid}") for pid in pids), "a worker outlived the server"
 
 
+@pytest.mark.xdist_group("ray")  # beside test_batch_ray.py: one local Ray instance at a time on 2 cores
 def test_ray_mode_scores_through_ray_tasks(default_sandbox):
     from test_batch_ray import require_ray
 

@@ -332,7 +332,8 @@ def run_plan(job: dict, snapshot: guards.ModuleSnapshot) -> dict:
             break
         if index in after:
             early.leave(job, calls, outputs)
-            early.await_answer(job, len(calls))  # at every checkpoint: where a run stops is the judge's, not a race
+            if index == min(after) or job.get("replayable"):  # replayable: where it stops is the judge's, no race
+                early.await_answer(job, len(calls))
     if after:
         early.finish(job)
     bench = None

@@ -7,10 +7,12 @@ in the job directory (`early.pt`, written whole and renamed into place); a threa
 process (`Watch`, started by the sandbox with the job: `Job.watch`) judges that prefix of the plan
 exactly as it would judge the whole, and answers (`early.answer`) `go N`, or `stop` where a value or
 the run is wrong (a load, run or compare finding) and no cheat rule fired: a cheat goes on, so the
-whole run shows every rule it breaks. At each checkpoint the candidate's process waits for that
-answer (at most ANSWER_WAIT_S), so where a wrong run stops, and so its verdict, depends on the seed
-alone, never on how fast the judge's thread was (the same kernel and seed give the same verdict: the
-RL reward replays). On `stop` it runs no more calls and returns what it has.
+whole run shows every rule it breaks. After the first checkpoint the candidate's process waits for
+that answer (at most ANSWER_WAIT_S); after later ones it goes on and reads the answer before each
+call, so the judge's compare overlaps the run and a wrong run stops wherever the judge caught up.
+A `replayable` job (VerifyOptions.replayable: the RL reward) waits at every checkpoint instead, so
+where a wrong run stops, and so its verdict, depends on the seed alone (same kernel and seed, same
+reward). On `stop` it runs no more calls and returns what it has.
 
 Nothing here can make a wrong kernel pass: the candidate can write both files (they lie in its
 job directory), but a forged checkpoint only decides whether the judge stops the run early (with
@@ -157,7 +159,8 @@ def told_to_stop(job: dict) -> bool:
 
 
 def await_answer(job: dict, calls: int) -> None:
-    """At a checkpoint: wait until the judge has answered it (or ANSWER_WAIT_S passed)."""
+    """At a checkpoint (the first, or each in a replayable job): wait until the judge has answered it
+    (or ANSWER_WAIT_S passed)."""
     deadline = time.monotonic() + ANSWER_WAIT_S
     while time.monotonic() < deadline:
         answer = _read_answer(job)

@@ -49,8 +49,8 @@ class VerifyOptions:
     sandbox: str | None = None  # auto | docker | jail | none; None: $OPFORGE_SANDBOX, else auto
     arch: int | None = None  # AOT target (90 = sm_90); None: the GPU's own, else sm_90
     profile: bool = True
-    # Let statically rejected code run anyway: only for testing the sandbox against hostile code.
-    skip_static: bool = False
+    skip_static: bool = False  # let statically rejected code run anyway: only to test the sandbox on hostile code
+    replayable: bool = False  # wait for the judge at every fail-fast checkpoint (harness/early.py): the RL reward
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -143,7 +143,7 @@ def _verify_in(spec: OpSpec, hardware: Hardware, source: str, options: VerifyOpt
         steps[_numerics(hardware)] = step("failed", reason=str(exc), check="load")
         return _finish(verdict, [str(exc)], started)
     payload = {"device": hardware.device, "arch": options.arch or hardware.arch, "float32": spec.is_float32,
-               "backend": options.backend, "phase_timeout_s": options.timeout_s,
+               "backend": options.backend, "phase_timeout_s": options.timeout_s, "replayable": options.replayable,
                "own_tmp": sandbox.name != "none", **static.job}
     modes = _modes(hardware, static.skip)
     files = {"candidate.py": _write_temp(source.encode(), ".py"), "inputs.pt": _write_temp(material.payload(), ".pt")}

@@ -83,7 +83,7 @@ class Scorer:
 
     def __init__(self, device: str | None = "cpu", trials: int = TRIALS, timeout_s: float = TIMEOUT_S,
                  sandbox: str | None = None, cache: str | Path | None = None, budget_s: float = BUDGET_S) -> None:
-        self.base = VerifyOptions(device=device, trials=trials, timeout_s=timeout_s, sandbox=sandbox)
+        self.base = VerifyOptions(device=device, trials=trials, timeout_s=timeout_s, sandbox=sandbox, replayable=True)
         self.budget_s = budget_s
         self._tmp = None if cache else tempfile.TemporaryDirectory(prefix="opforge-reward-")
         self.cache = Path(cache) if cache else Path(self._tmp.name)
