@@ -1341,7 +1341,7 @@ GUARANTEES: tuple[Guarantee, ...] = (
     _g("reward-verl-ground-truth-carries-spec", "a verl dataset row's ground truth carries the spec's whole source, so "
        "the reward function scores an answer with no spec file on disk (#37)",
        "tests/test_reward_verl.py::test_a_batch_is_scored_from_the_ground_truth_alone",
-       ("opforge/reward/dataset.py", '"spec": task.spec_source, "op"', '"spec": task.spec_sha256, "op"')),
+       ("opforge/reward/score.py", 'return {"spec": self.spec_source, "op"', 'return {"spec": self.spec_sha256, "op"')),
     _g("reward-verl-extracts-kernel", "verl's reward function extracts the kernel from the model's reply (a markdown "
        "answer with prose around the fenced code), it does not score the reply as a file (#37)",
        "tests/test_reward_verl.py::test_a_batch_is_scored_from_the_ground_truth_alone",

@@ -37,8 +37,7 @@ FORMATS = (".jsonl", ".parquet")
 
 def ground_truth(task: Task) -> str:
     """The task as reward_model.ground_truth: JSON a reward worker scores from, with no file."""
-    return json.dumps({"format": TASK_FORMAT, "spec": task.spec_source, "op": task.op, "backend": task.backend,
-                       "data_source": task.data_source, "task_id": task.key}, sort_keys=True)
+    return json.dumps({"format": TASK_FORMAT, **task.wire()}, sort_keys=True)
 
 
 def task_of(truth: str | dict) -> Task:
@@ -52,8 +51,7 @@ def task_of(truth: str | dict) -> Task:
     missing = [key for key in ("spec", "op", "backend") if not isinstance(data.get(key), str) or not data[key]]
     if missing:
         raise SpecError(f"ground_truth lacks {', '.join(missing)}")
-    return Task(data["spec"], data["op"], data["backend"], data.get("data_source") or "opforge/custom",
-                data.get("task_id"))
+    return Task.from_wire(data)
 
 
 def op_name(path: Path) -> str:

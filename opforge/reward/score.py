@@ -55,6 +55,17 @@ class Task:
             raise SpecError(f"{path}: spec file not found")
         return cls(path.read_text(encoding="utf-8"), path.stem, backend, data_source, f"{data_source}/{path.stem}")
 
+    @classmethod
+    def from_wire(cls, data: dict) -> "Task":
+        """The Task a `wire()` dict describes (a dataset row's ground truth, a reward server request)."""
+        return cls(data["spec"], data["op"], data.get("backend") or DEFAULT, data.get("data_source") or "opforge/custom",
+                   data.get("task_id"))
+
+    def wire(self) -> dict:
+        """The task as JSON-ready data, spec source included: what a reward worker scores from, no file needed."""
+        return {"spec": self.spec_source, "op": self.op, "backend": self.backend, "data_source": self.data_source,
+                "task_id": self.key}
+
     @property
     def key(self) -> str:
         return self.task_id or f"{self.data_source}/{self.op}"

@@ -136,9 +136,8 @@ def _remote(url: str, answers, ground_truths, seeds) -> list[dict]:
         except OpforgeError as exc:
             rewards[i] = task_error(_task_name(truth), exc)
             continue
-        requests.append((i, {"task": {"spec": task.spec_source, "op": task.op, "backend": task.backend,
-                                      "data_source": task.data_source, "task_id": task.key},
-                             "answer": answer if isinstance(answer, str) else str(answer), "seed": seed}))
+        requests.append((i, {"task": task.wire(), "answer": answer if isinstance(answer, str) else str(answer),
+                             "seed": seed}))
     if requests:
         body = json.dumps({"requests": [r for _, r in requests]}).encode()
         try:

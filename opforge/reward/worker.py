@@ -57,15 +57,13 @@ def error_result(req: dict, message: str) -> dict:
 
 def score_request(scorer, req: dict) -> dict:
     """The reward JSON of one request; never raises for anything the request holds."""
-    from opforge.backends import DEFAULT
     from opforge.harness.errors import OpforgeError
     from opforge.reward.score import Task
     from opforge.sandbox.errors import SandboxError
 
     t = req["task"]
     try:
-        task = Task(t["spec"], t["op"], t.get("backend") or DEFAULT, t.get("data_source") or "opforge/custom",
-                    t.get("task_id"))
+        task = Task.from_wire(t)
         reward = scorer.score(task, req["answer"], seed=req.get("seed"), raw=bool(req.get("raw")))
     except (OpforgeError, SandboxError) as exc:
         return error_result(req, str(exc))
