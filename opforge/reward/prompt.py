@@ -8,6 +8,7 @@ repair round does."""
 from __future__ import annotations
 
 from opforge.agents.drafters.base import UNUSABLE_STEP, Attempt, DraftRequest
+from opforge.agents.nodes import evaluate
 from opforge.agents.nodes.reflect import feedback_text
 from opforge.agents.prompts.render import render_messages
 from opforge.backends import DEFAULT
@@ -30,11 +31,7 @@ def knowledge(task, k: int = KNOWLEDGE_K) -> tuple[KnowledgeItem, ...]:
 
 def attempt(answer_source: str | None, reward: dict) -> Attempt:
     """A scored answer as the next prompt's attempt: its kernel (or the unusable text) and feedback."""
-    verdict = reward.get("verdict") or {}
-    summary = {"correct": bool(reward.get("correct")), "failed_step": reward.get("failed_step"),
-               "failed_check": ((verdict.get("steps") or {}).get(reward.get("failed_step") or "") or {}).get("check"),
-               "reasons": reward.get("reasons") or [], "variants": verdict.get("variants") or [],
-               "build": verdict.get("build"), "timings": verdict.get("timings")}
+    summary = evaluate.summary(None, reward.get("verdict") or reward, reused=False)  # as the loop's reflect reads it
     failed = summary["failed_step"]
     return Attempt(candidate_id=None, source=answer_source, correct=summary["correct"],
                    failed_step=None if summary["correct"] else (failed or UNUSABLE_STEP),

@@ -12,7 +12,8 @@ from opforge.harness.verify import verify_source
 from opforge.registry.levels import failure_label
 
 
-def _summary(candidate_id: int, verdict: dict, reused: bool) -> dict:
+def summary(candidate_id: int | None, verdict: dict, reused: bool) -> dict:
+    """What the reflect node reads of a verdict (feedback_text); the RL reward's next prompt reads the same."""
     return {"candidate_id": candidate_id, "correct": verdict["correct"], "failed_step": verdict["failed_step"],
             "failed_check": failed_check(verdict), "reasons": verdict["reasons"], "variants": verdict.get("variants", []),
             "build": verdict.get("build"), "timings": verdict.get("timings"), "reused": reused}
@@ -21,11 +22,11 @@ def _summary(candidate_id: int, verdict: dict, reused: bool) -> dict:
 def evaluate_one(ctx: RunContext, candidate_id: int) -> dict:
     previous = ctx.registry.latest_evaluation(candidate_id)
     if previous is not None and previous.hardware == ctx.hardware.fingerprint:
-        return _summary(candidate_id, previous.verdict, reused=True)
+        return summary(candidate_id, previous.verdict, reused=True)
     source = ctx.registry.get_candidate(candidate_id).source
     verdict = verify_source(ctx.spec, ctx.hardware, source, ctx.verify_options, sandbox=ctx.sandbox)
     ctx.registry.record_evaluation(candidate_id, ctx.hardware.fingerprint, ctx.hardware.info(), verdict)
-    return _summary(candidate_id, verdict, reused=False)
+    return summary(candidate_id, verdict, reused=False)
 
 
 def evaluate(state: RunState, runtime: Runtime[RunContext]) -> dict:
