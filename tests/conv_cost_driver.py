@@ -2,7 +2,9 @@
 file given, the expert's conv candidate at the spec's sizes, one call, against the reference; prints
 one JSON line per spec with what the interpreter did: programs run, tile ops (InterpreterBuilder
 create_* calls), tl.dot calls, int32 add/sub/mul on tiles or scalars (each followed by the
-interpreter's overflow check) and the largest error."""
+interpreter's overflow check), the (row, tap) pairs of its input gathers ([BLOCK_M, BLOCK_K] loads: the
+rows and taps with a live element, and how many of those pairs the mask turned off) and the largest
+error.""" 
 from __future__ import annotations
 
 import importlib.util
@@ -20,6 +22,7 @@ from opforge.codegen import generate  # noqa: E402
 from opforge.harness.spec import load_module, read_source  # noqa: E402
 
 COUNTS = {"programs": 0, "ops": 0, "dots": 0, "int32_checked": 0}
+LOADS: list[tuple[tuple, int, int]] = []  # per masked 2-D load: (shape, live rows x live columns, live)
 
 
 def _counting(name: str, method, key: str):
@@ -48,6 +51,17 @@ def _checked(self, lhs, rhs, binary_op):
 
 
 TritonSemantic.binary_op_sanitize_overflow_impl = _checked
+_masked_load = interpreter.InterpreterBuilder.create_masked_load
+
+
+def _counted_load(self, ptrs, mask, *args):
+    live = mask.data
+    if live.ndim == 2:
+        LOADS.append((live.shape, int(live.any(1).sum()) * int(live.any(0).sum()), int(live.sum())))
+    return _masked_load(self, ptrs, mask, *args)
+
+
+interpreter.InterpreterBuilder.create_masked_load = _counted_load
 
 
 def run(path: str) -> dict:
@@ -69,9 +83,13 @@ def run(path: str) -> dict:
         tensor.data = state[name].data.clone()
     for key in COUNTS:
         COUNTS[key] = 0
+    LOADS.clear()
     with torch.no_grad():
         got, want = new(*inputs), model(*inputs)
-    return dict(COUNTS, error=float((got - want).abs().max()), shape=list(want.shape), config=kernel.space[0],
+    tile = (kernel.space[0]["BLOCK_M"], kernel.space[0].get("BLOCK_K"))
+    gathers = [(pairs, live) for shape, pairs, live in LOADS if shape == tile]
+    pairs = sum(p for p, _ in gathers)
+    return dict(COUNTS, pairs=pairs, masked_pairs=pairs - sum(live for _, live in gathers), error=float((got - want).abs().max()), shape=list(want.shape), config=kernel.space[0],
                 direct="for r in range(0, cin_g):" in kernel.render(kernel.space[0]))
 
 

@@ -1,8 +1,9 @@
 """The expert's conv kernels are cheap under Triton's CPU interpreter and right on tiny shapes
 (#36 item 4), counted, not timed: one fresh TRITON_INTERPRET=1 process (tests/conv_cost_driver.py)
 runs each candidate once and reports the programs it ran, its tile ops (the interpreter's
-create_* calls, each a numpy call), its tl.dot calls and its int32 add/sub/mul (each followed by
-the interpreter's overflow check, several more tile ops)."""
+create_* calls, each a numpy call), its tl.dot calls, its int32 add/sub/mul (each followed by
+the interpreter's overflow check, several more tile ops) and the (row, tap) pairs its input
+gathers masked off."""
 from __future__ import annotations
 
 import json
@@ -65,4 +66,7 @@ def test_conv_kernels_are_right_and_cheap_per_program_and_k_step(tmp_path):
     assert depthwise["direct"] and (depthwise["programs"], depthwise["dots"]) == (1, 0), depthwise
     assert depthwise["ops"] <= 800, depthwise
     transposed = runs["transposed"]  # grouped: group g's weight rows and columns (a wrong group's are not)
-    assert transposed["programs"] == 2 and transposed["int32_checked"] <= 12 * 2, transposed
+    # Strided: one launch per stride phase (2 x 2 phases x 2 groups), each gathering only its own taps:
+    # the (row, tap) pairs masked off are the borders' (12%), not the taps between inputs (78% before).
+    assert transposed["programs"] == 8 and transposed["int32_checked"] <= 12 * 8, transposed
+    assert transposed["masked_pairs"] <= 0.2 * transposed["pairs"], transposed

@@ -2,11 +2,13 @@
 input's shape by the conv formula, epilogue tensors expanded to the output) and the candidate."""
 from __future__ import annotations
 
+import math
 import re
 
 from opforge.codegen.candidate import Kernel, model_new
 from opforge.backends.triton.emit.common import header
 from opforge.backends.triton.emit import conv_direct, conv_kernel
+from opforge.backends.triton.emit.conv_kernel import PHASE_ARGS
 from opforge.backends.triton.emit.conv_epilogue import ConvEpilogue
 from opforge.backends.triton.emit.matmul_kernel import fill
 from opforge.codegen.families.conv.plan import Plan
@@ -53,6 +55,27 @@ def first_direct_config(c_out: int) -> dict:
     return {"BLOCK_M": 256 if block_n == 64 else 512, "BLOCK_N": block_n, "num_warps": 8, "num_stages": 2}
 
 
+def _phase_loops(h, body: list[str]) -> list[str]:
+    """`body` (a transposed launch) nested in a loop over each dim's stride phases: the outputs
+    o = q * stride + res, the phase's first tap k0 (k0 * dilation = res + padding mod stride; none:
+    k_d, so the phase has no taps and gets the bias and epilogue alone), its taps, one every
+    stride / gcd(stride, dilation), and base, the input its first tap reads for q = 0."""
+    lines, pad = ["# Stride phases: each launch computes the outputs of one residue per dim."], ""
+    for d in range(h.rank):
+        s, p, dil = h.stride[d], h.pad_lo[d], h.dilation[d]
+        if s == 1:
+            lines.append(f"{pad}cnt_{d}, k0_{d}, taps_{d}, base_{d}, res_{d} = out_{d}, 0, k_{d}, {p}, 0")
+            continue
+        step = s // math.gcd(s, dil)
+        lines += [f"{pad}for res_{d} in range(min({s}, out_{d})):",
+                  f"{pad}    cnt_{d} = (out_{d} - res_{d} + {s - 1}) // {s}",
+                  f"{pad}    k0_{d} = next((k for k in range({s}) if (res_{d} + {p} - k * {dil}) % {s} == 0), k_{d})",
+                  f"{pad}    taps_{d} = max(0, (k_{d} - k0_{d} + {step - 1}) // {step})",
+                  f"{pad}    base_{d} = (res_{d} + {p} - k0_{d} * {dil}) // {s}"]
+        pad += "    "
+    return lines + [pad + line for item in body for line in item.split("\n")]
+
+
 def _launcher_source(plan: Plan, config: dict) -> str:
     h, s, x, w = plan.hyper, plan.sizes, plan.x, plan.w
     dims = range(h.rank)
@@ -76,13 +99,18 @@ def _launcher_source(plan: Plan, config: dict) -> str:
     c = config
     count = " * ".join(["batch"] + [f"out_{d}" for d in dims])
     launch = tensors + ["batch", "c_in"] + [f"in_{d}" for d in dims] + [f"out_{d}" for d in dims]
-    launch += [f"k_{d}" for d in dims] + ["cout_g", "groups"] + [f"*{t}.stride()" for t in strided]
+    launch += [f"k_{d}" for d in dims] + ["cout_g", "groups"]
+    launch += [f"{v}_{d}" for d in dims for v in PHASE_ARGS] if h.transposed else []
+    launch += [f"*{t}.stride()" for t in strided]
     blocks = ("BLOCK_M", "BLOCK_N") if plan.direct else ("BLOCK_M", "BLOCK_N", "BLOCK_K")
     launch += [f"{k}={c[k]}" for k in blocks + ("num_warps", "num_stages")]
     grid = (f"triton.cdiv(c_out, {c['BLOCK_N']})" if plan.direct
             else f"triton.cdiv(cout_g, {c['BLOCK_N']}), groups")
-    lines += [f"grid = (triton.cdiv({count}, {c['BLOCK_M']}), {grid})",
-              f"{plan.kernel}[grid](", fill(launch, "    ") + ")", f"return {final}"]
+    if h.transposed:  # one launch per stride phase, each over the phase's outputs
+        count = " * ".join(["batch"] + [f"cnt_{d}" for d in dims])
+    call = [f"grid = (triton.cdiv({count}, {c['BLOCK_M']}), {grid})", f"{plan.kernel}[grid](", fill(launch, "    ") + ")"]
+    lines += _phase_loops(h, call) if h.transposed else call
+    lines.append(f"return {final}")
     head = (f"\n\n# Tiles {'x'.join(str(c[k]) for k in blocks)}, {c['num_warps']} warps, "
             f"{c['num_stages']} stages: one configuration of the tuning space.\n")
     body = "\n".join("    " + line for item in lines for line in item.split("\n"))

@@ -10,12 +10,26 @@ is int64 (no checks, and no 2**31 wrap on large tensors), and a forward convolut
 splits into a per-row part (sample, first tap's position; hoisted out of the K loop) plus a per-column
 part (channel, tap; [BLOCK_K] vectors), so a K step costs a few [BLOCK_M, BLOCK_K] ops, plus a bounds
 check only on the sides that are padded (with no padding on a side, the output size formula keeps
-every tap inside the input there), as a comparison of the tap's reach with per-row limits."""
+every tap inside the input there), as a comparison of the tap's reach with per-row limits.
+
+A transposed convolution is launched once per stride phase (conv.py's launcher): the outputs
+o = q * stride + r of one residue r per dim are a plain convolution over the input with the
+sub-kernel of the taps that land there (k * dilation = r + padding mod stride: every
+stride / gcd(stride, dilation)-th tap from the phase's first one, k0), input index
+i = q + base - j * (dilation / gcd), base = (r + padding - k0 * dilation) / stride. So no (row, tap)
+pair is masked for falling between inputs (a gather over every tap masked all but 1 / stride**dims
+of them), and the gather is the forward one: per-row offsets hoisted, [BLOCK_K] tap offsets."""
 from __future__ import annotations
+
+import math
 
 from opforge.backends.triton.emit.conv_epilogue import conv_offsets
 from opforge.backends.triton.emit.matmul_kernel import HALF_DOT, IEEE_DOT, fill
 from opforge.codegen.families.conv.plan import Hyper, Plan
+
+# A transposed launch's phase, per dim d: outputs of the phase (cnt), its first tap (k0), its taps,
+# the input its first tap reads for q = 0 (base) and the residue (res): the outputs are o = q * stride + res.
+PHASE_ARGS = ("cnt", "k0", "taps", "base", "res")
 
 KERNEL = '''
 
@@ -85,42 +99,34 @@ def hoisted_rows(h: Hyper, group_base: bool = True, bounds: bool = False) -> lis
     `bounds`: the reach a tap may have on each padded side, lo_d <= reach < hi_d (a tap's reach e_d
     is compared with them, so no [BLOCK_M, BLOCK_K] index tile is built)."""
     base = " + (g * cin_g).to(tl.int64) * stride_xc" if group_base else ""
-    if h.transposed:
-        return [f"    x_m = n * stride_xn{base}  # the row's sample" + (", the group's first channel" if base else "")]
     lines = ["# Each row's first tap, in input coordinates, and the row's offset there."]
-    lines += [f"h_{d} = {_term(f'o_{d}', h.stride[d])}{_signed(-h.pad_lo[d])}" for d in range(h.rank)]
+    if h.transposed:  # the phase's first tap lands on input q + b
+        lines += [f"h_{d} = q_{d} + base_{d}" for d in range(h.rank)]
+    else:
+        lines += [f"h_{d} = {_term(f'o_{d}', h.stride[d])}{_signed(-h.pad_lo[d])}" for d in range(h.rank)]
     lines.append(f"x_m = n * stride_xn{base}" + "".join(f" + h_{d} * stride_x{d}" for d in range(h.rank)))
-    for d in range(h.rank) if bounds else ():
-        lines += [f"lo_{d} = -h_{d}"] * (h.pad_lo[d] > 0) + [f"hi_{d} = in_{d} - h_{d}"] * (h.pad_hi[d] > 0)
+    for d in range(h.rank) if bounds else ():  # a phase's taps may leave the input on either side
+        lines += [f"lo_{d} = -h_{d}"] * (h.pad_lo[d] > 0 or h.transposed)
+        lines += [f"hi_{d} = in_{d} - h_{d}"] * (h.pad_hi[d] > 0 or h.transposed)
     return ["    " + line for line in lines]
 
 
 def _gather(h: Hyper) -> list[str]:
-    """The K step's input offsets and mask: a_ok, and x_k (forward: the column's offset) or i_d
-    (transposed: each dim's input index)."""
+    """The K step's input offsets x_k (the column's offset from the row's first tap) and mask a_ok;
+    a transposed phase's tap j reaches j * (dilation / gcd(stride, dilation)) inputs back."""
     oks = ["m_ok[:, None] & k_ok[None, :]"]
-    if not h.transposed:
-        lines = [f"e_{d} = {_term(f't_{d}', h.dilation[d])}  # the tap's reach along dim {d}" for d in range(h.rank)]
-        lines.append("x_k = r * sxc" + "".join(f" + e_{d} * sx{d}" for d in range(h.rank)))
-        for d in range(h.rank):  # a side with no padding never leaves the input
-            oks += [f"(e_{d}[None, :] >= lo_{d}[:, None])"] * (h.pad_lo[d] > 0)
-            oks += [f"(e_{d}[None, :] < hi_{d}[:, None])"] * (h.pad_hi[d] > 0)
-        return ["        " + line for line in lines + [f"a_ok = {' & '.join(oks)}"]]
     lines = []
     for d in range(h.rank):
-        s, lo, dil = h.stride[d], h.pad_lo[d], h.dilation[d]
-        shift = f" + {lo}" if lo else ""
-        reach = f"t_{d}" if dil == 1 else f"(t_{d} * {dil})"
-        lines.append(f"u_{d} = {f'(o_{d}{shift})' if lo else f'o_{d}'}[:, None] - {reach}[None, :]"
-                     "  # = i * stride where a tap lands on an input")
-        if s == 1:
-            lines.append(f"i_{d} = u_{d}")
-            oks.append(f"(i_{d} >= 0) & (i_{d} < in_{d})")
-        else:  # clamped before // and %: no negative division, whatever the hardware's rounding
-            lines += [f"v_{d} = tl.where(u_{d} >= 0, u_{d}, 0)", f"i_{d} = v_{d} // {s}"]
-            oks.append(f"(u_{d} >= 0) & (v_{d} % {s} == 0) & (i_{d} < in_{d})")
-    lines.append(f"a_ok = {' & '.join(oks)}")
-    return ["        " + line for line in lines]
+        if h.transposed:
+            back = h.dilation[d] // math.gcd(h.stride[d], h.dilation[d])
+            lines.append(f"e_{d} = {_term(f'-j_{d}', back)}  # the tap's reach along dim {d}, back from the first")
+        else:
+            lines.append(f"e_{d} = {_term(f't_{d}', h.dilation[d])}  # the tap's reach along dim {d}")
+    lines.append("x_k = r * sxc" + "".join(f" + e_{d} * sx{d}" for d in range(h.rank)))
+    for d in range(h.rank):  # a side with no padding never leaves the input (a forward convolution)
+        oks += [f"(e_{d}[None, :] >= lo_{d}[:, None])"] * (h.pad_lo[d] > 0 or h.transposed)
+        oks += [f"(e_{d}[None, :] < hi_{d}[:, None])"] * (h.pad_hi[d] > 0 or h.transposed)
+    return ["        " + line for line in lines + [f"a_ok = {' & '.join(oks)}"]]
 
 
 def header_fields(plan: Plan) -> dict:
@@ -131,12 +137,15 @@ def header_fields(plan: Plan) -> dict:
     pointers += [f"{leaf.name}_ptr" for leaf in epi.leaves]
     sizes = ["batch", "c_in"] + [f"in_{d}" for d in dims] + [f"out_{d}" for d in dims]
     sizes += [f"k_{d}" for d in dims] + ["cout_g", "groups"]
+    if h.transposed:  # the stride phase this launch computes (conv.py's launcher), per dim
+        sizes += [f"{v}_{d}" for d in dims for v in PHASE_ARGS]
     axes = ["n", "c"] + [str(d) for d in dims]
     strides = [f"stride_{p}{a}" for p in ("x", "w", "o") + tuple(leaf.name for leaf in epi.leaves) for a in axes]
     return dict(kernel=plan.kernel, pointers=fill(pointers, "    ") + ",", sizes=fill(sizes, "    ") + ",",
                 strides=fill(strides, "    ") + ",", stride=list(h.stride), pad_lo=list(h.pad_lo),
                 pad_hi=list(h.pad_hi), dilation=list(h.dilation), groups=h.groups,
-                out_count=" * ".join(f"out_{d}" for d in dims), tap_count=" * ".join(f"k_{d}" for d in dims))
+                out_count=" * ".join(f"{'cnt' if h.transposed else 'out'}_{d}" for d in dims),
+                tap_count=" * ".join(f"{'taps' if h.transposed else 'k'}_{d}" for d in dims))
 
 
 def epilogue_lines(plan: Plan) -> str:
@@ -151,13 +160,29 @@ def epilogue_lines(plan: Plan) -> str:
     return "\n".join("    " + line for line in [comment] + body)
 
 
+def _taps(h: Hyper) -> list[str]:
+    """Column -> (input channel of the group r, tap t_d): a transposed phase's j-th tap along dim d is
+    k0_d + j * stride / gcd(stride, dilation)."""
+    dims = range(h.rank)
+    if not h.transposed:
+        return unflatten("rk", [f"k_{d}" for d in dims], [f"t_{d}" for d in dims], "r", "        ")
+    lines = unflatten("rk", [f"taps_{d}" for d in dims], [f"j_{d}" for d in dims], "r", "        ")
+    steps = [h.stride[d] // math.gcd(h.stride[d], h.dilation[d]) for d in dims]
+    return lines + [f"        t_{d} = k0_{d} + {_term(f'j_{d}', steps[d])}" for d in dims]
+
+
+def _rows(h: Hyper) -> list[str]:
+    """Row -> (sample n, output position o_d); a transposed phase's rows are its outputs q * stride + r."""
+    dims = range(h.rank)
+    if not h.transposed:
+        return unflatten("rm", [f"out_{d}" for d in dims], [f"o_{d}" for d in dims], "n", "    ")
+    lines = unflatten("rm", [f"cnt_{d}" for d in dims], [f"q_{d}" for d in dims], "n", "    ")
+    return lines + [f"    o_{d} = {_term(f'q_{d}', h.stride[d])} + res_{d}" for d in dims]
+
+
 def kernel_source(plan: Plan) -> str:
     h = plan.hyper
     dims = range(h.rank)
-    if h.transposed:
-        x_offsets = "(x_m[:, None] + r[None, :] * sxc" + "".join(f" + i_{d} * sx{d}" for d in dims) + ")"
-    else:
-        x_offsets = "(x_m[:, None] + x_k[None, :])"
     w_k = "w_k = r * swk" + "".join(f" + t_{d} * sw{d}" for d in dims)
     # A transposed weight is [C_in, C_out / groups, ...]: group g's rows, the group's own columns.
     w_n = ("    w_n = rn.to(tl.int64) * stride_wc + (g * cin_g).to(tl.int64) * stride_wn" if h.transposed
@@ -166,14 +191,15 @@ def kernel_source(plan: Plan) -> str:
     casts = [("sxc", "stride_xc"), ("swk", "stride_wn" if h.transposed else "stride_wc")]
     casts += [(f"s{t}{d}", f"stride_{t}{d}") for d in dims for t in ("x", "w")]
     w_n += "".join(f"\n    {a} = tl.cast({b}, tl.int64)" for a, b in casts)
-    what = "Transposed convolution, as a gather" if h.transposed else "Convolution"
-    taps = unflatten("rk", [f"k_{d}" for d in dims], [f"t_{d}" for d in dims], "r", "        ")
+    what = ("Transposed convolution, one stride phase: a convolution with the phase's taps" if h.transposed
+            else "Convolution")
     return KERNEL.format(
         **header_fields(plan), what=f"{what} over {h.rank} spatial dim(s) as an implicit GEMM;",
         output_padding=f", output padding {list(h.output_padding)}" if h.transposed else "",
-        rows="\n".join(unflatten("rm", [f"out_{d}" for d in dims], [f"o_{d}" for d in dims], "n", "    ")),
+        rows="\n".join(_rows(h)),
         hoisted="\n".join(["    # Column offsets of the weight tile: output channel co's filter.", w_n]
                           + hoisted_rows(h, bounds=True)),
-        taps="\n".join(taps + ["        " + w_k]), gather="\n".join(_gather(h)), x_offsets=x_offsets,
+        taps="\n".join(_taps(h) + ["        " + w_k]), gather="\n".join(_gather(h)),
+        x_offsets="(x_m[:, None] + x_k[None, :])",
         dot=IEEE_DOT if plan.ieee else HALF_DOT, epilogue=epilogue_lines(plan),
         out_offsets=conv_offsets("o", h.rank), result=plan.result)
