@@ -1229,6 +1229,31 @@ GUARANTEES: tuple[Guarantee, ...] = (
        "Matmul_Sum_Max_AvgPool_LogSumExp_LogSumExp writes) is its input, not a sum over the row's columns",
        "tests/test_expert_kernelbench_l2.py::test_every_level2_file_is_drafted_right_or_refused_with_a_reason",
        ("opforge/codegen/lower.py", "    size1_reductions(program.graph)\n", "")),
+    _g("reference-train-mode", "a spec is judged in KernelBench's mode, the Model as constructed (training: "
+       "BatchNorm on the batch's statistics), unless OPFORGE['mode'] says eval; a kernel folding the running "
+       "statistics into a training-mode spec fails",
+       ("tests/test_mode.py::test_a_kernelbench_spec_is_judged_in_training_mode_with_dropout_off",
+        "tests/test_mode.py::test_an_inference_spec_says_eval_and_is_judged_on_the_running_statistics"),
+       ("opforge/harness/mode.py", '        model.train(mode == "train")', "        model.train(False)")),
+    _g("reference-dropout-off", "dropout modules are off in the reference and the candidate's model in either mode",
+       ("tests/test_mode.py::test_a_kernelbench_spec_is_judged_in_training_mode_with_dropout_off",
+        "tests/test_mode.py::test_the_candidates_model_runs_in_the_references_mode"),
+       ("opforge/harness/mode.py", "                sub.eval()\n", "                pass\n")),
+    _g("reference-random-refused", "a reference whose outputs change with the random generator's state (F.dropout "
+       "with training=True) is refused as the spec's error with its reason, not judged against one draw",
+       "tests/test_mode.py::test_a_random_reference_is_refused_with_its_reason_and_a_seeded_one_is_not",
+       ("opforge/harness/judge.py", "if base is not None and (why := randomness(", "if False and (why := randomness(")),
+    _g("candidate-mode-follows", "the candidate's ModelNew runs in the reference's mode (its `self.training` and "
+       "dropout modules as the reference's)",
+       "tests/test_mode.py::test_the_candidates_model_runs_in_the_references_mode",
+       ("opforge/harness/checker.py", 'return set_mode(new.to(device), entry["mode"])', "return new.to(device).eval()")),
+    _g("expert-traces-spec-mode", "the expert traces the reference in the spec's mode, so a training-mode BatchNorm "
+       "is drafted on the batch's statistics (without the running-statistics update no output shows)",
+       "tests/test_expert_kernelbench_l2.py::test_every_level2_file_is_drafted_right_or_refused_with_a_reason",
+       ("opforge/harness/mode.py", "    set_mode(model, mode)\n    if mode", "    set_mode(model, \"eval\")\n    if mode")),
+    _g("spec-mode-validated", "a spec's OPFORGE['mode'] other than train/eval is one line and exit 2",
+       "tests/test_mode.py::test_a_bad_mode_is_one_line_and_exit_2",
+       ("opforge/harness/mode.py", "    if value not in MODES:", "    if False:")),
     _g("conv-interpreter-int64-k-step", "the expert's implicit-GEMM convolution does its K-step index math in int64, "
        "so under Triton's CPU interpreter a K step runs no int32 arithmetic (each followed by an overflow check) "
        "and the checks stay the program's set-up however many K steps run (#36)",

@@ -10,6 +10,7 @@ import torch
 
 from conftest import ROOT
 from opforge.agents.run import RunSummary
+from opforge.harness.mode import set_mode
 from opforge.harness.spec import input_lists, load_spec
 from opforge.registry import Registry
 
@@ -121,7 +122,7 @@ def test_every_spec_of_the_set_loads_and_runs_its_reference(folder):
         spec = load_spec(path, max_elements=1 << 18, max_bytes=1 << 30)
         assert spec.meta["family"] == folder and "name" not in spec.meta, path.name
         module = spec.module()
-        model = module.Model(*module.get_init_inputs()).eval()
+        model = set_mode(module.Model(*module.get_init_inputs()), spec.mode)  # as the judge runs it
         with torch.no_grad():
             for inputs in input_lists(module, path):
                 assert torch.isfinite(model(*inputs)).all(), path.name

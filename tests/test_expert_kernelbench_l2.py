@@ -72,8 +72,11 @@ def _perturb(model) -> None:
 
 
 def _check(source: str, module: types.ModuleType, label: str) -> tuple[str, str]:
-    """("ok" | "wrong", detail): the candidate's ModelNew against the reference, in eval mode as the harness runs it."""
+    """("ok" | "wrong", detail): the candidate's ModelNew against the reference, in the spec's mode as the
+    harness runs them (KernelBench's training mode unless OPFORGE["mode"] says eval: harness/mode.py)."""
     import torch
+
+    from opforge.harness.mode import mode_of, set_mode
 
     candidate = types.ModuleType(label)
     exec(compile(source, f"<{label}>", "exec"), candidate.__dict__)
@@ -81,10 +84,11 @@ def _check(source: str, module: types.ModuleType, label: str) -> tuple[str, str]
     torch.manual_seed(0)
     ref = module.Model(*init)
     _perturb(ref)
-    ref.eval()
+    mode = mode_of(getattr(module, "OPFORGE", None))
+    set_mode(ref, mode)
     new = candidate.ModelNew(*init)
     new.load_state_dict(ref.state_dict(), strict=False)
-    new.eval()
+    set_mode(new, mode)
     inputs = module.get_inputs()
     with torch.no_grad():
         want, got = ref(*[x.clone() for x in inputs]), new(*[x.clone() for x in inputs])

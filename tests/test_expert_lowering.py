@@ -52,6 +52,8 @@ SPECS = {
             return [[torch.randn(2, 12, 33, 7) * 4 + 50], [torch.randn(1, 12, 1, 1)]]
         """),
     "batch_norm_eval": ("pointwise", """
+        OPFORGE = dict(mode="eval")
+
         class Model(torch.nn.Module):
             def __init__(self):
                 super().__init__()

@@ -16,6 +16,7 @@ from torch.fx import Graph, Node
 from opforge.codegen.dtypes import cast
 from opforge.codegen.exportsizes import export_sizes, splits
 from opforge.codegen.rewrites import diagonal_products, size1_reductions
+from opforge.harness.mode import mode_of, traced
 from opforge.harness.spec import declared_sizes, load_module
 
 aten = torch.ops.aten
@@ -255,7 +256,7 @@ def _export(spec_path, at: dict[str, int], dtypes, target: dict[str, int] | None
     with torch.device(device):
         init = module.get_init_inputs() if hasattr(module, "get_init_inputs") else []
         torch.manual_seed(0)
-        model = module.Model(*init).eval()
+        model = traced(module.Model(*init), mode_of(getattr(module, "OPFORGE", None)))
         inputs = tuple(module.get_inputs())
     # Python numbers become 0-d tensors, so they stay graph inputs instead of baked constants
     # (variants may pass other values); ModelNew wraps them the same way at run time.
@@ -304,7 +305,8 @@ def _sized_graph(spec_path: str | Path, sizes: dict[str, int]) -> Graph | None:
     module = load_module(spec_path, sizes)
     try:
         with torch.device("meta"):
-            model = module.Model(*(module.get_init_inputs() if hasattr(module, "get_init_inputs") else [])).eval()
+            model = traced(module.Model(*(module.get_init_inputs() if hasattr(module, "get_init_inputs") else [])),
+                             mode_of(getattr(module, "OPFORGE", None)))
             args = tuple(torch.tensor(a) if isinstance(a, (int, float)) and not isinstance(a, bool) else a
                          for a in module.get_inputs())
             return torch.export.export(model, args).graph

@@ -23,6 +23,7 @@ from pathlib import Path
 import torch
 
 from opforge.harness.compare import compare_outputs, flatten_outputs
+from opforge.harness.mode import mode_of, set_mode
 from opforge.harness.spec import input_lists, load_module
 
 # the serving suite the package ships, then the expert's own references of engine layouts it lacks
@@ -82,8 +83,8 @@ def _agrees(user, twin, lists: list[list]) -> bool:
     init = user.get_init_inputs() if hasattr(user, "get_init_inputs") else []
     try:
         torch.manual_seed(0)
-        ref = user.Model(*init).eval()
-        other = twin.Model(*init).eval()
+        mode = mode_of(getattr(user, "OPFORGE", None))
+        ref, other = set_mode(user.Model(*init), mode), set_mode(twin.Model(*init), mode)
         other.load_state_dict(ref.state_dict())
         for inputs in lists:
             a = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]

@@ -25,6 +25,7 @@ from typing import Any
 import torch
 
 from opforge.harness import callstate, early, guards
+from opforge.harness.mode import set_mode
 
 MAX_ERRORS = 12
 
@@ -93,7 +94,7 @@ def build_model(cand: ModuleType, entry: dict, device: str) -> Any:
         raise Rejected(f"init-error: ModelNew({len(entry['init'])} init args) raised {describe(exc)}") from None
     if _holds_state(new, entry):
         new.load_state_dict(entry["state"])
-    return new.to(device).eval()
+    return set_mode(new.to(device), entry["mode"])
 
 
 def _holds_state(model: Any, entry: dict) -> bool:

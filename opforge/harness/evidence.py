@@ -7,12 +7,14 @@ whose code the judge chose; nothing it reports can make a verdict correct.
 """
 from __future__ import annotations
 
+import hashlib
 import time
+
 import torch
 
 from opforge.harness import selection
 from opforge.harness.compare import compare_outputs
-from opforge.harness.judge import ANTICHEAT, CHECK_OF, MAX_REASONS, Case, Material, fingerprint, unwritten
+from opforge.harness.judge import ANTICHEAT, CHECK_OF, MAX_REASONS, Case, Material, unwritten
 
 # A kernel may read a few scalars (a length, a flag) into Python; reading a tenth of its inputs is
 # computing the op in Python. 16: a paged-attention launcher reading per-batch lengths stays under it.
@@ -318,3 +320,14 @@ def run_result(f: Findings, material: Material, started: float, timings: dict | 
         "calls": len(material.plan),
         "run_s": round(time.perf_counter() - started, 3),
     }
+
+
+def fingerprint(values: list) -> str:
+    digest = hashlib.blake2b(digest_size=16)
+    for v in values:
+        if isinstance(v, torch.Tensor):
+            digest.update(str((v.dtype, tuple(v.shape))).encode())
+            digest.update(v.reshape(-1).contiguous().view(torch.uint8).numpy().tobytes() if v.numel() else b"")
+        else:
+            digest.update(repr(v).encode())
+    return digest.hexdigest()

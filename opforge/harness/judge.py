@@ -9,7 +9,6 @@ turns the candidate process's report and outputs into the run part of a verdict.
 from __future__ import annotations
 
 import copy
-import hashlib
 import inspect
 import io
 import secrets
@@ -23,6 +22,7 @@ from opforge.harness import stress
 from opforge.harness.compare import compare_outputs, flatten_outputs, wide
 from opforge.harness.guards import count_sentinel
 from opforge.harness.hardware import GPU_DEVICE
+from opforge.harness.mode import randomness, set_mode
 from opforge.harness.spec import OpSpec, input_lists
 from opforge.harness.spec import footprint as spec_footprint
 
@@ -104,6 +104,7 @@ class Reference:
         self.module = spec.module()
         names = list(inspect.signature(self.module.Model.forward).parameters)[1:]
         self.mutates = [names.index(n) for n in spec.meta.get("mutates", []) if n in names]
+        self.mode = spec.mode
 
     def shapes_model(self, sizes: dict[str, int]) -> bool:
         """Do these size constants change the constructor's arguments?"""
@@ -134,7 +135,8 @@ class Reference:
         ref = module.Model(*init)
         stress.spread_identities(ref, seed)  # no identity left for a kernel to drop unseen
         state = {k: v.detach().cpu().clone() for k, v in ref.state_dict().items()}
-        return {"init": list(init), "state": state, "seed": seed}, ref.to(self.device).eval()
+        entry = {"init": list(init), "state": state, "seed": seed, "mode": self.mode}
+        return entry, set_mode(ref.to(self.device), self.mode)
 
     def inputs(self, seed: int, sizes: dict[str, int] | None = None) -> list[list]:
         """Every input list at the sizes used, or at `sizes` over them (the spec run again)."""
@@ -205,6 +207,8 @@ def prepare(spec: OpSpec, seed: int, trials: int, device: str) -> Material:
         if base is not None and not base.expected:
             raise ReferenceError_("reference-error: the reference returns nothing and declares no in-place "
                                   "argument (OPFORGE[\"mutates\"]): there is nothing to compare a kernel with")
+        if base is not None and (why := randomness(model, base.inputs)):
+            raise ReferenceError_(f"reference-error: {why}")
         if base is not None and ref.mutates:
             material.aliases = ref.aliases(model, base.inputs)
         _add_stress(material, ref, spec, base, _stress_base(material), seed)
@@ -380,17 +384,6 @@ def load_outputs(data: bytes | None) -> list | None:
         return None
     outputs = loaded.get("outputs") if isinstance(loaded, dict) else None
     return outputs if isinstance(outputs, list) else None
-
-
-def fingerprint(values: list) -> str:
-    digest = hashlib.blake2b(digest_size=16)
-    for v in values:
-        if isinstance(v, torch.Tensor):
-            digest.update(str((v.dtype, tuple(v.shape))).encode())
-            digest.update(v.reshape(-1).contiguous().view(torch.uint8).numpy().tobytes() if v.numel() else b"")
-        else:
-            digest.update(repr(v).encode())
-    return digest.hexdigest()
 
 
 def unwritten(outs: list) -> int:

@@ -24,6 +24,7 @@ import torch
 
 from opforge.harness import cost
 from opforge.harness.errors import SpecError
+from opforge.harness.mode import DEFAULT as DEFAULT_MODE, mode_of
 from opforge.harness.sizes import Bounded, SizeLimit, size_constants, with_sizes
 
 # Module-level ints at least this large are treated as sizes a CPU run may shrink; smaller ones
@@ -53,6 +54,7 @@ class OpSpec:
     tags: tuple[str, ...] = field(default=())
     # a CPU run sized by its cost (harness/cost.py): {"budget_s", "estimated_s"} at the sizes used
     cost: dict[str, float] | None = field(default=None)
+    mode: str = field(default=DEFAULT_MODE)  # the reference's (harness/mode.py): train as constructed, or eval
 
     @property
     def is_float32(self) -> bool:
@@ -299,6 +301,10 @@ def load_spec(path: Path | str, *, max_elements: int | None, max_bytes: int, bac
     torch.manual_seed(0)
     lists = input_lists(module, path)
     meta = dict(getattr(module, "OPFORGE", None) or {})
+    try:
+        mode = mode_of(meta)
+    except SpecError as exc:
+        raise SpecError(f"{path}: {exc}") from None
     return OpSpec(
         path=path.resolve(),
         name=op_name(module, path),
@@ -312,6 +318,7 @@ def load_spec(path: Path | str, *, max_elements: int | None, max_bytes: int, bac
         input_dtypes=tuple(sorted({str(t.dtype).removeprefix("torch.") for xs in lists for t in _tensors(xs)})),
         tags=tuple(meta.get("tags", ())),
         cost={"budget_s": budget_s, "estimated_s": round(estimate, 1)} if estimate is not None else None,
+        mode=mode,
     )
 
 

@@ -322,7 +322,7 @@ def _base_verdict(spec: OpSpec, hw: Hardware, source: str, options: VerifyOption
         "spec_path": str(spec.path), "spec_sha256": spec.sha256,
         "candidate_sha256": hashlib.sha256(source.encode()).hexdigest(),
         "device": hw.device, "hardware": hw.fingerprint,
-        "sizes": {"declared": spec.sizes_declared, "used": spec.sizes_used, **(spec.cost or {})},
+        "sizes": {"declared": spec.sizes_declared, "used": spec.sizes_used, "mode": spec.mode, **(spec.cost or {})},
         "seed": seed, "trials": options.trials, "variants": [], "stress": [], "calls": 0, "anticheat": {}, "launches": {},
         "build": None, "timings": None, "timings_note": None, "sandbox": runtime,
         "level": None, "verified_on": None, "steps": {}, "failed_step": None,

@@ -34,4 +34,4 @@ def get_init_inputs():
 
 
 def get_input_variants():
-    return [[torch.randn(1, channels, 1, 1)], [torch.randn(3, channels, 7, 19)]]
+    return [[torch.randn(2, channels, 1, 1)], [torch.randn(3, channels, 7, 19)]]

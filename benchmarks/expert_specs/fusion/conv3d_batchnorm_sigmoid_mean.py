@@ -37,4 +37,4 @@ def get_init_inputs():
 
 
 def get_input_variants():
-    return [[torch.randn(1, in_channels, 3, 3, 3)], [torch.randn(3, in_channels, 4, 11, 6)]]
+    return [[torch.randn(2, in_channels, 3, 3, 3)], [torch.randn(3, in_channels, 4, 11, 6)]]

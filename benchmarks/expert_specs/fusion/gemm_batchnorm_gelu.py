@@ -33,4 +33,4 @@ def get_init_inputs():
 
 
 def get_input_variants():
-    return [[torch.randn(1, in_features)], [torch.randn(33, in_features) * 2]]
+    return [[torch.randn(2, in_features)], [torch.randn(33, in_features) * 2]]
