@@ -1276,6 +1276,23 @@ GUARANTEES: tuple[Guarantee, ...] = (
        "tests/test_conv_interpreter_cost.py::test_conv_kernels_are_right_and_cheap_per_program_and_k_step",
        ("opforge/backends/triton/emit/conv_kernel.py",
         '            oks += [f"(e_{d}[None, :] < hi_{d}[:, None])"] * (h.pad_hi[d] > 0)\n', "")),
+    _g("window-interpreter-wide-block", "the expert's pooling kernel is first tried with wide programs (>= 1024 "
+       "outputs each): Triton's CPU interpreter pays per program, and a real KernelBench 4x4 max pool timed out at "
+       "256 lanes (21 s per call; 2 s at 2048) (#36)",
+       "tests/test_window_interpreter_cost.py::test_pool_kernels_are_right_with_few_programs_and_bounds_only_where_a_window_leaves",
+       ("opforge/backends/triton/emit/window.py", 'SPACE = ({"BLOCK": 2048, "num_warps": 8}, ',
+        'SPACE = ({"BLOCK": 256, "num_warps": 4}, ')),
+    _g("window-bounds-only-where-clipped", "a pooling kernel checks a spatial dim's bounds only where a window can "
+       "leave the input (padding or ceil_mode), at the loop level that moves that dim: an unpadded pool's taps "
+       "carry no bounds tile ops",
+       "tests/test_window_interpreter_cost.py::test_pool_kernels_are_right_with_few_programs_and_bounds_only_where_a_window_leaves",
+       ("opforge/backends/triton/emit/window.py", "        clipped = pool.padding[pad] > 0 or pool.ceil_mode\n",
+        "        clipped = True\n")),
+    _g("window-ceil-mode-bounds", "a ceil_mode pool without padding keeps the bounds check its last window needs "
+       "(that window runs past the input's end), so it matches the reference",
+       "tests/test_window_interpreter_cost.py::test_pool_kernels_are_right_with_few_programs_and_bounds_only_where_a_window_leaves",
+       ("opforge/backends/triton/emit/window.py", "        clipped = pool.padding[pad] > 0 or pool.ceil_mode\n",
+        "        clipped = pool.padding[pad] > 0\n")),
     _g("reward-server-backpressure-503", "the reward server's queue is bounded: a batch that would overfill it is "
        "answered 503 with Retry-After and nothing of it queued; the client's retry is scored (#37)",
        "tests/test_reward_server.py::test_a_full_queue_answers_503_with_retry_after_and_loses_nothing",

@@ -23,8 +23,11 @@ from opforge.codegen.families.window.plan import IDENTITY, SIZE_VIEWS, Pool, poo
 from opforge.codegen.lower import Lowered, Unsupported, val
 
 UNROLL = 64  # window elements up to which the loops unroll
-SPACE = ({"BLOCK": 256, "num_warps": 4}, {"BLOCK": 512, "num_warps": 4}, {"BLOCK": 1024, "num_warps": 8},
-         {"BLOCK": 128, "num_warps": 2})
+# Best guess first: Triton's CPU interpreter pays per program and per tile op, not per lane, so the
+# first is wide (a 4x4 max pool over 119k outputs: 21 s per call at 256 lanes, 2 s at 2048); still
+# a sane GPU block for a memory-bound window (8 lanes per thread).
+SPACE = ({"BLOCK": 2048, "num_warps": 8}, {"BLOCK": 1024, "num_warps": 8}, {"BLOCK": 256, "num_warps": 4},
+         {"BLOCK": 512, "num_warps": 4}, {"BLOCK": 128, "num_warps": 2})
 
 
 def _prologue(nodes: list[Node], kind: str) -> list[str]:
@@ -99,14 +102,20 @@ def {name}(x_ptr, out_ptr, n_out, C, D, H, W, OD, OH, OW, sx_n, sx_c, sx_d, sx_h
     h0 = oh * SH - PH
     w0 = ow * SW - PW
 {init}
+    # Each dim's bounds and address at the loop that moves it (the interpreter pays per tile op, and
+    # an unrolled loop repeats every op per tap); a dim without padding or ceil_mode stays inside.
     for kd in {loop}(KD):
         d = d0 + kd * DD
+        in_d = {in_d}
+        at_d = base + d * sx_d
         for kh in {loop}(KH):
             h = h0 + kh * DH
+            in_h = {in_h}
+            at_h = at_d + h * sx_h
             for kw in {loop}(KW):
                 w = w0 + kw * DW
-                inside = mask & (d >= 0) & (d < D) & (h >= 0) & (h < H) & (w >= 0) & (w < W)
-                v = tl.load(base + d * sx_d + h * sx_h + w * sx_w, mask=inside, other={other}).to(tl.float32)
+                inside = {inside}
+                v = tl.load(at_h + w * sx_w, mask=inside, other={other}).to(tl.float32)
 {prologue}{update}
 {finish}
 {epilogue}    tl.store(out_ptr + idx, {result}.to(out_ptr.dtype.element_ty), mask=mask)
@@ -169,6 +178,18 @@ def {launcher}(inp):
 '''
 
 
+def _bounds(pool: Pool) -> dict[str, str]:
+    """The mask after each loop level: a dim's bounds only where a window can leave the input (padding,
+    or ceil_mode's last window); a valid output's unpadded window lies inside, and a masked lane's
+    index stays in range per dim (its load is masked by `mask` anyway)."""
+    masks, prev = {}, "mask"
+    for key, var, size, pad in (("in_d", "d", "D", 0), ("in_h", "h", "H", 1), ("inside", "w", "W", 2)):
+        clipped = pool.padding[pad] > 0 or pool.ceil_mode
+        masks[key] = f"{prev} & ({var} >= 0) & ({var} < {size})" if clipped else prev
+        prev = key
+    return masks
+
+
 def _views(nodes: list[Node]) -> str:
     code = ""
     for node in nodes:
@@ -207,7 +228,7 @@ def generate(lowered: Lowered, title: str, shapes: dict) -> Kernel:
         kernel = KERNEL.format(name=name, pad=" " * (len(name) + 5), loop=loop,
                                prologue="".join(" " * 16 + line + "\n" for line in _prologue(prologue, pool.kind)),
                                epilogue="".join("    " + s + "\n" for s in body),
-                               result=str(epilogue.values[output]), **parts)
+                               result=str(epilogue.values[output]), **parts, **_bounds(pool))
         described = (f"{pool.kind} pool over {pool.rank} spatial dims: kernel {pool.kernel[missing:]}, stride "
                      f"{pool.stride[missing:]}, padding {pool.padding[missing:]}"
                      + (f", dilation {pool.dilation[missing:]}" if pool.kind == "max" else "")
