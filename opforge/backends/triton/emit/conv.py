@@ -26,17 +26,20 @@ SPACE = (
 )
 
 
-def first_config(cout_g: int, k_taps: int) -> dict:
+def first_config(cout_g: int, k_taps: int, rank: int = 2) -> dict:
     """The configuration verified first, fitted to the group's width and depth (export-time sizes).
     The CPU interpreter pays per program and per K step, not per element, so it wants few, large
     tiles: on a transposed 3x3x3 Conv3d 16->8 over 8x16^3, 128x64x32 verified in 42 s, 256x64x64
     in 8 s and 512x32x64 in 5 s; a depthwise 3-D one went from 59 s (128x16x16) to 11 s (512x16x32).
     BLOCK_N is the narrowest power of two covering C_out / groups (16 at least, tl.dot's minimum),
-    so a depthwise group of one channel wastes 15 columns, not 63; still a sane GPU tile."""
+    so a depthwise group of one channel wastes 15 columns, not 63; still a sane GPU tile.
+    A 3-D gather is the build's cost instead: its sm_90 compile grows with the [BLOCK_M, BLOCK_K]
+    tile (a strided ConvTranspose3d: 512x64 28-42 s, 512x32 or 256x64 15-18 s, 256x32 4 s, #36),
+    and a CPU run's sizes fit a phase's rows and taps in one or two tiles anyway: 256 x 32 there."""
     block_n = min(64, max(16, 1 << (cout_g - 1).bit_length()))
-    block_k = 16 if k_taps <= 16 else 32 if k_taps <= 32 else 64
-    return {"BLOCK_M": 512 if block_n <= 32 else 256, "BLOCK_N": block_n, "BLOCK_K": block_k,
-            "num_warps": 8, "num_stages": 2}
+    block_k = 16 if k_taps <= 16 else 32 if k_taps <= 32 or rank >= 3 else 64
+    block_m = 256 if rank >= 3 or block_n > 32 else 512
+    return {"BLOCK_M": block_m, "BLOCK_N": block_n, "BLOCK_K": block_k, "num_warps": 8, "num_stages": 2}
 
 
 # The direct kernel's space (conv_direct.py): no K tile; BLOCK_N spans output channels across groups.
@@ -132,5 +135,5 @@ def generate(lowered: Lowered, title: str, shapes: dict) -> Kernel:
     if plan.direct:
         first = first_direct_config(plan.cout_g * plan.hyper.groups)
         return Kernel("conv", (first,) + tuple(c for c in DIRECT_SPACE if c != first), render)
-    first = first_config(plan.cout_g, plan.k_taps)
+    first = first_config(plan.cout_g, plan.k_taps, plan.hyper.rank)
     return Kernel("conv", (first,) + tuple(c for c in SPACE if c != first), render)
