@@ -4,7 +4,7 @@ one JSON line per spec with what the interpreter did: programs run, tile ops (In
 create_* calls), tl.dot calls, int32 add/sub/mul on tiles or scalars (each followed by the
 interpreter's overflow check), the (row, tap) pairs of its input gathers ([BLOCK_M, BLOCK_K] loads: the
 rows and taps with a live element, and how many of those pairs the mask turned off) and the largest
-error.""" 
+error. CONV_DRIVER_BREAK="OLD|NEW" replaces text in every candidate first (a broken control)."""
 from __future__ import annotations
 
 import importlib.util
@@ -72,8 +72,13 @@ def run(path: str) -> dict:
     kernel = generate(read_source(path), "op", {})
     with tempfile.TemporaryDirectory() as tmp:
         file = os.path.join(tmp, "candidate.py")
+        source = kernel.render(kernel.space[0])
+        if broken := os.environ.get("CONV_DRIVER_BREAK"):  # "OLD|NEW": a broken control of the same kernel
+            old, new = broken.split("|")
+            assert old in source, old
+            source = source.replace(old, new)
         with open(file, "w") as f:
-            f.write(kernel.render(kernel.space[0]))
+            f.write(source)
         spec = importlib.util.spec_from_file_location("candidate", file)
         candidate = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(candidate)

@@ -19,6 +19,9 @@ SPECS = {  # name: (layer, input shape)
     "padded64": ("nn.Conv2d(64, 16, 3, padding=1, bias=False)", "2, 64, 12, 12"),  # K = 576: 9 steps
     "depthwise": ("nn.Conv2d(32, 32, 3, padding=1, groups=32)", "2, 32, 8, 8"),
     "transposed": ("nn.ConvTranspose2d(16, 16, 3, stride=2, padding=1, output_padding=1, groups=2)", "2, 16, 5, 6"),
+    # 3-D, strided per dim, dilated where the stride is 2: phases with 1, 2 or (dilation 2) 0 or 3 taps
+    "transposed3d": ("nn.ConvTranspose3d(4, 6, (3, 4, 3), stride=(2, 1, 2), padding=(1, 2, 0), output_padding=(1, 0, 0), "
+                     "dilation=(1, 1, 2))", "2, 4, 3, 5, 4"),
 }
 
 
@@ -70,3 +73,15 @@ def test_conv_kernels_are_right_and_cheap_per_program_and_k_step(tmp_path):
     # the (row, tap) pairs masked off are the borders' (12%), not the taps between inputs (78% before).
     assert transposed["programs"] == 8 and transposed["int32_checked"] <= 12 * 8, transposed
     assert transposed["masked_pairs"] <= 0.2 * transposed["pairs"], transposed
+    t3d = runs["transposed3d"]  # 2 x 1 x 2 phases; what is masked is the borders' taps of a tiny input
+    assert t3d["programs"] == 4 and t3d["masked_pairs"] <= 0.5 * t3d["pairs"], t3d
+
+
+def test_a_transposed_3d_conv_whose_phases_take_the_wrong_taps_is_wrong(tmp_path):
+    # the broken control of the phase decomposition: every tap of a phase (not every 2nd) along dim 0
+    path = str(_write(tmp_path, "transposed3d", *SPECS["transposed3d"]))
+    done = subprocess.run([sys.executable, str(ROOT / "tests" / "conv_cost_driver.py"), path], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "CONV_DRIVER_BREAK": "j_0 * 2|j_0 * 1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.splitlines()[0])["error"] > 1e-2

@@ -91,3 +91,94 @@ def test_a_backend_without_a_cost_model_is_sized_by_elements_alone(tmp_path):
     spec = load_spec(tmp_path / "mm.py" if (tmp_path / "mm.py").write_text(textwrap.dedent(MATMUL)) else None,
                      max_elements=CPU_MAX_ELEMENTS, max_bytes=CPU_MAX_BYTES, backend="cuda", budget_s=cost.BUDGET_S)
     assert spec.cost is None and spec.sizes_used["M"] * spec.sizes_used["N"] >= 256 * 512
+
+
+# -- 3-D convolutions: sized below the floor of 16, their shape facts kept (#36) ------------------------
+
+CONV3D_T = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, cin, cout, kernel_size, stride, padding, output_padding, groups):
+        super().__init__()
+        self.up = nn.ConvTranspose3d(cin, cout, kernel_size, stride=stride, padding=padding,
+                                     output_padding=output_padding, groups=groups)
+
+    def forward(self, x):
+        return torch.relu(self.up(x))
+
+batch_size = 24
+cin = 40
+cout = 40
+depth, height, width = 20, 28, 36
+kernel_size = (3, 5, 3)
+stride = (2, 1, 2)
+padding = (1, 2, 1)
+output_padding = (1, 0, 1)
+groups = 4
+
+def get_inputs():
+    return [torch.rand(batch_size, cin, depth, height, width)]
+
+def get_init_inputs():
+    return [cin, cout, kernel_size, stride, padding, output_padding, groups]
+"""
+
+CONV3D_POOLED = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, cin, cout):
+        super().__init__()
+        self.conv = nn.Conv3d(cin, cout, 3)
+        self.pool = nn.MaxPool3d(2)
+
+    def forward(self, x):
+        return self.pool(self.pool(torch.softmax(self.conv(x), dim=1)))
+
+batch_size = 48
+cin = 3
+cout = 24
+depth, height, width = 16, 24, 24
+
+def get_inputs():
+    return [torch.rand(batch_size, cin, depth, height, width)]
+
+def get_init_inputs():
+    return [cin, cout]
+"""
+
+
+def test_a_3d_conv_over_budget_at_the_floor_shrinks_below_it_keeping_its_declared_shape_facts(tmp_path):
+    spec = _spec(tmp_path, "convt3d", CONV3D_T, cost.BUDGET_S)
+    used = spec.sizes_used
+    # the floor of 16 alone left it minutes over the budget; below it, it fits
+    assert min(used["batch_size"], used["cin"], used["depth"]) < 16 and spec.cost["estimated_s"] <= cost.BUDGET_S, used
+    module = spec.module()
+    up = module.Model(*module.get_init_inputs()).up
+    assert (up.kernel_size, up.stride, up.padding, up.output_padding, up.groups) == ((3, 5, 3), (2, 1, 2), (1, 2, 1),
+                                                                                    (1, 0, 1), 4)
+    assert used["groups"] == 4 and used["cin"] % 4 == 0 and used["cout"] % 4 == 0, used  # divisible by the groups
+    assert min(up(*module.get_inputs()).shape) >= 2
+    # the pooled one: depth 16 -> conv 14 -> 7 -> 3; halving depth to 8 would leave a pooled dim of 1,
+    # which the declared sizes do not have: it stays, while the batch and channels go below 16
+    pooled = _spec(tmp_path, "pooled", CONV3D_POOLED, cost.BUDGET_S)
+    assert pooled.sizes_used["depth"] == 16 and pooled.sizes_used["batch_size"] < 16, pooled.sizes_used
+    # the control: without the cost budget the floor of 16 holds
+    by_elements = _spec(tmp_path, "pooled", CONV3D_POOLED, None)
+    assert min(v for k, v in by_elements.sizes_used.items() if k != "cin") >= 16, by_elements.sizes_used
+
+
+def test_a_strided_transposed_conv_is_costed_by_its_phases_taps_not_every_tap():
+    # ConvTranspose3d 8 -> 8, kernel 3, stride 2, over 4 x 6^3 -> 11^3 outputs: one launch per phase,
+    # each with 1 or 2 taps per dim (27 in all over the 8 phases), about as many steps as a forward
+    # conv of the same output and a 2-tap kernel
+    phases = cost.conv_steps((4, 8, 6, 6, 6), (8, 8, 3, 3, 3), (4, 8, 11, 11, 11), (2, 2, 2), (1, 1, 1),
+                             (1, 1, 1), True, 1)
+    every_tap = cost.conv_steps((4, 8, 13, 13, 13), (8, 8, 3, 3, 3), (4, 8, 11, 11, 11), (1, 1, 1), (0, 0, 0),
+                                (1, 1, 1), False, 1)
+    assert phases < every_tap / 2, (phases, every_tap)
+    assert cost._phases(11, 3, 2, 1, 1) == [(6, 1), (5, 2)]  # even outputs: tap 1; odd: taps 0 and 2
+    assert cost._phases(9, 3, 2, 1, 2) == [(5, 0), (4, 3)]  # dilation 2: every tap lands on odd outputs
