@@ -2,7 +2,9 @@
 an implicit GEMM. For each group, M = batch * prod(output spatial) rows, N = C_out / groups columns
 and K = (C_in / groups) * prod(kernel) taps; nothing is unfolded in memory, the kernel gathers the
 input tile from (row, tap) indices. A transposed convolution is the same GEMM read as a gather: for
-output o and tap k the input is i = (o + pad - k * dil) / stride, where that divides and is in range.
+output o and tap k the input is i = (o + pad - k * dil) / stride, where that divides and is in range;
+the emitter launches it once per stride phase (outputs of one residue mod the stride), each phase a
+plain gather over the taps that divide there, so no tap is fetched to be masked.
 
 Only the reference's literal hyper-parameters (stride, padding, dilation) are constants; groups
 are read from the weight's shape where it tells them (Plan._groups);
