@@ -102,6 +102,38 @@ def suite_export(tmp_path_factory, default_sandbox) -> SimpleNamespace:
     return SimpleNamespace(verified=verified, result=result, error=error)
 
 
+def require_ray():
+    """The ray module; a skip without it, or a failure under OPFORGE_CI (a dev dependency there)."""
+    try:
+        import ray
+    except ImportError:
+        if os.environ.get("OPFORGE_CI"):
+            pytest.fail("ray is a dev dependency and must be installed in CI (make setup)")
+        pytest.skip("ray is not installed: pip install 'opforge[ray]'")
+    return ray
+
+
+@pytest.fixture
+def local_ray(monkeypatch):
+    """A local Ray instance (2 CPUs) for the tests of the xdist group "ray": the first of them starts
+    it and it is shut down after the last of a row of them (pytest_runtest_teardown), so the group
+    pays one start (~8 CPU-s: GCS, raylet, workers importing torch) instead of one per test. Its
+    workers inherit the environment of ray.init, which is taken without an LLM endpoint."""
+    for name in ("OPFORGE_LLM_BASE_URL", "OPFORGE_LLM_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    ray = require_ray()
+    if not ray.is_initialized():
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    return ray
+
+
+def pytest_runtest_teardown(item, nextitem):
+    if "local_ray" in getattr(item, "fixturenames", ()) and "local_ray" not in getattr(nextitem, "fixturenames", ()):
+        import ray
+
+        ray.shutdown()
+
+
 def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)

@@ -4,7 +4,6 @@ Ray is a dev dependency: in CI (OPFORGE_CI) a missing ray fails these tests inst
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
@@ -19,28 +18,12 @@ from opforge.registry import Registry, RegistryError
 FAST = ["--drafter", "expert", "--device", "cpu", "--trials", "1", "--budget", "1", "--candidates", "1"]
 
 
-def require_ray():
-    try:
-        import ray
-    except ImportError:
-        if os.environ.get("OPFORGE_CI"):
-            pytest.fail("ray is a dev dependency and must be installed in CI (make setup)")
-        pytest.skip("ray is not installed: pip install 'opforge[ray]'")
-    return ray
-
-
-@pytest.mark.xdist_group("ray")  # beside the reward server's Ray test: one local Ray instance at a time
-def test_ray_batch_brings_every_run_home_and_a_rerun_skips(isolated_registry, capsys, monkeypatch):
-    monkeypatch.delenv("OPFORGE_LLM_BASE_URL", raising=False)
-    ray = require_ray()
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)  # workers inherit this env
-    try:
-        first = cli.main(["batch", str(SPECS), "--executor", "ray", "--json", *FAST])
-        report = json.loads(capsys.readouterr().out)
-        second = cli.main(["batch", str(SPECS), "--executor", "ray", "--json", *FAST])
-        rerun = json.loads(capsys.readouterr().out)
-    finally:
-        ray.shutdown()
+@pytest.mark.xdist_group("ray")  # beside the reward server's Ray test: one local Ray instance, shared (conftest.local_ray)
+def test_ray_batch_brings_every_run_home_and_a_rerun_skips(isolated_registry, capsys, local_ray):
+    first = cli.main(["batch", str(SPECS), "--executor", "ray", "--json", *FAST])
+    report = json.loads(capsys.readouterr().out)
+    second = cli.main(["batch", str(SPECS), "--executor", "ray", "--json", *FAST])
+    rerun = json.loads(capsys.readouterr().out)
     assert first == 0, report
     rows = {r["op"]: r for r in report["rows"]}
     assert report["executor"] == "ray" and set(rows) == {"tiny_softmax", "tiny_silu"}

@@ -168,17 +168,10 @@ def test_the_cli_refuses_bad_flags_in_one_line_and_sigterm_stops_its_workers(tmp
     assert not any(os.path.exists(f"/proc/{pid}") for pid in pids), "a worker outlived the server"
 
 
-@pytest.mark.xdist_group("ray")  # beside test_batch_ray.py: one local Ray instance at a time on 2 cores
-def test_ray_mode_scores_through_ray_tasks(default_sandbox):
-    from test_batch_ray import require_ray
-
-    ray = require_ray()
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)  # workers inherit this env
-    try:
-        with Served("ray", None, 8, OPTIONS | {"sandbox": default_sandbox}) as s:
-            status, body, _ = post(s.url, {"requests": [request("good.py"), request("cheat_torch_compute.py")]})
-            state = health(s.url)
-    finally:
-        ray.shutdown()
+@pytest.mark.xdist_group("ray")  # beside test_batch_ray.py: one local Ray instance, shared (conftest.local_ray)
+def test_ray_mode_scores_through_ray_tasks(default_sandbox, local_ray):
+    with Served("ray", None, 8, OPTIONS | {"sandbox": default_sandbox}) as s:
+        status, body, _ = post(s.url, {"requests": [request("good.py"), request("cheat_torch_compute.py")]})
+        state = health(s.url)
     assert status == 200 and [r["tier"] for r in body["results"]] == ["correct", "cheat"]
     assert state["executor"] == "ray" and state["workers"] == 2 and state["scored"] == 2
