@@ -69,7 +69,7 @@ def _closure(names: list[str]) -> list[metadata.Distribution]:
 def fresh_venv(root: Path) -> Path:
     """A new virtual environment that sees only torch, Triton and what they need: their installed
     files linked into one directory named by a .pth file (no download, works offline)."""
-    venv.EnvBuilder(with_pip=True).create(root / "venv")
+    venv.EnvBuilder(with_pip=False).create(root / "venv")  # this pip installs into it (--python): no ensurepip, ~4 CPU-s
     deps = root / "deps"
     deps.mkdir()
     # numpy too: Triton's interpreter imports it without declaring it (the package's
@@ -91,8 +91,8 @@ def fresh_venv(root: Path) -> Path:
 def installed(exported, tmp_path_factory):
     root = tmp_path_factory.mktemp("fresh")
     python = fresh_venv(root)
-    pip = subprocess.run([python, "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(exported.wheel)],
-                         capture_output=True, text=True, timeout=300)
+    pip = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q",
+                          str(exported.wheel)], capture_output=True, text=True, timeout=300)
     assert pip.returncode == 0, pip.stderr
     return python, root
 
