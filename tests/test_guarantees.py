@@ -39,7 +39,9 @@ def test_every_mapped_test_exists(request):
     # First against what this run collected (make test: every file, already collected here, so
     # the ~10 CPU-s of a second collection are saved); whatever it lacks (a run narrowed by -k or
     # to one file) is asked of a fresh collection of the mapped files, which decides.
-    if not (missing := _missing({item.nodeid for item in request.session.items})):
+    ids = {item.nodeid.rsplit("@", 1)[0] if item.get_closest_marker("xdist_group") else item.nodeid
+           for item in request.session.items}  # under --dist loadgroup, xdist appends "@group"
+    if not (missing := _missing(ids)):
         return
     out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
                           *mapped_files()], cwd=ROOT, capture_output=True, text=True, timeout=300)
