@@ -1292,6 +1292,10 @@ GUARANTEES: tuple[Guarantee, ...] = (
        "tests/test_cost.py::test_a_3d_conv_over_budget_at_the_floor_shrinks_below_it_keeping_its_declared_shape_facts",
        ("opforge/harness/spec.py", "                if lost:\n                    raise SpecError(lost)\n",
         "                if False:\n                    raise SpecError(lost)\n")),
+    _g("cpu-sizing-keeps-groups-of-two", "sizing never leaves a GroupNorm group with one channel where the declared "
+       "sizes give it more (one channel normalises to the bias: a kernel computing x - x passed), at any size (#36)",
+       "tests/test_cost.py::test_sizing_keeps_more_than_one_channel_per_group_where_the_declared_sizes_have_it",
+       ("opforge/harness/shapefacts.py", "            spans = (args[4] // args[6] >= 2,)\n", "            spans = ()\n")),
     _g("cpu-cost-conv-phase-steps", "a strided transposed convolution's CPU cost counts each stride phase's own taps "
        "(as its kernel runs them), not every tap at every output (#36)",
        "tests/test_cost.py::test_a_strided_transposed_conv_is_costed_by_its_phases_taps_not_every_tap",

@@ -182,3 +182,36 @@ def test_a_strided_transposed_conv_is_costed_by_its_phases_taps_not_every_tap():
     assert phases < every_tap / 2, (phases, every_tap)
     assert cost._phases(11, 3, 2, 1, 1) == [(6, 1), (5, 2)]  # even outputs: tap 1; odd: taps 0 and 2
     assert cost._phases(9, 3, 2, 1, 2) == [(5, 0), (4, 3)]  # dilation 2: every tap lands on odd outputs
+
+
+GEMM_GROUPNORM = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, features, groups):
+        super().__init__()
+        self.gemm = nn.Linear(features, features)
+        self.norm = nn.GroupNorm(groups, features)
+
+    def forward(self, x):
+        return self.norm(self.gemm(x))
+
+batch_size = 1024
+features = 8192
+groups = 256
+
+def get_inputs():
+    return [torch.rand(batch_size, features)]
+
+def get_init_inputs():
+    return [features, groups]
+"""
+
+
+def test_sizing_keeps_more_than_one_channel_per_group_where_the_declared_sizes_have_it(tmp_path):
+    # 256 groups of 32 channels: halving the channels to 256 leaves one per group, where GroupNorm
+    # gives its bias whatever the input (a kernel computing x - x passed): they stop at 512
+    spec = _spec(tmp_path, "gemm_gn", GEMM_GROUPNORM, cost.BUDGET_S)
+    assert spec.sizes_used["features"] // spec.sizes_used["groups"] >= 2, spec.sizes_used
+    assert spec.sizes_used["batch_size"] < 1024  # the control: what may shrink still does

@@ -4,7 +4,9 @@ when the cost budget shrinks a size below harness/spec.py's MIN_SHRINKABLE.
 Read on meta tensors (nothing allocated), one fact per op the reference's forward runs, in order:
 each output's dims that are at least 2 (a dim of 1 hides a stride, a tail, a reduction's order), and
 for a convolution whether each spatial input spans the dilated kernel (with padding it need not, but
-if the declared sizes do, every tap must still meet an interior input). A smaller size keeps the
+if the declared sizes do, every tap must still meet an interior input), for a GroupNorm whether a
+group holds more than one channel (one channel normalises to its bias: a kernel computing x - x
+passes). A smaller size keeps the
 facts when the forward still runs the same ops and every property true at the declared sizes still
 holds; divisibility (channels by groups) is the constructor's to refuse (spec.shrink_sizes undoes
 such a halving)."""
@@ -16,6 +18,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 CONV = torch.ops.aten.convolution.default
+GROUP_NORM = torch.ops.aten.native_group_norm.default
 
 
 def _flat(obj: Any) -> list[torch.Tensor]:
@@ -40,6 +43,8 @@ class _Facts(TorchDispatchMode):
             rank = x.dim() - 2
             dil = (dil * rank)[:rank] if len(dil) == 1 else dil
             spans = tuple(x.shape[2 + d] >= dil[d] * (w.shape[2 + d] - 1) + 1 for d in range(rank))
+        elif func is GROUP_NORM:  # each group still holds more than one channel
+            spans = (args[4] // args[6] >= 2,)
         self.facts.append((str(func), wide, spans))
         return out
 
@@ -71,5 +76,5 @@ def kept(declared: list[tuple] | None, smaller: list[tuple] | None) -> str | Non
         if any(a and not b for w, w2 in zip(wide, wide2) for a, b in zip(w, w2)):
             return f"op {i} ({op}) gets a dim of 1 that was at least 2"
         if any(a and not b for a, b in zip(spans, spans2)):
-            return f"op {i} ({op}): the input no longer spans the dilated kernel"
+            return f"op {i} ({op}): the input no longer spans the dilated kernel, or a group holds one channel"
     return None

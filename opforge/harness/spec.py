@@ -249,9 +249,10 @@ def shrink_sizes(load: Callable[[dict[str, int]], ModuleType], sizes: dict[str, 
     """Halve the largest size constant until the main problem fits `max_elements` and, with
     `over_budget`, the run's estimated cost fits its budget, the spec run again at each step
     (`load`). A constant whose halving breaks the spec (a divisibility rule, a forward that no longer
-    runs) is kept and frozen, as are kernel sizes, strides, paddings, dilations and groups (KEPT); a
-    step whose real sizing call passes its limits counts as too large. Sized by cost (`over_budget`),
-    sizes halve on below MIN_SHRINKABLE to BUDGET_FLOOR where every shape fact of the declared sizes holds."""
+    runs, a shape fact of the declared sizes lost: harness/shapefacts.py) is kept and frozen, as are
+    kernel sizes, strides, paddings, dilations and groups (KEPT); a step whose real sizing call passes
+    its limits counts as too large. Sized by cost (`over_budget`), sizes halve on below
+    MIN_SHRINKABLE down to BUDGET_FLOOR; there the declared sizes' facts must be known."""
     def fits(at: dict[str, int]) -> bool:
         module = load(at)
         try:
@@ -276,9 +277,7 @@ def shrink_sizes(load: Callable[[dict[str, int]], ModuleType], sizes: dict[str, 
         trial = {**sizes, key: sizes[key] // 2}
         try:
             if declared is not None or trial[key] < MIN_SHRINKABLE:
-                found = shapefacts.facts(load(trial), inputs_of, model_of)
-                lost = (shapefacts.kept(declared, found) if trial[key] < MIN_SHRINKABLE
-                        else "the forward no longer runs" if found is None else None)
+                lost = shapefacts.kept(declared, shapefacts.facts(load(trial), inputs_of, model_of))
                 if lost:
                     raise SpecError(lost)
             done, sizes = fits(trial), trial
