@@ -85,6 +85,13 @@ def test_convolution_hyperparameters_stay_as_declared_while_channels_and_spatial
     # channels stop where the constructor refuses them (64 groups): a halving it refuses is undone
     assert used["in_channels"] == used["out_channels"] == 64 and used["height"] < 32 and used["batch_size"] < 32, used
     assert spec.cost["estimated_s"] > 11.0  # recorded as it is, never claimed to fit
+    # the same where the spec cannot run on meta tensors (a size read from data): no shape facts to
+    # check, the real sizing call passes its limits, and the constructor's refusal is what stops it
+    data = CONV.replace("return [torch.rand(batch_size, in_channels, height, width)]",
+                        "return [torch.rand(int(torch.tensor(batch_size).item()), in_channels, height, width)]")
+    assert data != CONV
+    used = _spec(tmp_path, "conv_data", data, 11.0).sizes_used
+    assert used["in_channels"] == used["out_channels"] == 64 and used["groups"] == 64, used
 
 
 def test_a_backend_without_a_cost_model_is_sized_by_elements_alone(tmp_path):
