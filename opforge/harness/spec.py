@@ -286,12 +286,6 @@ def shrink_sizes(load: Callable[[dict[str, int]], ModuleType], sizes: dict[str, 
     return sizes
 
 
-def larger_keys(module: ModuleType, declared: dict[str, int]) -> int:
-    """The size constants the judge grows alone in a larger case (stress.larger_targets: those at
-    MIN_SHRINKABLE or more at the module's sizes): each costs the estimate about one main call."""
-    return sum(1 for k in declared if type(getattr(module, k, None)) is int and getattr(module, k) >= MIN_SHRINKABLE)
-
-
 def check_model(module: ModuleType, path: Path) -> None:
     """SpecError unless the loaded spec module has a `class Model(torch.nn.Module)`; a missing
     get_init_inputs means no init arguments (the exporter checks the specs it ships with this too)."""
@@ -314,10 +308,10 @@ def load_spec(path: Path | str, *, max_elements: int | None, max_bytes: int, bac
     over = None
     if budget_s is not None and cost.model(backend) is not None:
         def over(at: ModuleType) -> bool:
-            estimate = cost.estimate_s(backend, work(at, path), larger_keys(at, declared))
+            estimate = cost.estimate_s(backend, work(at, path), len(declared))
             return estimate is not None and estimate > budget_s
     used, module, nbytes = _sized(path, source, module, declared, max_elements, max_bytes, over)
-    estimate = cost.estimate_s(backend, work(module, path), larger_keys(module, declared)) if over else None
+    estimate = cost.estimate_s(backend, work(module, path), len(declared)) if over else None
     torch.manual_seed(0)
     lists = input_lists(module, path)
     meta = dict(getattr(module, "OPFORGE", None) or {})
