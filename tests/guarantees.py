@@ -1254,6 +1254,12 @@ GUARANTEES: tuple[Guarantee, ...] = (
     _g("spec-mode-validated", "a spec's OPFORGE['mode'] other than train/eval is one line and exit 2",
        "tests/test_mode.py::test_a_bad_mode_is_one_line_and_exit_2",
        ("opforge/harness/mode.py", "    if value not in MODES:", "    if False:")),
+    _g("cpu-sizing-below-floor-only-if-it-pays", "below the size floor a CPU run's constant is halved only "
+       "where that cuts the estimated run by a tenth or more: a run whose cost is a fixed-size variant keeps "
+       "its main case at the floor instead of 2 x 2",
+       "tests/test_cost.py::test_below_the_floor_only_a_halving_that_cuts_the_estimate_is_taken",
+       ("opforge/harness/spec.py", "    return now is None or then is None or then <= 0.9 * now\n",
+        "    return True\n")),
     _g("conv-interpreter-int64-k-step", "the expert's implicit-GEMM convolution does its K-step index math in int64, "
        "so under Triton's CPU interpreter a K step runs no int32 arithmetic (each followed by an overflow check) "
        "and the checks stay the program's set-up however many K steps run (#36)",

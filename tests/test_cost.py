@@ -222,3 +222,30 @@ def test_sizing_keeps_more_than_one_channel_per_group_where_the_declared_sizes_h
     spec = _spec(tmp_path, "gemm_gn", GEMM_GROUPNORM, cost.BUDGET_S)
     assert spec.sizes_used["features"] // spec.sizes_used["groups"] >= 2, spec.sizes_used
     assert spec.sizes_used["batch_size"] < 1024  # the control: what may shrink still does
+
+
+VARIANT_BOUND = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.tanh(x) * 2
+
+rows = 64
+cols = 64
+
+def get_inputs():
+    return [torch.randn(rows, cols)]
+
+def get_input_variants():
+    return [[torch.randn(rows, cols)], [torch.randn(3000, 3000)]]
+"""
+
+
+def test_below_the_floor_only_a_halving_that_cuts_the_estimate_is_taken(tmp_path):
+    # the run's cost is a variant of fixed size: halving the main case below 16 buys nothing, so it
+    # stays at the floor instead of shrinking to 2 x 2 (still over the budget either way)
+    spec = _spec(tmp_path, "variant_bound", VARIANT_BOUND, cost.BUDGET_S)
+    assert spec.cost["estimated_s"] > cost.BUDGET_S, spec.cost
+    assert spec.sizes_used == {"rows": 16, "cols": 16}, spec.sizes_used

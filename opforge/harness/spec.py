@@ -244,7 +244,7 @@ def work(module: ModuleType, path: Path) -> list[tuple[int, float]] | None:
 
 
 def shrink_sizes(load: Callable[[dict[str, int]], ModuleType], sizes: dict[str, int], path: Path,
-                 max_elements: int, max_bytes: int, over_budget: Callable[[ModuleType], bool] | None = None
+                 max_elements: int, max_bytes: int, over_budget: Callable[[ModuleType], float | None] | None = None
                  ) -> dict[str, int]:
     """Halve the largest size constant until the main problem fits `max_elements` and, with
     `over_budget`, the run's estimated cost fits its budget, the spec run again at each step
@@ -280,10 +280,20 @@ def shrink_sizes(load: Callable[[dict[str, int]], ModuleType], sizes: dict[str, 
                 lost = shapefacts.kept(declared, shapefacts.facts(load(trial), inputs_of, model_of))
                 if lost:
                     raise SpecError(lost)
+            if trial[key] < MIN_SHRINKABLE and not _pays(over_budget, load, sizes, trial):
+                raise SpecError("below the floor, a halving that does not cut the estimate is not taken")
             done, sizes = fits(trial), trial
         except SpecError:
             frozen.add(key)
     return sizes
+
+
+def _pays(over_budget: Callable[[ModuleType], float | None], load: Callable[[dict[str, int]], ModuleType],
+          sizes: dict[str, int], trial: dict[str, int]) -> bool:
+    """Does halving below the floor cut the run's estimate by a tenth or more (or bring it within the
+    budget)? A run whose cost is elsewhere (variants of fixed sizes) keeps its main case at the floor."""
+    now, then = over_budget(load(sizes)), over_budget(load(trial))
+    return now is None or then is None or then <= 0.9 * now
 
 
 def check_model(module: ModuleType, path: Path) -> None:
@@ -307,9 +317,9 @@ def load_spec(path: Path | str, *, max_elements: int | None, max_bytes: int, bac
     declared = declared_sizes(module)
     over = None
     if budget_s is not None and cost.model(backend) is not None:
-        def over(at: ModuleType) -> bool:
+        def over(at: ModuleType) -> float | None:  # the estimated seconds where they pass the budget
             estimate = cost.estimate_s(backend, work(at, path), len(declared))
-            return estimate is not None and estimate > budget_s
+            return estimate if estimate is not None and estimate > budget_s else None
     used, module, nbytes = _sized(path, source, module, declared, max_elements, max_bytes, over)
     estimate = cost.estimate_s(backend, work(module, path), len(declared)) if over else None
     torch.manual_seed(0)
@@ -343,7 +353,7 @@ def _loaded(path: Path, source: str, sizes: dict[str, int] | None) -> ModuleType
 
 
 def _sized(path: Path, source: str, module: ModuleType, declared: dict[str, int], max_elements: int | None,
-           max_bytes: int, over_budget: Callable[[ModuleType], bool] | None = None
+           max_bytes: int, over_budget: Callable[[ModuleType], float | None] | None = None
            ) -> tuple[dict[str, int], ModuleType, int]:
     """The sizes to use, the spec run at them, and the bytes of its main inputs and outputs."""
     try:
