@@ -34,7 +34,7 @@ from kernels_generated.ops.softplus import _ExportModule as Softplus, _export_op
 from kernels_generated.ops.swiglu import _ExportModule as Swiglu, _export_op as swiglu
 
 OPS = ("add_mul_relu", "bmm", "cross_entropy", "cumsum", "fused_add_rms_norm", "gelu_and_mul", "gelu_erf", "gelu_tanh", "gelu_tanh_and_mul", "layer_norm", "linear_bias_gelu", "log_softmax", "matmul", "rms_norm", "rms_norm_bf16", "rotary_gptj", "rotary_neox", "row_argmax", "row_max", "row_mean", "row_sum", "silu", "silu_and_mul", "softmax", "softplus", "swiglu", )
-__version__ = "1.0.0+ge43124cc7f5f"
+__version__ = "1.0.0+gcf6471affdad"
 
 
 def metadata() -> dict:
